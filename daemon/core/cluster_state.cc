@@ -1,0 +1,90 @@
+#include "daemon/core/cluster_state.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gpusched::core {
+
+int64_t NodeSlot::FreeGpus() const {
+  int64_t free = 0;
+  for (uint64_t owner : gpu_owner) free += owner == 0 ? 1 : 0;
+  return free;
+}
+
+std::vector<int32_t> NodeSlot::FreeGpuIndices() const {
+  std::vector<int32_t> free;
+  for (size_t i = 0; i < gpu_owner.size(); ++i) {
+    if (gpu_owner[i] == 0) free.push_back(info.gpus(static_cast<int>(i)).index());
+  }
+  return free;
+}
+
+int NodeSlot::PositionOf(int32_t index) const {
+  for (int i = 0; i < info.gpus_size(); ++i) {
+    if (info.gpus(i).index() == index) return i;
+  }
+  return -1;
+}
+
+void ClusterState::UpsertNode(const v1::NodeInfo& info) {
+  NodeSlot& slot = nodes_[info.name()];
+  std::vector<uint64_t> owners(info.gpus_size(), 0);
+  // Carry over holders of GPUs that the node still has (matched by index).
+  for (int i = 0; i < info.gpus_size(); ++i) {
+    int old = slot.PositionOf(info.gpus(i).index());
+    if (old >= 0 && old < static_cast<int>(slot.gpu_owner.size())) owners[i] = slot.gpu_owner[old];
+  }
+  slot.info = info;
+  slot.gpu_owner = std::move(owners);
+}
+
+void ClusterState::SetUp(const std::string& name, bool up, const std::string& reason) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  it->second.up = up;
+  it->second.reason = up ? "" : reason;
+}
+
+const NodeSlot* ClusterState::Find(const std::string& name) const {
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : &it->second;
+}
+
+absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& allocation) {
+  for (const v1::NodeAllocation& part : allocation.nodes()) {
+    const NodeSlot* slot = Find(part.node());
+    if (slot == nullptr) return absl::FailedPreconditionError(absl::StrCat("node ", part.node(), " is unknown"));
+    for (int32_t index : part.gpu_indices()) {
+      int pos = slot->PositionOf(index);
+      if (pos < 0) return absl::FailedPreconditionError(absl::StrCat(part.node(), " has no GPU ", index));
+      if (slot->gpu_owner[pos] != 0 && slot->gpu_owner[pos] != job_id) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("GPU ", index, " of ", part.node(), " is held by job ", slot->gpu_owner[pos]));
+      }
+    }
+  }
+  for (const v1::NodeAllocation& part : allocation.nodes()) {
+    NodeSlot& slot = nodes_[part.node()];
+    for (int32_t index : part.gpu_indices()) slot.gpu_owner[slot.PositionOf(index)] = job_id;
+    slot.cpus_used += part.cpus();
+    slot.mem_used_mb += part.mem_mb();
+    slot.jobs.insert(job_id);
+  }
+  return absl::OkStatus();
+}
+
+void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
+  for (const v1::NodeAllocation& part : allocation.nodes()) {
+    auto it = nodes_.find(part.node());
+    if (it == nodes_.end()) continue;
+    NodeSlot& slot = it->second;
+    if (slot.jobs.erase(job_id) == 0) continue;
+    for (int32_t index : part.gpu_indices()) {
+      int pos = slot.PositionOf(index);
+      if (pos >= 0 && slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
+    }
+    slot.cpus_used = std::max<int64_t>(0, slot.cpus_used - part.cpus());
+    slot.mem_used_mb = std::max<int64_t>(0, slot.mem_used_mb - part.mem_mb());
+  }
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::core {
+
+// Accounting for one node: who holds each GPU, how many CPUs and how much
+// memory are spoken for. Decides nothing.
+struct NodeSlot {
+  v1::NodeInfo info;
+  bool up = false;
+  std::string reason;              // why it is down
+  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
+  int64_t cpus_used = 0;
+  int64_t mem_used_mb = 0;
+  std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
+
+  int64_t FreeGpus() const;
+  int64_t FreeCpus() const { return info.cpus() - cpus_used; }
+  int64_t FreeMemMb() const { return info.memory_mb() - mem_used_mb; }
+  // Indices (GpuInfo.index) of free GPUs, in position order.
+  std::vector<int32_t> FreeGpuIndices() const;
+  // Position of GPU index `index` in info.gpus, or -1.
+  int PositionOf(int32_t index) const;
+};
+
+class ClusterState {
+ public:
+  // A node (re)registered: keeps the allocations it already had.
+  void UpsertNode(const v1::NodeInfo& info);
+  void SetUp(const std::string& name, bool up, const std::string& reason);
+
+  const NodeSlot* Find(const std::string& name) const;
+  const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }
+
+  // All-or-nothing: either every part of the allocation is free and taken by
+  // `job_id`, or nothing changes and the error says which part was not free.
+  absl::Status Allocate(uint64_t job_id, const v1::Allocation& allocation);
+  // Frees what `job_id` holds under `allocation`; parts it does not hold are skipped.
+  void Release(uint64_t job_id, const v1::Allocation& allocation);
+
+ private:
+  std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
+};
+
+}  // namespace gpusched::core

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::core {
+
+// A job's resources in the one shape the placer works with, after validation
+// has settled how nodes, gpus and gpus_per_node relate.
+struct GangRequest {
+  int64_t total_gpus = 0;
+  int64_t nodes = 0;          // 0: the placer chooses how many
+  int64_t gpus_per_node = 0;  // set when nodes > 0
+  int64_t cpus_per_gpu = 0;
+  int64_t mem_per_gpu_mb = 0;
+  int64_t cpus = 1;           // CPU-only jobs
+  int64_t mem_mb = 0;         // CPU-only jobs
+
+  int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
+  int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }
+};
+
+// Assumes `resources` passed ValidateJobSpec.
+GangRequest ToGangRequest(const v1::Resources& resources);
+
+}  // namespace gpusched::core

@@ -1,0 +1,141 @@
+#include "daemon/core/job_validator.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace gpusched::core {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
+}
+
+absl::Status CheckRange(absl::string_view field, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo) return Invalid(field, absl::StrCat("must be >= ", lo, ", got ", value));
+  if (value > hi) return Invalid(field, absl::StrCat("must be <= ", hi, ", got ", value));
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCommand(const v1::JobSpec& spec, const SpecLimits& limits) {
+  if (spec.argv().empty() && spec.script().empty()) {
+    return Invalid("spec.argv", "the job has no command (give a command or a script)");
+  }
+  if (!spec.argv().empty() && !spec.script().empty()) {
+    return Invalid("spec.script", "give either a command or a script, not both");
+  }
+  if (!spec.argv().empty() && spec.argv(0).empty()) return Invalid("spec.argv[0]", "the program name is empty");
+  size_t bytes = 0;
+  for (const std::string& arg : spec.argv()) {
+    if (arg.find('\0') != std::string::npos) return Invalid("spec.argv", "an argument contains a NUL byte");
+    bytes += arg.size() + 1;
+  }
+  if (bytes > limits.max_command_bytes) {
+    return Invalid("spec.argv", absl::StrCat("the command is ", bytes, " bytes; the limit is ", limits.max_command_bytes));
+  }
+  if (spec.script().size() > limits.max_script_bytes) {
+    return Invalid("spec.script",
+                   absl::StrCat("the script is ", spec.script().size(), " bytes; the limit is ", limits.max_script_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateEnvironment(const v1::JobSpec& spec, const SpecLimits& limits) {
+  if (static_cast<size_t>(spec.env_size()) > limits.max_env_entries) {
+    return Invalid("spec.env", absl::StrCat(spec.env_size(), " variables; the limit is ", limits.max_env_entries));
+  }
+  size_t bytes = 0;
+  for (const auto& [key, value] : spec.env()) {
+    if (key.empty()) return Invalid("spec.env", "a variable has an empty name");
+    for (char c : key) {
+      if (!(absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+        return Invalid("spec.env", absl::StrCat("variable name \"", absl::CEscape(key),
+                                                "\" may hold only letters, digits and '_'"));
+      }
+    }
+    if (absl::ascii_isdigit(static_cast<unsigned char>(key[0]))) {
+      return Invalid("spec.env", absl::StrCat("variable name \"", key, "\" starts with a digit"));
+    }
+    if (value.find('\0') != std::string::npos) return Invalid("spec.env", absl::StrCat(key, " contains a NUL byte"));
+    bytes += key.size() + value.size() + 2;
+  }
+  if (bytes > limits.max_env_bytes) {
+    return Invalid("spec.env", absl::StrCat("the environment is ", bytes, " bytes; the limit is ", limits.max_env_bytes));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
+  for (auto [field, value, hi] : {std::tuple{"resources.gpus", r.gpus(), limits.max_gpus},
+                                  std::tuple{"resources.nodes", r.nodes(), limits.max_nodes},
+                                  std::tuple{"resources.gpus_per_node", r.gpus_per_node(), limits.max_gpus},
+                                  std::tuple{"resources.cpus_per_gpu", r.cpus_per_gpu(), limits.max_cpus},
+                                  std::tuple{"resources.mem_per_gpu_mb", r.mem_per_gpu_mb(), limits.max_mem_mb},
+                                  std::tuple{"resources.cpus", r.cpus(), limits.max_cpus},
+                                  std::tuple{"resources.mem_mb", r.mem_mb(), limits.max_mem_mb}}) {
+    if (absl::Status s = CheckRange(field, value, 0, hi); !s.ok()) return s;
+  }
+  if (r.gpus_per_node() > 0 && r.nodes() == 0) {
+    return Invalid("resources.nodes", "must be >= 1 when gpus_per_node is given");
+  }
+  if (r.nodes() > 0) {
+    if (r.gpus_per_node() == 0 && r.gpus() > 0) {
+      if (r.gpus() % r.nodes() != 0) {
+        return Invalid("resources.gpus", absl::StrCat(r.gpus(), " GPUs do not split evenly over ", r.nodes(),
+                                                      " nodes; give gpus_per_node instead"));
+      }
+      r.set_gpus_per_node(r.gpus() / r.nodes());
+    }
+    // nodes <= 100k and gpus_per_node <= 1M: the product fits easily.
+    const int64_t total = r.nodes() * r.gpus_per_node();
+    if (r.gpus() != 0 && r.gpus() != total) {
+      return Invalid("resources.gpus", absl::StrCat(r.gpus(), " GPUs disagree with ", r.nodes(), " nodes x ",
+                                                    r.gpus_per_node(), " GPUs per node"));
+    }
+    if (total > limits.max_gpus) {
+      return Invalid("resources.gpus", absl::StrCat("must be <= ", limits.max_gpus, ", got ", total));
+    }
+    if (total == 0 && r.nodes() > 1) {
+      return Invalid("resources.nodes", "a CPU-only job runs on one node; ask for GPUs to span nodes");
+    }
+    r.set_gpus(total);
+  }
+  if (r.gpus() > 0 && (r.cpus() > 0 || r.mem_mb() > 0)) {
+    return Invalid("resources.cpus", "GPU jobs size CPUs and memory per GPU: use cpus_per_gpu and mem_per_gpu_mb");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits) {
+  if (absl::Status s = ValidateCommand(spec, limits); !s.ok()) return s;
+  if (absl::Status s = ValidateEnvironment(spec, limits); !s.ok()) return s;
+  if (absl::Status s = ValidateResources(*spec.mutable_resources(), limits); !s.ok()) return s;
+  if (absl::Status s = CheckRange("spec.time_limit_s", spec.time_limit_s(), 0, limits.max_time_limit_s); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRange("spec.priority", spec.priority(), -limits.max_priority, limits.max_priority);
+      !s.ok()) {
+    return s;
+  }
+  if (spec.name().size() > limits.max_name_bytes) {
+    return Invalid("spec.name", absl::StrCat("longer than ", limits.max_name_bytes, " bytes"));
+  }
+  if (!spec.workdir().empty() && !absl::StartsWith(spec.workdir(), "/")) {
+    return Invalid("spec.workdir", absl::StrCat("\"", spec.workdir(), "\" is not an absolute path"));
+  }
+  if (!v1::LaunchMode_IsValid(spec.launch_mode())) {
+    return Invalid("spec.launch_mode", absl::StrCat("unknown value ", spec.launch_mode()));
+  }
+  if (spec.launch_mode() == v1::LAUNCH_MODE_UNSPECIFIED) spec.set_launch_mode(v1::LAUNCH_MODE_PER_GPU);
+  // Queues arrive with the queue-policy work; until then there is exactly one.
+  if (spec.queue().empty()) spec.set_queue("default");
+  if (spec.queue() != "default") {
+    return Invalid("spec.queue", absl::StrCat("unknown queue \"", spec.queue(), "\" (known: default)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpusched::core

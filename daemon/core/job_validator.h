@@ -1,0 +1,29 @@
+#pragma once
+
+#include "absl/status/status.h"
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::core {
+
+// Limits on what one request may carry; beyond them a spec is "absurd".
+struct SpecLimits {
+  int64_t max_gpus = 1'000'000;
+  int64_t max_nodes = 100'000;
+  int64_t max_cpus = 1'000'000;
+  int64_t max_mem_mb = int64_t{1} << 40;
+  int64_t max_priority = 1'000'000;
+  int64_t max_time_limit_s = 366LL * 24 * 3600;
+  size_t max_command_bytes = 128 * 1024;
+  size_t max_script_bytes = 1024 * 1024;
+  size_t max_env_entries = 1024;
+  size_t max_env_bytes = 256 * 1024;
+  size_t max_name_bytes = 256;
+};
+
+// Checks a submitted spec on its own (not against the cluster) and fills in
+// defaults: queue "default", launch mode per-GPU, gpus from nodes x
+// gpus_per_node. Errors are InvalidArgument naming the field, e.g.
+// "resources.gpus must be >= 0, got -2".
+absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {});
+
+}  // namespace gpusched::core

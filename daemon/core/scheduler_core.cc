@@ -1,0 +1,337 @@
+#include "daemon/core/scheduler_core.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/job_states.h"
+#include "common/proto_time.h"
+#include "common/time_limit.h"
+#include "daemon/core/gang_placer.h"
+
+namespace gpusched::core {
+
+SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options) : clock_(clock), options_(std::move(options)) {}
+
+void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
+                            const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
+  for (const v1::Node& node : nodes) {
+    cluster_.UpsertNode(node.info());
+    // Nobody is connected yet: every node waits for its agent to come back.
+    cluster_.SetUp(node.info().name(), false, "waiting for its agent to reconnect after a daemon restart");
+  }
+  for (v1::Job& job : unfinished) {
+    ActiveJob a{std::move(job), {}};
+    const uint64_t id = a.job.id();
+    if (a.job.state() == v1::JOB_STATE_PENDING) {
+      pending_.insert(QueueKey::Of(a.job));
+    } else {
+      // Placed before the restart: its GPUs stay taken until it ends.
+      cluster_.Allocate(id, a.job.allocation()).IgnoreError();
+      placed_.insert(id);
+      for (const auto& part : a.job.allocation().nodes()) {
+        a.progress[part.node()].started = a.job.state() == v1::JOB_STATE_RUNNING;
+      }
+    }
+    active_.emplace(id, std::move(a));
+  }
+  next_job_id_ = max_job_id + 1;
+  for (const auto& [request_id, id] : client_request_ids) request_ids_[request_id] = id;
+}
+
+absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
+                                                    Effects& fx) {
+  if (!client_request_id.empty()) {
+    auto it = request_ids_.find(client_request_id);
+    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
+  }
+  if (absl::Status s = ValidateAndNormalize(spec, options_.limits); !s.ok()) return s;
+  if (absl::Status s = CheckEverFits(cluster_, ToGangRequest(spec.resources())); !s.ok()) return s;
+
+  ActiveJob a;
+  a.job.set_id(next_job_id_++);
+  *a.job.mutable_spec() = std::move(spec);
+  *a.job.mutable_submit_time() = ToProtoTime(clock_.Now());
+  a.job.set_client_request_id(client_request_id);
+  const uint64_t id = a.job.id();
+  Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
+  a.job.set_reason("queued: not yet considered by the scheduler");
+  Touch(a, fx);
+  pending_.insert(QueueKey::Of(a.job));
+  if (!client_request_id.empty()) request_ids_[client_request_id] = id;
+  active_.emplace(id, std::move(a));
+  return SubmitOutcome{id, false};
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string& reason, Effects& fx) {
+  auto it = active_.find(job_id);
+  if (it == active_.end()) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
+  ActiveJob& a = it->second;
+  const std::string why = reason.empty() ? "cancelled by user" : absl::StrCat("cancelled: ", reason);
+  if (a.job.state() == v1::JOB_STATE_PENDING) {
+    pending_.erase(QueueKey::Of(a.job));
+    *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
+    Transition(a, v1::JOB_STATE_CANCELLED, why, fx);
+    v1::Job done = a.job;
+    active_.erase(it);
+    return done;
+  }
+  if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
+  return a.job;
+}
+
+void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
+  const std::string& name = registration.node().name();
+  cluster_.UpsertNode(registration.node());
+  cluster_.SetUp(name, true, "");
+  last_seen_[name] = clock_.Now();
+  ack.set_node(name);
+
+  std::set<uint64_t> reported(registration.running_job_ids().begin(), registration.running_job_ids().end());
+  for (uint64_t id : reported) {
+    auto it = active_.find(id);
+    if (it == active_.end() || !it->second.progress.contains(name)) ack.add_kill_job_ids(id);
+  }
+  for (auto& [id, a] : active_) {
+    auto progress = a.progress.find(name);
+    if (progress == a.progress.end() || progress->second.exited || reported.contains(id)) continue;
+    if (!progress->second.started) {
+      // The launch may have been lost with the old connection; agents ignore
+      // a launch they already have, so sending it again is safe.
+      for (const auto& part : a.job.allocation().nodes()) {
+        if (part.node() == name) fx.agent_commands.push_back({name, LaunchMessage(a.job, part)});
+      }
+    } else {
+      NodeExited(a, name, -1, absl::StrCat("its processes on ", name, " were lost"), v1::JOB_STATE_NODE_FAIL, fx);
+    }
+  }
+  WriteNode(name, fx);
+}
+
+void SchedulerCore::AgentHeartbeat(const std::string& node) { last_seen_[node] = clock_.Now(); }
+
+void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {
+  cluster_.SetUp(node, false, "agent disconnected");
+  WriteNode(node, fx);
+}
+
+void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx) {
+  auto it = active_.find(update.job_id());
+  if (it == active_.end()) return;  // finished already: a repeated report
+  ActiveJob& a = it->second;
+  auto progress = a.progress.find(node);
+  if (progress == a.progress.end() || progress->second.exited) return;
+
+  switch (update.kind()) {
+    case v1::JobUpdate::KIND_STARTED: {
+      progress->second.started = true;
+      for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
+        if (part.node() == node) part.set_log_dir(update.log_dir());
+      }
+      bool all_started = true;
+      for (const auto& [n, p] : a.progress) all_started = all_started && p.started;
+      if (all_started && a.job.state() == v1::JOB_STATE_STARTING) {
+        *a.job.mutable_start_time() = ToProtoTime(clock_.Now());
+        Transition(a, v1::JOB_STATE_RUNNING, absl::StrCat("running on ", a.progress.size(), " node(s)"), fx);
+      } else {
+        Touch(a, fx);
+      }
+      break;
+    }
+    case v1::JobUpdate::KIND_LAUNCH_FAILED:
+      NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", update.message()), v1::JOB_STATE_FAILED,
+                 fx);
+      break;
+    case v1::JobUpdate::KIND_EXITED:
+      NodeExited(a, node, update.exit_code(),
+                 update.exit_code() == 0 ? ""
+                                         : absl::StrCat("a process on ", node, " exited with code ", update.exit_code()),
+                 v1::JOB_STATE_FAILED, fx);
+      break;
+    default:
+      break;
+  }
+}
+
+void SchedulerCore::NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
+                               v1::JobState stop_as, Effects& fx) {
+  a.progress[node].exited = true;
+  if (exit_code != 0 && a.job.exit_code() == 0) a.job.set_exit_code(exit_code);
+  if (exit_code != 0 && a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) {
+    // One rank down means the gang cannot go on: stop the others too.
+    BeginStop(a, stop_as, why, fx);
+  }
+  for (const auto& [n, p] : a.progress) {
+    if (!p.exited) {
+      Touch(a, fx);
+      return;
+    }
+  }
+  Finish(a, fx);
+}
+
+void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx) {
+  a.job.set_stopping_as(final_state);
+  for (const auto& [node, p] : a.progress) {
+    if (p.exited) continue;
+    v1::DaemonMessage msg;
+    msg.mutable_kill()->set_job_id(a.job.id());
+    msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
+    msg.mutable_kill()->set_reason(reason);
+    fx.agent_commands.push_back({node, std::move(msg)});
+  }
+  Transition(a, a.job.state(), absl::StrCat("stopping: ", reason), fx);
+}
+
+void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
+  v1::JobState final_state = a.job.stopping_as();
+  if (final_state == v1::JOB_STATE_UNSPECIFIED) {
+    final_state = a.job.exit_code() == 0 ? v1::JOB_STATE_COMPLETED : v1::JOB_STATE_FAILED;
+  }
+  std::string reason = a.job.reason();
+  if (reason.rfind("stopping: ", 0) == 0) reason = reason.substr(10);
+  if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
+  cluster_.Release(a.job.id(), a.job.allocation());
+  a.job.clear_stopping_as();
+  *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
+  for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
+  Transition(a, final_state, reason, fx);
+  placed_.erase(a.job.id());
+  active_.erase(a.job.id());
+}
+
+void SchedulerCore::Tick(Effects& fx) {
+  const absl::Time now = clock_.Now();
+  std::vector<uint64_t> expired;
+  for (uint64_t id : placed_) {
+    const ActiveJob& a = active_.at(id);
+    const int64_t limit = a.job.spec().time_limit_s();
+    if (limit <= 0 || a.job.state() != v1::JOB_STATE_RUNNING || a.job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
+      continue;
+    }
+    if (now - FromProtoTime(a.job.start_time()) >= absl::Seconds(limit)) expired.push_back(id);
+  }
+  for (uint64_t id : expired) {
+    ActiveJob& a = active_.at(id);
+    BeginStop(a, v1::JOB_STATE_TIMEOUT,
+              absl::StrCat("time limit of ", FormatTimeLimit(a.job.spec().time_limit_s()), " reached"), fx);
+  }
+}
+
+void SchedulerCore::Schedule(Effects& fx) {
+  std::vector<uint64_t> to_start;
+  std::string blocked_by;
+  size_t depth = 0;
+  for (const QueueKey& key : pending_) {
+    if (++depth > options_.queue_depth) break;
+    ActiveJob& a = active_.at(key.job_id);
+    if (!blocked_by.empty()) {
+      SetWaitReason(a, blocked_by, fx);
+      continue;
+    }
+    PlacementResult placement = PlaceGang(cluster_, ToGangRequest(a.job.spec().resources()));
+    if (!placement.placed()) {
+      SetWaitReason(a, placement.reason(), fx);
+      // Strict priority order: letting smaller jobs pass would starve this
+      // one until backfill with reservations exists.
+      blocked_by = absl::StrCat("waiting behind job ", key.job_id, " (higher in the queue)");
+      continue;
+    }
+    if (!cluster_.Allocate(key.job_id, placement.allocation()).ok()) continue;
+    *a.job.mutable_allocation() = placement.allocation();
+    to_start.push_back(key.job_id);
+  }
+  for (uint64_t id : to_start) {
+    ActiveJob& a = active_.at(id);
+    pending_.erase(QueueKey::Of(a.job));
+    Start(a, a.job.allocation(), fx);
+  }
+}
+
+void SchedulerCore::Start(ActiveJob& a, v1::Allocation allocation, Effects& fx) {
+  allocation.set_master_addr(allocation.nodes(0).address());
+  allocation.set_master_port(options_.master_port_base +
+                             static_cast<int>(a.job.id() % static_cast<uint64_t>(options_.master_port_span)));
+  *a.job.mutable_allocation() = std::move(allocation);
+  placed_.insert(a.job.id());
+  std::vector<std::string> where;
+  for (const auto& part : a.job.allocation().nodes()) {
+    a.progress[part.node()] = NodeProgress{};
+    fx.agent_commands.push_back({part.node(), LaunchMessage(a.job, part)});
+    where.push_back(absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "",
+                                 absl::StrJoin(part.gpu_indices(), ",")));
+    WriteNode(part.node(), fx);
+  }
+  Transition(a, v1::JOB_STATE_STARTING, absl::StrCat("placed on ", absl::StrJoin(where, "; ")), fx);
+}
+
+v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const {
+  v1::DaemonMessage msg;
+  v1::LaunchJob* launch = msg.mutable_launch();
+  launch->set_job_id(job.id());
+  *launch->mutable_spec() = job.spec();
+  *launch->mutable_gpu_indices() = part.gpu_indices();
+  launch->set_node_rank(part.node_rank());
+  launch->set_nnodes(job.allocation().nodes_size());
+  // Ranks number one worker per GPU (one per node without GPUs). In per-GPU
+  // mode each is a process; in per-node mode the node's process is its first
+  // worker, the way torchrun numbers the workers it starts.
+  int world = 0, offset = 0;
+  for (const auto& p : job.allocation().nodes()) {
+    const int procs = std::max(1, p.gpu_indices_size());
+    if (p.node_rank() < part.node_rank()) offset += procs;
+    world += procs;
+  }
+  launch->set_world_size(world);
+  launch->set_rank_offset(offset);
+  launch->set_master_addr(job.allocation().master_addr());
+  launch->set_master_port(job.allocation().master_port());
+  return msg;
+}
+
+void SchedulerCore::SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx) {
+  if (a.job.reason() == reason) return;
+  a.job.set_reason(reason);
+  Touch(a, fx);
+}
+
+void SchedulerCore::Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
+  a.job.set_state(state);
+  a.job.set_reason(reason);
+  v1::JobEvent& event = fx.events.emplace_back();
+  event.set_job_id(a.job.id());
+  *event.mutable_time() = ToProtoTime(clock_.Now());
+  event.set_state(state);
+  event.set_reason(reason);
+  Touch(a, fx);
+}
+
+const v1::Job* SchedulerCore::FindActive(uint64_t job_id) const {
+  auto it = active_.find(job_id);
+  return it == active_.end() ? nullptr : &it->second.job;
+}
+
+v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
+  v1::Node node;
+  *node.mutable_info() = slot.info;
+  node.set_state(slot.up ? v1::NODE_STATE_UP : v1::NODE_STATE_DOWN);
+  node.set_reason(slot.reason);
+  node.set_gpus_free(slot.FreeGpus());
+  node.set_cpus_free(slot.FreeCpus());
+  node.set_mem_free_mb(slot.FreeMemMb());
+  if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
+    *node.mutable_last_seen() = ToProtoTime(seen->second);
+  }
+  for (uint64_t id : slot.jobs) node.add_running_jobs(id);
+  return node;
+}
+
+std::vector<v1::Node> SchedulerCore::Nodes() const {
+  std::vector<v1::Node> out;
+  for (const auto& [name, slot] : cluster_.nodes()) out.push_back(NodeView(slot));
+  return out;
+}
+
+void SchedulerCore::WriteNode(const std::string& name, Effects& fx) const {
+  if (const NodeSlot* slot = cluster_.Find(name)) fx.nodes[name] = NodeView(*slot);
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,105 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "daemon/core/cluster_state.h"
+#include "daemon/core/effects.h"
+#include "daemon/core/job_order.h"
+#include "daemon/core/job_validator.h"
+#include "gpusched/v1/agent.pb.h"
+
+namespace gpusched::core {
+
+struct CoreOptions {
+  absl::Duration kill_grace = absl::Seconds(10);  // SIGTERM -> SIGKILL
+  int master_port_base = 20000;                   // MASTER_PORT = base + id % span
+  int master_port_span = 10000;                   // stays below Linux's ephemeral range
+  // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
+  // jobs further back keep their last reason until they come within reach.
+  size_t queue_depth = 500;
+  SpecLimits limits;
+};
+
+struct SubmitOutcome {
+  uint64_t job_id = 0;
+  bool duplicate = false;  // the request id matched an earlier submit
+};
+
+// The scheduler's state machine: jobs, their gangs, the cluster's accounting,
+// and the scheduling pass. Pure: every command takes the time from the
+// injected clock and returns what must be persisted and sent as Effects.
+// Single-threaded by design (the daemon's scheduler thread owns it).
+class SchedulerCore {
+ public:
+  SchedulerCore(const Clock& clock, CoreOptions options);
+
+  // Start-up: the state the store recovered.
+  void Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
+               const std::vector<std::pair<std::string, uint64_t>>& client_request_ids);
+
+  absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
+  // NotFound when the job is not active (unknown, or finished and evicted).
+  absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
+
+  void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
+  void AgentHeartbeat(const std::string& node);
+  void AgentDisconnected(const std::string& node, Effects& fx);
+  void JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx);
+
+  // Time limits.
+  void Tick(Effects& fx);
+  // Starts what can start, in queue order; stops at the first job that
+  // cannot (no backfill yet), telling the ones behind it why they wait.
+  void Schedule(Effects& fx);
+
+  // Active jobs only (pending, starting, running); nullptr otherwise.
+  const v1::Job* FindActive(uint64_t job_id) const;
+  std::vector<v1::Node> Nodes() const;
+  const ClusterState& cluster() const { return cluster_; }
+  size_t pending_count() const { return pending_.size(); }
+  size_t active_count() const { return active_.size(); }
+
+ private:
+  struct NodeProgress {
+    bool started = false;
+    bool exited = false;
+  };
+  struct ActiveJob {
+    v1::Job job;
+    std::map<std::string, NodeProgress> progress;  // by node, placed jobs only
+  };
+
+  void Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
+  void Touch(const ActiveJob& a, Effects& fx) { fx.jobs[a.job.id()] = a.job; }
+  void BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx);
+  // `stop_as` is the end state if this exit is the first sign of trouble.
+  void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
+                  v1::JobState stop_as, Effects& fx);
+  void Finish(ActiveJob& a, Effects& fx);  // releases and forgets the job
+  void Start(ActiveJob& a, v1::Allocation allocation, Effects& fx);
+  v1::DaemonMessage LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const;
+  v1::Node NodeView(const NodeSlot& slot) const;
+  void WriteNode(const std::string& name, Effects& fx) const;
+  void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
+
+  const Clock& clock_;
+  CoreOptions options_;
+  ClusterState cluster_;
+  uint64_t next_job_id_ = 1;
+  std::map<uint64_t, ActiveJob> active_;
+  std::set<QueueKey> pending_;
+  std::set<uint64_t> placed_;  // starting or running
+  absl::flat_hash_map<std::string, uint64_t> request_ids_;
+  std::map<std::string, absl::Time> last_seen_;
+};
+
+}  // namespace gpusched::core

@@ -1,0 +1,69 @@
+#include "daemon/dev/dev_cluster.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace gpusched::dev {
+
+std::vector<FakeNode> DefaultDevNodes() {
+  return {
+      {"dgx-h100-01", 8, "NVIDIA H100 80GB HBM3", 81559, 224, 2063937},
+      {"pcie-l40s-01", 4, "NVIDIA L40S", 46068, 48, 386000},
+  };
+}
+
+absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::DaemonOptions& daemon_options,
+                                                              const std::vector<FakeNode>& nodes,
+                                                              const Clock& clock) {
+  std::unique_ptr<DevCluster> cluster(new DevCluster());
+  auto daemon = server::Daemon::Start(daemon_options, clock);
+  if (!daemon.ok()) return daemon.status();
+  cluster->daemon_ = std::move(*daemon);
+  for (const FakeNode& node : nodes) {
+    agent::AgentOptions options;
+    options.daemon_address = cluster->daemon_->address();
+    options.node_name = node.name;
+    options.advertise_address = "127.0.0.1";
+    options.fake_gpus = node.gpus;
+    options.fake_gpu_model = node.gpu_model;
+    options.fake_gpu_memory_mb = node.gpu_memory_mb;
+    options.cpus = node.cpus;
+    options.memory_mb = node.memory_mb;
+    options.log_dir = absl::StrCat(daemon_options.state_dir, "/logs/", node.name);
+    options.labels = {{"gpusched.dev/fake", "true"}};
+    options.heartbeat_interval = absl::Seconds(2);
+    auto agent = std::make_unique<agent::Agent>(std::move(options));
+    if (absl::Status s = agent->Start(); !s.ok()) return s;
+    cluster->agents_.push_back(std::move(agent));
+    cluster->names_.push_back(node.name);
+  }
+  return cluster;
+}
+
+absl::Status DevCluster::WaitForAgents(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < agents_.size(); ++i) {
+      if (!agents_[i]->connected()) missing.push_back(names_[i]);
+    }
+    if (missing.empty()) return absl::OkStatus();
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("agents did not register within ", absl::FormatDuration(timeout), ": ", absl::StrJoin(missing, ", ")));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void DevCluster::Shutdown() {
+  for (auto& agent : agents_) agent->Stop();
+  agents_.clear();
+  if (daemon_) daemon_->Shutdown();
+}
+
+DevCluster::~DevCluster() { Shutdown(); }
+
+}  // namespace gpusched::dev

@@ -1,0 +1,124 @@
+#include "daemon/server/agent_stream.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+
+namespace gpusched::server {
+
+// What the scheduler thread holds: outlives the stream, and goes quiet once
+// the stream is done.
+class AgentStream::Channel final : public AgentChannel {
+ public:
+  explicit Channel(AgentStream* stream) : stream_(stream) {}
+  void Send(const v1::DaemonMessage& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stream_ != nullptr) stream_->Send(message);
+  }
+  void Detach() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  AgentStream* stream_;
+};
+
+AgentStream::AgentStream(SchedulerLoop& loop, std::string peer)
+    : loop_(loop), peer_(std::move(peer)), channel_(std::make_shared<Channel>(this)) {
+  StartRead(&in_);
+}
+
+void AgentStream::OnReadDone(bool ok) {
+  if (!ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    reads_done_ = true;
+    if (!writing_) FinishOnce(grpc::Status::OK);
+    return;
+  }
+  Dispatch(in_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_) StartRead(&in_);
+}
+
+void AgentStream::Dispatch(const v1::AgentMessage& message) {
+  if (message.has_register_()) {
+    const std::string& name = message.register_().node().name();
+    if (name.empty() || (!node_.empty() && name != node_)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                              name.empty() ? "register.node.name is empty"
+                                           : absl::StrCat("this stream belongs to node ", node_, ", not ", name)));
+      return;
+    }
+    node_ = name;
+    GetLogger("daemon")->info("agent {} registered from {} with {} GPUs", name, peer_,
+                              message.register_().node().gpus_size());
+    loop_.Post([registration = message.register_(), channel = channel_](LoopContext& ctx) {
+      v1::DaemonMessage ack;
+      ctx.core.AgentRegistered(registration, ctx.fx, *ack.mutable_register_ack());
+      const std::string& node = registration.node().name();
+      ctx.agents[node] = channel;
+      // The ack goes first so the agent knows it is registered before any launch.
+      ctx.fx.agent_commands.insert(ctx.fx.agent_commands.begin(), core::AgentCommand{node, std::move(ack)});
+    });
+    return;
+  }
+  if (node_.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    FinishOnce(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "send RegisterNode first"));
+    return;
+  }
+  if (message.has_heartbeat()) {
+    loop_.Post([node = node_](LoopContext& ctx) { ctx.core.AgentHeartbeat(node); });
+  } else if (message.has_job_update()) {
+    loop_.Post([node = node_, update = message.job_update()](LoopContext& ctx) {
+      ctx.core.JobUpdate(node, update, ctx.fx);
+    });
+  }
+}
+
+void AgentStream::Send(const v1::DaemonMessage& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finished_ || reads_done_) return;
+  out_.push_back(message);
+  if (!writing_) {
+    writing_ = true;
+    StartWrite(&out_.front());
+  }
+}
+
+void AgentStream::OnWriteDone(bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  out_.pop_front();
+  if (!ok) out_.clear();  // the stream is broken; the read side will notice
+  if (!out_.empty() && !finished_) {
+    StartWrite(&out_.front());
+    return;
+  }
+  writing_ = false;
+  if (reads_done_) FinishOnce(grpc::Status::OK);
+}
+
+void AgentStream::FinishOnce(const grpc::Status& status) {
+  if (finished_) return;
+  finished_ = true;
+  Finish(status);
+}
+
+void AgentStream::OnDone() {
+  channel_->Detach();
+  if (!node_.empty()) {
+    GetLogger("daemon")->info("agent {} disconnected", node_);
+    loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
+      auto it = ctx.agents.find(node);
+      // A reconnected agent may already have a newer stream: leave that one be.
+      if (it == ctx.agents.end() || it->second != channel) return;
+      ctx.agents.erase(it);
+      ctx.core.AgentDisconnected(node, ctx.fx);
+    });
+  }
+  delete this;
+}
+
+}  // namespace gpusched::server

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "daemon/server/agent_channel.h"
+#include "daemon/server/scheduler_loop.h"
+#include "grpcpp/support/server_callback.h"
+
+namespace gpusched::server {
+
+// One agent's AgentGateway.Connect stream. Reads go straight to the scheduler
+// thread as commands; writes are queued and sent one at a time, as the
+// callback API requires. Deletes itself when gRPC is done with it.
+class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
+ public:
+  AgentStream(SchedulerLoop& loop, std::string peer);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+
+ private:
+  class Channel;
+
+  void Dispatch(const v1::AgentMessage& message);
+  void Send(const v1::DaemonMessage& message);
+  void FinishOnce(const grpc::Status& status);  // mu_ held
+
+  SchedulerLoop& loop_;
+  const std::string peer_;
+  v1::AgentMessage in_;
+  std::string node_;  // known after RegisterNode; touched by the read path only
+  std::shared_ptr<Channel> channel_;
+
+  std::mutex mu_;
+  std::deque<v1::DaemonMessage> out_;
+  bool writing_ = false;
+  bool reads_done_ = false;
+  bool finished_ = false;
+  grpc::Status final_status_;
+};
+
+}  // namespace gpusched::server

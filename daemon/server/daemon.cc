@@ -1,0 +1,109 @@
+#include "daemon/server/daemon.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/logging.h"
+#include "daemon/server/agent_gateway_service.h"
+#include "daemon/server/job_event_hub.h"
+#include "daemon/server/read_pool.h"
+#include "daemon/server/scheduler_loop.h"
+#include "daemon/server/scheduler_service.h"
+#include "daemon/store/sqlite_job_store.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+
+namespace gpusched::server {
+namespace {
+
+// One daemon per state directory: two writers would each believe they own
+// every job in it.
+absl::StatusOr<int> LockStateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create state directory ", dir, ": ", ec.message()));
+  const std::string path = dir + "/gpuschedd.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, ": ", strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat("another gpuschedd is already using state directory ", dir, " (", path, " is locked)"));
+  }
+  return fd;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options, const Clock& clock) {
+  if (options.state_dir.empty()) return absl::InvalidArgumentError("state directory is not set");
+  std::unique_ptr<Daemon> d(new Daemon());
+  d->options_ = options;
+  auto lock = LockStateDir(options.state_dir);
+  if (!lock.ok()) return lock.status();
+  d->lock_fd_ = *lock;
+  d->db_path_ = options.state_dir + "/gpusched.db";
+
+  auto store = store::SqliteJobStore::Open(d->db_path_);
+  if (!store.ok()) return store.status();
+  auto recovered = (*store)->Recover();
+  if (!recovered.ok()) return recovered.status();
+  d->store_ = std::move(*store);
+  d->core_ = std::make_unique<core::SchedulerCore>(clock, options.core);
+  GetLogger("daemon")->info("recovered {} unfinished jobs and {} nodes from {}", recovered->unfinished_jobs.size(),
+                            recovered->nodes.size(), d->db_path_);
+  d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
+                    recovered->client_request_ids);
+
+  d->hub_ = std::make_unique<JobEventHub>();
+  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->store_, *d->hub_, options.tick);
+  auto reads = ReadPool::Open(d->db_path_, options.read_threads);
+  if (!reads.ok()) return reads.status();
+  d->reads_ = std::move(*reads);
+  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_);
+  d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_);
+  d->loop_->Start();
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &d->port_);
+  builder.RegisterService(d->scheduler_service_.get());
+  builder.RegisterService(d->agent_service_.get());
+  d->server_ = builder.BuildAndStart();
+  if (d->server_ == nullptr || d->port_ == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen_address, " (address in use, or not a local address?)"));
+  }
+  return d;
+}
+
+std::string Daemon::address() const {
+  std::vector<std::string> parts = absl::StrSplit(options_.listen_address, absl::MaxSplits(':', 1));
+  return absl::StrCat(parts.empty() ? "127.0.0.1" : parts[0], ":", port_);
+}
+
+void Daemon::Shutdown() {
+  if (server_) {
+    // Streams (agents, watchers) are cancelled after a short grace.
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+    server_.reset();
+  }
+  if (loop_) loop_->Stop();
+  reads_.reset();
+  if (lock_fd_ >= 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+  }
+}
+
+Daemon::~Daemon() { Shutdown(); }
+
+}  // namespace gpusched::server

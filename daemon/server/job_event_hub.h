@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::server {
+
+// Fans committed job events out to WatchJobs streams.
+class JobEventHub {
+ public:
+  using Listener = std::function<void(const v1::JobEvent&)>;
+
+  // `job_ids` empty = every job. The listener runs on the publishing thread
+  // and must not block.
+  uint64_t Subscribe(std::set<uint64_t> job_ids, Listener listener);
+  // After this returns the listener is never called again.
+  void Unsubscribe(uint64_t id);
+  void Publish(const std::vector<v1::JobEvent>& events);
+
+ private:
+  struct Subscriber {
+    std::set<uint64_t> job_ids;
+    Listener listener;
+  };
+  std::mutex mu_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, Subscriber> subscribers_;
+};
+
+}  // namespace gpusched::server

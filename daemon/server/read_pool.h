@@ -1,0 +1,40 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "daemon/store/job_store.h"
+
+namespace gpusched::server {
+
+// A few threads, each with its own read-only connection to the state file,
+// so that GetJob/ListJobs never wait on the scheduler thread nor block a gRPC
+// callback thread.
+class ReadPool {
+ public:
+  using Read = std::function<void(store::JobReader&)>;
+
+  static absl::StatusOr<std::unique_ptr<ReadPool>> Open(const std::string& db_path, int threads);
+  ~ReadPool();
+  void Post(Read read);
+
+ private:
+  ReadPool() = default;
+  void Run(store::JobReader& reader);
+
+  std::vector<std::unique_ptr<store::JobReader>> readers_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<Read> queue_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpusched::server

@@ -1,0 +1,145 @@
+#include "daemon/server/scheduler_service.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/job_states.h"
+#include "daemon/server/grpc_status.h"
+#include "daemon/server/watch_jobs_reactor.h"
+
+namespace gpusched::server {
+namespace {
+
+constexpr int kDefaultPageSize = 1000;
+constexpr int kMaxPageSize = 10000;
+
+grpc::Status NotFound(uint64_t job_id) {
+  return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("job ", job_id, " not found"));
+}
+
+}  // namespace
+
+void SchedulerService::ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out) {
+  reads_.Post([job_id, reactor, out](store::JobReader& reader) {
+    auto job = reader.GetJob(job_id, /*with_events=*/false);
+    if (!job.ok()) return reactor->Finish(ToGrpcStatus(job.status()));
+    if (!job->has_value()) return reactor->Finish(NotFound(job_id));
+    *out = std::move(**job);
+    reactor->Finish(grpc::Status::OK);
+  });
+}
+
+grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContext* ctx,
+                                                      const v1::SubmitJobRequest* request,
+                                                      v1::SubmitJobResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  loop_.Post([this, request, response, reactor](LoopContext& loop) {
+    auto outcome = loop.core.Submit(request->spec(), request->client_request_id(), loop.fx);
+    if (!outcome.ok()) {
+      reactor->Finish(ToGrpcStatus(outcome.status()));
+      return;
+    }
+    response->set_duplicate(outcome->duplicate);
+    const uint64_t id = outcome->job_id;
+    // Even a duplicate waits for this batch: its first submit may be in it.
+    loop.after_commit.push_back([this, id, reactor, response, &core = loop.core](const absl::Status& committed) {
+      if (!committed.ok()) return reactor->Finish(ToGrpcStatus(committed));
+      if (const v1::Job* job = core.FindActive(id)) {
+        *response->mutable_job() = *job;
+        return reactor->Finish(grpc::Status::OK);
+      }
+      ReplyFromStore(id, reactor, response->mutable_job());
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SchedulerService::GetJob(grpc::CallbackServerContext* ctx, const v1::GetJobRequest* request,
+                                                   v1::Job* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  reads_.Post([request, response, reactor](store::JobReader& reader) {
+    auto job = reader.GetJob(request->job_id(), /*with_events=*/true);
+    if (!job.ok()) return reactor->Finish(ToGrpcStatus(job.status()));
+    if (!job->has_value()) return reactor->Finish(NotFound(request->job_id()));
+    *response = std::move(**job);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext* ctx,
+                                                     const v1::ListJobsRequest* request,
+                                                     v1::ListJobsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  store::JobFilter filter;
+  for (int state : request->states()) {
+    if (!v1::JobState_IsValid(state) || state == v1::JOB_STATE_UNSPECIFIED) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat("states: unknown value ", state)));
+      return reactor;
+    }
+    filter.states.push_back(static_cast<v1::JobState>(state));
+  }
+  filter.user = request->user();
+  filter.queue = request->queue();
+  if (request->page_size() < 0) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "page_size: must be >= 0"));
+    return reactor;
+  }
+  const int limit = request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
+  uint64_t after_id = 0;
+  if (!request->page_token().empty() && !absl::SimpleAtoi(request->page_token(), &after_id)) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 absl::StrCat("page_token: \"", request->page_token(), "\" is not a token we gave out")));
+    return reactor;
+  }
+  reads_.Post([filter = std::move(filter), limit, after_id, response, reactor](store::JobReader& reader) {
+    auto page = reader.ListJobs(filter, limit, after_id);
+    if (!page.ok()) return reactor->Finish(ToGrpcStatus(page.status()));
+    for (v1::Job& job : page->jobs) *response->add_jobs() = std::move(job);
+    if (page->last_id != 0) response->set_next_page_token(absl::StrCat(page->last_id));
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContext* ctx,
+                                                      const v1::CancelJobRequest* request,
+                                                      v1::CancelJobResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  loop_.Post([this, request, response, reactor](LoopContext& loop) {
+    auto job = loop.core.Cancel(request->job_id(), request->reason(), loop.fx);
+    if (job.ok()) {
+      *response->mutable_job() = std::move(*job);
+      loop.after_commit.push_back([reactor](const absl::Status& committed) { reactor->Finish(ToGrpcStatus(committed)); });
+      return;
+    }
+    // Not active: either it never existed or it has already ended.
+    const uint64_t id = request->job_id();
+    reads_.Post([id, reactor, response](store::JobReader& reader) {
+      auto stored = reader.GetJob(id, /*with_events=*/false);
+      if (!stored.ok()) return reactor->Finish(ToGrpcStatus(stored.status()));
+      if (!stored->has_value()) return reactor->Finish(NotFound(id));
+      *response->mutable_job() = **stored;
+      reactor->Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                   absl::StrCat("job ", id, " has already ended (", StateName((*stored)->state()), ")")));
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::JobEvent>* SchedulerService::WatchJobs(grpc::CallbackServerContext* ctx,
+                                                                    const v1::WatchJobsRequest* request) {
+  return new WatchJobsReactor(hub_, *request);
+}
+
+grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContext* ctx,
+                                                      const v1::ListNodesRequest* request,
+                                                      v1::ListNodesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  loop_.Post([response, reactor](LoopContext& loop) {
+    for (v1::Node& node : loop.core.Nodes()) *response->add_nodes() = std::move(node);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+}  // namespace gpusched::server

@@ -1,0 +1,39 @@
+#pragma once
+
+#include "daemon/server/job_event_hub.h"
+#include "daemon/server/read_pool.h"
+#include "daemon/server/scheduler_loop.h"
+#include "gpusched/v1/scheduler.grpc.pb.h"
+
+namespace gpusched::server {
+
+// gpusched.v1.Scheduler. Handlers never block and hold no scheduling logic:
+// writes become commands for the scheduler thread, reads go to the read pool,
+// and each RPC finishes when its command's batch is durable.
+class SchedulerService final : public v1::Scheduler::CallbackService {
+ public:
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub) : loop_(loop), reads_(reads), hub_(hub) {}
+
+  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
+                                      v1::SubmitJobResponse* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* ctx, const v1::GetJobRequest* request,
+                                   v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* ctx, const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* ctx, const v1::CancelJobRequest* request,
+                                      v1::CancelJobResponse* response) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJobs(grpc::CallbackServerContext* ctx,
+                                                    const v1::WatchJobsRequest* request) override;
+  grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* ctx, const v1::ListNodesRequest* request,
+                                      v1::ListNodesResponse* response) override;
+
+ private:
+  // Answers with the committed row of a job that is no longer active.
+  void ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
+
+  SchedulerLoop& loop_;
+  ReadPool& reads_;
+  JobEventHub& hub_;
+};
+
+}  // namespace gpusched::server

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "daemon/store/job_store.h"
+#include "daemon/store/sqlite_db.h"
+
+namespace gpusched::store {
+
+// Read-only view of the state file for one thread.
+class SqliteJobReader final : public JobReader {
+ public:
+  // The file must exist (SqliteJobStore::Open creates it).
+  static absl::StatusOr<std::unique_ptr<SqliteJobReader>> Open(const std::string& path);
+
+  absl::StatusOr<std::optional<v1::Job>> GetJob(uint64_t id, bool with_events) override;
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int limit, uint64_t after_id) override;
+
+ private:
+  explicit SqliteJobReader(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  std::unique_ptr<SqliteDb> db_;
+};
+
+}  // namespace gpusched::store

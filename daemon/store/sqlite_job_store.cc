@@ -1,0 +1,145 @@
+#include "daemon/store/sqlite_job_store.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/job_states.h"
+#include "common/proto_time.h"
+#include "daemon/store/migrations.h"
+
+namespace gpusched::store {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Statement>> PrepareOwned(SqliteDb& db, absl::string_view sql) {
+  auto stmt = db.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  return std::make_unique<Statement>(std::move(*stmt));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& path) {
+  auto db = SqliteDb::Open(path, /*read_only=*/false);
+  if (!db.ok()) return db.status();
+  // WAL lets readers run beside the writer; FULL makes each commit durable.
+  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
+    if (absl::Status s = (*db)->Exec(pragma); !s.ok()) return s;
+  }
+  if (absl::Status s = ApplyMigrations(**db); !s.ok()) return s;
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(std::move(*db)));
+  if (absl::Status s = store->PrepareStatements(); !s.ok()) return s;
+  return store;
+}
+
+absl::Status SqliteJobStore::PrepareStatements() {
+  auto job = PrepareOwned(*db_, R"sql(
+      INSERT INTO jobs(id, state, user, queue, priority, submit_time_ns, client_request_id, job)
+      VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+      ON CONFLICT(id) DO UPDATE SET state = excluded.state, priority = excluded.priority,
+                                    job = excluded.job)sql");
+  if (!job.ok()) return job.status();
+  upsert_job_ = std::move(*job);
+  auto event = PrepareOwned(*db_, "INSERT INTO job_events(job_id, time_ns, state, reason) VALUES(?1, ?2, ?3, ?4)");
+  if (!event.ok()) return event.status();
+  insert_event_ = std::move(*event);
+  auto node = PrepareOwned(*db_, "INSERT OR REPLACE INTO nodes(name, node) VALUES(?1, ?2)");
+  if (!node.ok()) return node.status();
+  upsert_node_ = std::move(*node);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
+  RecoveredState state;
+  auto jobs = db_->Prepare("SELECT id, job FROM jobs WHERE state NOT IN (?1, ?2, ?3, ?4, ?5) ORDER BY id");
+  if (!jobs.ok()) return jobs.status();
+  int i = 1;
+  for (auto s : {v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED, v1::JOB_STATE_TIMEOUT,
+                 v1::JOB_STATE_NODE_FAIL}) {
+    jobs->Bind(i++, static_cast<int64_t>(s));
+  }
+  while (true) {
+    auto row = jobs->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    v1::Job job;
+    if (!job.ParseFromString(jobs->ColumnBlob(1))) {
+      return absl::DataLossError(absl::StrCat("job ", jobs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+    }
+    state.unfinished_jobs.push_back(std::move(job));
+  }
+
+  auto nodes = db_->Prepare("SELECT name, node FROM nodes ORDER BY name");
+  if (!nodes.ok()) return nodes.status();
+  while (true) {
+    auto row = nodes->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    v1::Node node;
+    if (!node.ParseFromString(nodes->ColumnBlob(1))) {
+      return absl::DataLossError(absl::StrCat("node ", nodes->ColumnText(0), " in ", db_->path(), " is corrupt"));
+    }
+    state.nodes.push_back(std::move(node));
+  }
+
+  auto max_id = db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
+  if (!max_id.ok()) return max_id.status();
+  if (auto row = max_id->Step(); !row.ok()) return row.status();
+  state.max_job_id = static_cast<uint64_t>(max_id->ColumnInt(0));
+
+  auto requests = db_->Prepare("SELECT client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
+  if (!requests.ok()) return requests.status();
+  while (true) {
+    auto row = requests->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    state.client_request_ids.emplace_back(requests->ColumnText(0), static_cast<uint64_t>(requests->ColumnInt(1)));
+  }
+  return state;
+}
+
+absl::Status SqliteJobStore::Commit(const StoreBatch& batch) {
+  if (batch.empty()) return absl::OkStatus();
+  if (absl::Status s = db_->Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  absl::Status written = WriteBatch(batch);
+  if (written.ok()) written = db_->Exec("COMMIT");
+  if (!written.ok()) {
+    db_->Exec("ROLLBACK").IgnoreError();
+    return written;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteJobStore::WriteBatch(const StoreBatch& batch) {
+  std::string blob;
+  for (const v1::Job& job : batch.jobs) {
+    v1::Job row = job;
+    row.clear_events();  // events live in their own table
+    row.SerializeToString(&blob);
+    upsert_job_->Bind(1, static_cast<int64_t>(job.id()))
+        .Bind(2, static_cast<int64_t>(job.state()))
+        .Bind(3, job.spec().user())
+        .Bind(4, job.spec().queue())
+        .Bind(5, job.spec().priority())
+        .Bind(6, absl::ToUnixNanos(FromProtoTime(job.submit_time())))
+        .BindBlob(8, blob);
+    if (job.client_request_id().empty()) {
+      upsert_job_->BindNull(7);
+    } else {
+      upsert_job_->Bind(7, job.client_request_id());
+    }
+    if (absl::Status s = upsert_job_->Run(); !s.ok()) return s;
+  }
+  for (const v1::JobEvent& event : batch.events) {
+    insert_event_->Bind(1, static_cast<int64_t>(event.job_id()))
+        .Bind(2, absl::ToUnixNanos(FromProtoTime(event.time())))
+        .Bind(3, static_cast<int64_t>(event.state()))
+        .Bind(4, event.reason());
+    if (absl::Status s = insert_event_->Run(); !s.ok()) return s;
+  }
+  for (const v1::Node& node : batch.nodes) {
+    node.SerializeToString(&blob);
+    upsert_node_->Bind(1, node.info().name()).BindBlob(2, blob);
+    if (absl::Status s = upsert_node_->Run(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpusched::store
