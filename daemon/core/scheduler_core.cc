@@ -90,9 +90,15 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
     auto it = active_.find(id);
     if (it == active_.end() || !it->second.progress.contains(name)) ack.add_kill_job_ids(id);
   }
-  for (auto& [id, a] : active_) {
+  // Collected first: a lost gang part can finish its job, which forgets it.
+  std::vector<uint64_t> here;
+  for (const auto& [id, a] : active_) {
+    if (a.progress.contains(name)) here.push_back(id);
+  }
+  for (uint64_t id : here) {
+    ActiveJob& a = active_.at(id);
     auto progress = a.progress.find(name);
-    if (progress == a.progress.end() || progress->second.exited || reported.contains(id)) continue;
+    if (progress->second.exited || reported.contains(id)) continue;
     if (!progress->second.started) {
       // The launch may have been lost with the old connection; agents ignore
       // a launch they already have, so sending it again is safe.

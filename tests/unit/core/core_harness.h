@@ -1,0 +1,76 @@
+#pragma once
+
+// Drives a SchedulerCore the way the daemon's scheduler thread does, with a
+// manual clock, and keeps what it asked of the agents.
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "daemon/core/scheduler_core.h"
+#include "tests/unit/core/test_cluster.h"
+
+namespace gpusched::core::testing {
+
+class CoreHarness {
+ public:
+  CoreHarness() : core(clock, Options()) {}
+
+  static CoreOptions Options() {
+    CoreOptions o;
+    o.kill_grace = absl::Seconds(5);
+    return o;
+  }
+
+  void AddNode(const std::string& name, int gpus) {
+    v1::RegisterNode reg;
+    *reg.mutable_node() = MakeNode(name, gpus);
+    v1::RegisterAck ack;
+    core.AgentRegistered(reg, fx, ack);
+  }
+
+  uint64_t Submit(v1::JobSpec spec, const std::string& request_id = "") {
+    auto outcome = core.Submit(std::move(spec), request_id, fx);
+    REQUIRE(outcome.ok());
+    return outcome->job_id;
+  }
+
+  // One pass, as the scheduler thread runs after each batch of commands.
+  void Pass() {
+    core.Tick(fx);
+    core.Schedule(fx);
+  }
+
+  void Report(const std::string& node, uint64_t job, v1::JobUpdate::Kind kind, int exit_code = 0) {
+    v1::JobUpdate update;
+    update.set_job_id(job);
+    update.set_kind(kind);
+    update.set_exit_code(exit_code);
+    update.set_log_dir("/logs/job-" + std::to_string(job));
+    core.JobUpdate(node, update, fx);
+  }
+
+  // The state the job would be persisted with (the latest write).
+  v1::JobState StateOf(uint64_t job) const {
+    auto it = fx.jobs.find(job);
+    REQUIRE(it != fx.jobs.end());
+    return it->second.state();
+  }
+  const v1::Job& Persisted(uint64_t job) const { return fx.jobs.at(job); }
+
+  // Messages of one kind sent to a node since the last Drain.
+  std::vector<v1::DaemonMessage> Sent(const std::string& node, v1::DaemonMessage::KindCase kind) const {
+    std::vector<v1::DaemonMessage> out;
+    for (const auto& c : fx.agent_commands) {
+      if (c.node == node && c.message.kind_case() == kind) out.push_back(c.message);
+    }
+    return out;
+  }
+  void Drain() { fx.agent_commands.clear(); }
+
+  ManualClock clock{absl::FromUnixSeconds(1'700'000'000)};
+  SchedulerCore core;
+  Effects fx;
+};
+
+}  // namespace gpusched::core::testing

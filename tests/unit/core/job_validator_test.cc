@@ -1,0 +1,91 @@
+#include "daemon/core/job_validator.h"
+
+#include <catch2/catch.hpp>
+#include <functional>
+
+#include "tests/unit/core/test_cluster.h"
+
+using namespace gpusched;
+using core::testing::GpuJob;
+
+TEST_CASE("bad specs are rejected naming the field") {
+  struct Case {
+    const char* what;
+    std::function<void(v1::JobSpec&)> mutate;
+    const char* field;
+  };
+  auto c = GENERATE(values<Case>({
+      {"negative GPUs", [](v1::JobSpec& s) { s.mutable_resources()->set_gpus(-1); }, "resources.gpus"},
+      {"absurd GPUs", [](v1::JobSpec& s) { s.mutable_resources()->set_gpus(int64_t{1} << 62); }, "resources.gpus"},
+      {"negative nodes", [](v1::JobSpec& s) { s.mutable_resources()->set_nodes(-2); }, "resources.nodes"},
+      {"gpus per node without nodes",
+       [](v1::JobSpec& s) {
+         s.mutable_resources()->set_gpus(0);
+         s.mutable_resources()->set_gpus_per_node(4);
+       },
+       "resources.nodes"},
+      {"uneven split",
+       [](v1::JobSpec& s) {
+         s.mutable_resources()->set_gpus(5);
+         s.mutable_resources()->set_nodes(2);
+       },
+       "resources.gpus"},
+      {"disagreeing totals",
+       [](v1::JobSpec& s) {
+         s.mutable_resources()->set_gpus(6);
+         s.mutable_resources()->set_nodes(2);
+         s.mutable_resources()->set_gpus_per_node(4);
+       },
+       "resources.gpus"},
+      {"CPU-only over nodes",
+       [](v1::JobSpec& s) {
+         s.mutable_resources()->set_gpus(0);
+         s.mutable_resources()->set_nodes(3);
+       },
+       "resources.nodes"},
+      {"no command", [](v1::JobSpec& s) { s.clear_argv(); }, "spec.argv"},
+      {"empty program", [](v1::JobSpec& s) { s.set_argv(0, ""); }, "spec.argv[0]"},
+      {"command and script", [](v1::JobSpec& s) { s.set_script("echo hi"); }, "spec.script"},
+      {"negative time", [](v1::JobSpec& s) { s.set_time_limit_s(-5); }, "spec.time_limit_s"},
+      {"huge time", [](v1::JobSpec& s) { s.set_time_limit_s(int64_t{1} << 40); }, "spec.time_limit_s"},
+      {"bad env name", [](v1::JobSpec& s) { (*s.mutable_env())["A=B"] = "x"; }, "spec.env"},
+      {"relative workdir", [](v1::JobSpec& s) { s.set_workdir("data/run1"); }, "spec.workdir"},
+      {"unknown launch mode", [](v1::JobSpec& s) { s.set_launch_mode(static_cast<v1::LaunchMode>(7)); },
+       "spec.launch_mode"},
+      {"unknown queue", [](v1::JobSpec& s) { s.set_queue("gold"); }, "spec.queue"},
+      {"oversized command", [](v1::JobSpec& s) { s.add_argv(std::string(200 * 1024, 'x')); }, "spec.argv"},
+      {"absurd priority", [](v1::JobSpec& s) { s.set_priority(int64_t{1} << 50); }, "spec.priority"},
+  }));
+  INFO(c.what);
+  v1::JobSpec spec = GpuJob(2);
+  c.mutate(spec);
+  absl::Status status = core::ValidateAndNormalize(spec);
+  REQUIRE(status.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(status.message().substr(0, std::string(c.field).size() + 1) == std::string(c.field) + ":");
+}
+
+TEST_CASE("valid specs are normalized") {
+  SECTION("nodes x gpus_per_node fills in the total") {
+    v1::JobSpec spec = GpuJob(0, 2, 4);
+    REQUIRE(core::ValidateAndNormalize(spec).ok());
+    CHECK(spec.resources().gpus() == 8);
+    CHECK(spec.queue() == "default");
+    CHECK(spec.launch_mode() == v1::LAUNCH_MODE_PER_GPU);
+  }
+  SECTION("gpus over nodes fills in gpus_per_node") {
+    v1::JobSpec spec = GpuJob(8, 2);
+    REQUIRE(core::ValidateAndNormalize(spec).ok());
+    CHECK(spec.resources().gpus_per_node() == 4);
+  }
+  SECTION("a job with no GPUs is a valid CPU-only job") {
+    v1::JobSpec spec = GpuJob(0);
+    spec.mutable_resources()->set_cpus(4);
+    CHECK(core::ValidateAndNormalize(spec).ok());
+  }
+  SECTION("a script alone is a command") {
+    v1::JobSpec spec = GpuJob(1);
+    spec.clear_argv();
+    spec.set_script("#!/bin/sh\necho hi\n");
+    CHECK(core::ValidateAndNormalize(spec).ok());
+  }
+}

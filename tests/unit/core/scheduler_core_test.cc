@@ -1,0 +1,216 @@
+#include "daemon/core/scheduler_core.h"
+
+#include <catch2/catch.hpp>
+
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using core::testing::CoreHarness;
+using core::testing::GpuJob;
+using v1::DaemonMessage;
+using v1::JobUpdate;
+
+TEST_CASE("a job goes PENDING -> STARTING -> RUNNING -> COMPLETED") {
+  CoreHarness h;
+  h.AddNode("a", 8);
+  uint64_t id = h.Submit(GpuJob(2));
+  CHECK(h.StateOf(id) == v1::JOB_STATE_PENDING);
+  h.Pass();
+  CHECK(h.StateOf(id) == v1::JOB_STATE_STARTING);
+  auto launches = h.Sent("a", DaemonMessage::kLaunch);
+  REQUIRE(launches.size() == 1);
+  CHECK(launches[0].launch().gpu_indices_size() == 2);
+  CHECK(launches[0].launch().world_size() == 2);
+  CHECK(h.core.cluster().Find("a")->FreeGpus() == 6);
+
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_RUNNING);
+  CHECK(h.Persisted(id).allocation().nodes(0).log_dir() == "/logs/job-" + std::to_string(id));
+  h.Report("a", id, JobUpdate::KIND_EXITED, 0);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_COMPLETED);
+  CHECK(h.core.cluster().Find("a")->FreeGpus() == 8);
+  CHECK(h.core.FindActive(id) == nullptr);
+}
+
+TEST_CASE("a 2-node gang gets distinct rank offsets and one master") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t id = h.Submit(GpuJob(0, 2, 2));
+  h.Pass();
+  auto la = h.Sent("a", DaemonMessage::kLaunch);
+  auto lb = h.Sent("b", DaemonMessage::kLaunch);
+  REQUIRE(la.size() == 1);
+  REQUIRE(lb.size() == 1);
+  CHECK(la[0].launch().nnodes() == 2);
+  CHECK(la[0].launch().world_size() == 4);
+  CHECK(la[0].launch().rank_offset() != lb[0].launch().rank_offset());
+  CHECK(la[0].launch().node_rank() != lb[0].launch().node_rank());
+  CHECK(la[0].launch().master_addr() == lb[0].launch().master_addr());
+  CHECK(la[0].launch().master_port() == lb[0].launch().master_port());
+  // RUNNING only once every node has started.
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_STARTING);
+  h.Report("b", id, JobUpdate::KIND_STARTED);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_RUNNING);
+}
+
+TEST_CASE("one rank failing stops the whole gang and the job FAILS with its code") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t id = h.Submit(GpuJob(0, 2, 4));
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  h.Report("b", id, JobUpdate::KIND_STARTED);
+  h.Drain();
+  h.Report("a", id, JobUpdate::KIND_EXITED, 3);
+  auto kills = h.Sent("b", DaemonMessage::kKill);
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].kill().grace_ms() == 5000);
+  CHECK(h.Sent("a", DaemonMessage::kKill).empty());  // already gone
+  CHECK(h.StateOf(id) == v1::JOB_STATE_RUNNING);     // b still holds its GPUs
+  CHECK(h.core.cluster().Find("b")->FreeGpus() == 0);
+  h.Report("b", id, JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_FAILED);
+  CHECK(h.Persisted(id).exit_code() == 3);
+  CHECK(h.core.cluster().Find("b")->FreeGpus() == 4);
+}
+
+TEST_CASE("a launch failure fails the job with the agent's message") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t id = h.Submit(GpuJob(1));
+  h.Pass();
+  v1::JobUpdate update;
+  update.set_job_id(id);
+  update.set_kind(JobUpdate::KIND_LAUNCH_FAILED);
+  update.set_message("exec \"nope\": No such file or directory");
+  h.core.JobUpdate("a", update, h.fx);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_FAILED);
+  CHECK(h.Persisted(id).reason() == "launch failed on a: exec \"nope\": No such file or directory");
+}
+
+TEST_CASE("cancel: pending at once, running after its processes are gone") {
+  CoreHarness h;
+  h.AddNode("a", 2);
+  uint64_t running = h.Submit(GpuJob(2));
+  uint64_t pending = h.Submit(GpuJob(2));
+  h.Pass();
+  h.Report("a", running, JobUpdate::KIND_STARTED);
+
+  auto cancelled = h.core.Cancel(pending, "", h.fx);
+  REQUIRE(cancelled.ok());
+  CHECK(cancelled->state() == v1::JOB_STATE_CANCELLED);
+
+  auto stopping = h.core.Cancel(running, "wrong data", h.fx);
+  REQUIRE(stopping.ok());
+  CHECK(stopping->state() == v1::JOB_STATE_RUNNING);
+  CHECK(stopping->stopping_as() == v1::JOB_STATE_CANCELLED);
+  CHECK(h.Sent("a", DaemonMessage::kKill).size() == 1);
+  h.Report("a", running, JobUpdate::KIND_EXITED, 128 + 15);
+  CHECK(h.StateOf(running) == v1::JOB_STATE_CANCELLED);
+  CHECK(h.Persisted(running).reason() == "cancelled: wrong data");
+
+  CHECK(h.core.Cancel(running, "", h.fx).status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("a job past its time limit is stopped and ends TIMEOUT") {
+  CoreHarness h;
+  h.AddNode("a", 1);
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_time_limit_s(60);
+  uint64_t id = h.Submit(spec);
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  h.clock.Advance(absl::Seconds(59));
+  h.Pass();
+  CHECK(h.Sent("a", DaemonMessage::kKill).empty());
+  h.clock.Advance(absl::Seconds(1));
+  h.Pass();
+  REQUIRE(h.Sent("a", DaemonMessage::kKill).size() == 1);
+  h.Report("a", id, JobUpdate::KIND_EXITED, 137);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_TIMEOUT);
+  CHECK(h.Persisted(id).reason() == "time limit of 00:01:00 reached");
+}
+
+TEST_CASE("higher priority goes first; the head of the queue blocks the rest") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t filler = h.Submit(GpuJob(3));
+  h.Pass();
+  uint64_t big = h.Submit(GpuJob(4));  // must wait for the filler
+  v1::JobSpec urgent = GpuJob(4);
+  urgent.set_priority(10);
+  uint64_t first = h.Submit(urgent);
+  uint64_t small = h.Submit(GpuJob(1));  // would fit now, but waits its turn
+  h.Pass();
+  CHECK(h.StateOf(first) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(first).reason() == "waiting for 4 free GPUs (1 free on 1 up nodes)");
+  CHECK(h.Persisted(big).reason() == "waiting behind job " + std::to_string(first) + " (higher in the queue)");
+  CHECK(h.StateOf(small) == v1::JOB_STATE_PENDING);
+
+  h.Report("a", filler, JobUpdate::KIND_STARTED);
+  h.Report("a", filler, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(first) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(big) == v1::JOB_STATE_PENDING);
+}
+
+TEST_CASE("a retried submit with the same request id returns the first job") {
+  CoreHarness h;
+  uint64_t id = h.Submit(GpuJob(1), "req-1");
+  auto again = h.core.Submit(GpuJob(1), "req-1", h.fx);
+  REQUIRE(again.ok());
+  CHECK(again->duplicate);
+  CHECK(again->job_id == id);
+  CHECK(h.Submit(GpuJob(1), "req-2") != id);
+}
+
+TEST_CASE("a never-schedulable gang is refused at submit") {
+  CoreHarness h;
+  h.AddNode("a", 8);
+  auto outcome = h.core.Submit(GpuJob(0, 1, 16), "", h.fx);
+  CHECK(outcome.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(h.fx.jobs.empty());
+}
+
+TEST_CASE("an agent that comes back without a job's processes fails that job NODE_FAIL") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t id = h.Submit(GpuJob(0, 2, 4));
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  h.Report("b", id, JobUpdate::KIND_STARTED);
+  h.core.AgentDisconnected("b", h.fx);
+  h.Drain();
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("b", 4);  // lists no running job
+  reg.add_running_job_ids(777);                          // and one the daemon never placed there
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  REQUIRE(ack.kill_job_ids_size() == 1);
+  CHECK(ack.kill_job_ids(0) == 777);
+  REQUIRE(h.Sent("a", DaemonMessage::kKill).size() == 1);  // the rest of the gang stops
+  h.Report("a", id, JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_NODE_FAIL);
+}
+
+TEST_CASE("restore keeps placed jobs' GPUs and re-sends a launch that may be lost") {
+  CoreHarness before;
+  before.AddNode("a", 4);
+  uint64_t id = before.Submit(GpuJob(2));
+  before.Pass();  // STARTING; the daemon "crashes" here
+
+  CoreHarness after;
+  std::vector<v1::Job> unfinished = {before.Persisted(id)};
+  v1::Node node;
+  *node.mutable_info() = core::testing::MakeNode("a", 4);
+  after.core.Restore(unfinished, {node}, id, {});
+  CHECK(after.core.cluster().Find("a")->FreeGpus() == 2);
+  CHECK_FALSE(after.core.cluster().Find("a")->up);
+  after.AddNode("a", 4);  // the agent reconnects, not knowing the job
+  REQUIRE(after.Sent("a", DaemonMessage::kLaunch).size() == 1);
+  CHECK(after.Submit(GpuJob(1)) == id + 1);
+}

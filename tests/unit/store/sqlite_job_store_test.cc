@@ -1,0 +1,189 @@
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "common/proto_time.h"
+#include "daemon/store/migrations.h"
+#include "daemon/store/sqlite_job_reader.h"
+#include "daemon/store/sqlite_job_store.h"
+
+using namespace gpusched;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string TempDbPath() {
+  static int n = 0;
+  fs::path dir = fs::temp_directory_path() / ("gpusched-store-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::path path = dir / ("state-" + std::to_string(n++) + ".db");
+  fs::remove(path);
+  return path.string();
+}
+
+v1::Job MakeJob(uint64_t id, v1::JobState state, const std::string& user = "alice", const std::string& request = "") {
+  v1::Job job;
+  job.set_id(id);
+  job.set_state(state);
+  job.mutable_spec()->set_user(user);
+  job.mutable_spec()->set_queue("default");
+  job.mutable_spec()->add_argv("/bin/true");
+  job.set_client_request_id(request);
+  *job.mutable_submit_time() = ToProtoTime(absl::FromUnixSeconds(1'700'000'000 + id));
+  return job;
+}
+
+v1::JobEvent Event(uint64_t id, v1::JobState state, const std::string& reason) {
+  v1::JobEvent e;
+  e.set_job_id(id);
+  e.set_state(state);
+  e.set_reason(reason);
+  *e.mutable_time() = ToProtoTime(absl::FromUnixSeconds(1'700'000'100));
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("committed jobs, events and nodes come back after reopening the file") {
+  const std::string path = TempDbPath();
+  {
+    auto store = store::SqliteJobStore::Open(path);
+    REQUIRE(store.ok());
+    store::StoreBatch batch;
+    batch.jobs = {MakeJob(1, v1::JOB_STATE_COMPLETED, "alice", "r1"), MakeJob(2, v1::JOB_STATE_RUNNING),
+                  MakeJob(3, v1::JOB_STATE_PENDING, "bob")};
+    batch.events = {Event(1, v1::JOB_STATE_PENDING, "submitted"), Event(1, v1::JOB_STATE_COMPLETED, "done")};
+    v1::Node node;
+    node.mutable_info()->set_name("gpu01");
+    node.set_gpus_free(3);
+    batch.nodes = {node};
+    REQUIRE((*store)->Commit(batch).ok());
+  }
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  REQUIRE(recovered->unfinished_jobs.size() == 2);
+  CHECK(recovered->unfinished_jobs[0].id() == 2);
+  CHECK(recovered->unfinished_jobs[1].id() == 3);
+  CHECK(recovered->max_job_id == 3);
+  REQUIRE(recovered->nodes.size() == 1);
+  CHECK(recovered->nodes[0].gpus_free() == 3);
+  REQUIRE(recovered->client_request_ids.size() == 1);
+  CHECK(recovered->client_request_ids[0] == std::pair<std::string, uint64_t>("r1", 1));
+
+  auto reader = store::SqliteJobReader::Open(path);
+  REQUIRE(reader.ok());
+  auto job = (*reader)->GetJob(1, true);
+  REQUIRE(job.ok());
+  REQUIRE(job->has_value());
+  REQUIRE((*job)->events_size() == 2);
+  CHECK((*job)->events(1).reason() == "done");
+  auto missing = (*reader)->GetJob(42, true);
+  REQUIRE(missing.ok());
+  CHECK_FALSE(missing->has_value());
+}
+
+TEST_CASE("a later write of the same job replaces its row") {
+  const std::string path = TempDbPath();
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  store::StoreBatch first;
+  first.jobs = {MakeJob(7, v1::JOB_STATE_PENDING)};
+  REQUIRE((*store)->Commit(first).ok());
+  store::StoreBatch second;
+  second.jobs = {MakeJob(7, v1::JOB_STATE_FAILED)};
+  second.jobs[0].set_exit_code(3);
+  REQUIRE((*store)->Commit(second).ok());
+  auto reader = store::SqliteJobReader::Open(path);
+  auto job = (*reader)->GetJob(7, false);
+  REQUIRE(job.ok());
+  CHECK((*job)->state() == v1::JOB_STATE_FAILED);
+  CHECK((*job)->exit_code() == 3);
+}
+
+TEST_CASE("a batch that cannot be written leaves nothing behind") {
+  const std::string path = TempDbPath();
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  store::StoreBatch ok;
+  ok.jobs = {MakeJob(1, v1::JOB_STATE_PENDING, "alice", "same")};
+  REQUIRE((*store)->Commit(ok).ok());
+  store::StoreBatch bad;  // job 2 is fine, job 3 reuses a request id: the whole batch must fail
+  bad.jobs = {MakeJob(2, v1::JOB_STATE_PENDING), MakeJob(3, v1::JOB_STATE_PENDING, "alice", "same")};
+  bad.events = {Event(2, v1::JOB_STATE_PENDING, "submitted")};
+  CHECK_FALSE((*store)->Commit(bad).ok());
+  auto reader = store::SqliteJobReader::Open(path);
+  auto two = (*reader)->GetJob(2, true);
+  REQUIRE(two.ok());
+  CHECK_FALSE(two->has_value());
+  // And the store still works afterwards.
+  store::StoreBatch after;
+  after.jobs = {MakeJob(4, v1::JOB_STATE_PENDING)};
+  CHECK((*store)->Commit(after).ok());
+}
+
+TEST_CASE("ListJobs filters by state, user and queue, and pages by id") {
+  const std::string path = TempDbPath();
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  store::StoreBatch batch;
+  for (uint64_t id = 1; id <= 25; ++id) {
+    batch.jobs.push_back(MakeJob(id, id % 2 ? v1::JOB_STATE_PENDING : v1::JOB_STATE_COMPLETED,
+                                 id % 5 == 0 ? "bob" : "alice"));
+  }
+  REQUIRE((*store)->Commit(batch).ok());
+  auto reader = store::SqliteJobReader::Open(path);
+  REQUIRE(reader.ok());
+
+  store::JobFilter pending;
+  pending.states = {v1::JOB_STATE_PENDING};
+  std::vector<uint64_t> seen;
+  uint64_t after = 0;
+  int pages = 0;
+  do {
+    auto page = (*reader)->ListJobs(pending, 5, after);
+    REQUIRE(page.ok());
+    for (const auto& job : page->jobs) seen.push_back(job.id());
+    after = page->last_id;
+    ++pages;
+  } while (after != 0);
+  CHECK(seen.size() == 13);
+  CHECK(pages == 3);
+  CHECK(std::is_sorted(seen.begin(), seen.end()));
+
+  store::JobFilter bob;
+  bob.user = "bob";
+  auto page = (*reader)->ListJobs(bob, 100, 0);
+  REQUIRE(page.ok());
+  CHECK(page->jobs.size() == 5);
+  CHECK(page->last_id == 0);
+  store::JobFilter other_queue;
+  other_queue.queue = "gold";
+  CHECK((*reader)->ListJobs(other_queue, 100, 0)->jobs.empty());
+}
+
+TEST_CASE("a state file from a newer gpuschedd is refused, not touched") {
+  const std::string path = TempDbPath();
+  {
+    auto db = store::SqliteDb::Open(path, false);
+    REQUIRE(db.ok());
+    REQUIRE((*db)->Exec("PRAGMA user_version = 99").ok());
+  }
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE_FALSE(store.ok());
+  CHECK(store.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(store.status().message().find("schema version 99") != std::string::npos);
+}
+
+TEST_CASE("the file is in WAL mode and at the latest schema") {
+  const std::string path = TempDbPath();
+  REQUIRE(store::SqliteJobStore::Open(path).ok());
+  auto db = store::SqliteDb::Open(path, true);
+  auto mode = (*db)->Prepare("PRAGMA journal_mode");
+  REQUIRE(mode.ok());
+  REQUIRE(*mode->Step());
+  CHECK(mode->ColumnText(0) == "wal");
+  auto version = (*db)->Prepare("PRAGMA user_version");
+  REQUIRE(*version->Step());
+  CHECK(version->ColumnInt(0) == store::LatestSchemaVersion());
+}
