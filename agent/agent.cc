@@ -1,0 +1,144 @@
+#include "agent/agent.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+#include "agent/command_dispatcher.h"
+#include "agent/daemon_session.h"
+#include "agent/gpu/fake_gpu_source.h"
+#include "agent/host_info.h"
+#include "agent/node_info.h"
+#include "agent/runner/job_runner.h"
+#include "common/logging.h"
+
+namespace gpusched::agent {
+namespace {
+
+// Stop is what an operator's `systemctl stop` waits on: short, but enough for
+// a job to notice SIGTERM.
+constexpr absl::Duration kStopGrace = absl::Seconds(2);
+
+absl::Status ValidateOptions(const AgentOptions& o) {
+  if (o.daemon_address.empty()) return absl::InvalidArgumentError("no daemon address given");
+  if (o.log_dir.empty()) return absl::InvalidArgumentError("no log directory given");
+  if (o.fake_gpus < 0) return absl::InvalidArgumentError(absl::StrCat("fake GPU count must be >= 0, got ", o.fake_gpus));
+  if (o.cpus < 0) return absl::InvalidArgumentError(absl::StrCat("cpus must be >= 0 (0 = detect), got ", o.cpus));
+  if (o.memory_mb < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("memory must be >= 0 MB (0 = detect), got ", o.memory_mb));
+  }
+  if (o.heartbeat_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("heartbeat interval must be positive, got ", absl::FormatDuration(o.heartbeat_interval)));
+  }
+  if (o.max_reconnect_backoff <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("max reconnect backoff must be positive, got ",
+                                                   absl::FormatDuration(o.max_reconnect_backoff)));
+  }
+  return absl::OkStatus();
+}
+
+// Jobs fail one by one when their logs cannot be written; better to refuse to
+// start at all.
+absl::Status PrepareLogDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("log directory \"", dir, "\": ", ec.message()));
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("log directory \"", dir, "\" is not a directory"));
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("log directory \"", dir, "\" is not writable: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
+
+Agent::~Agent() {
+  Stop();
+  // Stop() joined every thread; the session still points at the dispatcher,
+  // the dispatcher at the runner.
+  session_.reset();
+  runner_.reset();
+  dispatcher_.reset();
+}
+
+absl::Status Agent::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return absl::FailedPreconditionError("the agent was already started");
+
+  AgentOptions options = options_;
+  if (options.node_name.empty()) options.node_name = HostName();
+  if (options.advertise_address.empty()) options.advertise_address = "127.0.0.1";
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  // Absolute, so that job logs land where the operator meant even though jobs
+  // run in other directories.
+  std::error_code ec;
+  std::filesystem::path log_dir = std::filesystem::absolute(options.log_dir, ec);
+  if (!ec) options.log_dir = log_dir.lexically_normal().string();
+  if (options.log_dir.size() > 1 && options.log_dir.back() == '/') options.log_dir.pop_back();
+  if (absl::Status s = PrepareLogDir(options.log_dir); !s.ok()) return s;
+
+  FakeGpuSource source(options.node_name, options.fake_gpus, options.fake_gpu_model, options.fake_gpu_memory_mb);
+  auto discovered = source.Discover();
+  if (!discovered.ok()) return discovered.status();
+  v1::NodeInfo node = DescribeNode(options, *std::move(discovered));
+
+  JobRunnerOptions runner_options;
+  runner_options.node_name = options.node_name;
+  runner_options.log_dir = options.log_dir;
+  runner_options.advertise_address = options.advertise_address;
+  SessionOptions session_options;
+  session_options.daemon_address = options.daemon_address;
+  session_options.node_name = options.node_name;
+  session_options.heartbeat_interval = options.heartbeat_interval;
+  session_options.max_backoff = options.max_reconnect_backoff;
+  session_options.initial_backoff = std::min(session_options.initial_backoff, options.max_reconnect_backoff);
+
+  // The runner reports through the session, the session hands commands to the
+  // dispatcher, the dispatcher drives the runner. No job exists before the
+  // session starts, so the runner never reports before session_ is set.
+  runner_ = std::make_unique<JobRunner>(runner_options, [this](const v1::JobUpdate& update) {
+    v1::AgentMessage message;
+    *message.mutable_job_update() = update;
+    session_->Send(std::move(message));
+  });
+  dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get());
+  session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
+  GetLogger(absl::StrCat("agent/", options.node_name))
+      ->info("node {} ({} GPUs, {} CPUs, {} MB): job logs in {}, daemon at {}", node.name(), node.gpus_size(),
+             node.cpus(), node.memory_mb(), options.log_dir, options.daemon_address);
+  session_->Start();
+  started_ = true;
+  return absl::OkStatus();
+}
+
+void Agent::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!started_ || stopped_) return;
+    stopped_ = true;
+  }
+  // Jobs first, while still connected, so that their exits reach the daemon.
+  runner_->Shutdown(kStopGrace);
+  session_->Stop();
+}
+
+bool Agent::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_ && session_->connected();
+}
+
+}  // namespace gpusched::agent

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace gpusched::agent {
+
+struct AgentOptions {
+  std::string daemon_address;            // host:port of gpuschedd
+  std::string node_name;                 // default: gethostname()
+  std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default "127.0.0.1"
+  int fake_gpus = 0;                     // for now the only GPU source: N fake GPUs
+  std::string fake_gpu_model = "NVIDIA H100 80GB HBM3";
+  int64_t fake_gpu_memory_mb = 81559;
+  int64_t cpus = 0;                      // 0 = detect
+  int64_t memory_mb = 0;                 // 0 = detect
+  std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log
+  std::map<std::string, std::string> labels;
+  absl::Duration heartbeat_interval = absl::Seconds(5);
+  absl::Duration max_reconnect_backoff = absl::Seconds(5);
+};
+
+class CommandDispatcher;
+class DaemonSession;
+class JobRunner;
+
+// One node's agent: registers the node with gpuschedd, runs the jobs it is sent
+// and reports their end. Holds no process-wide state (no signal handlers, reaps
+// only its own children), so several can live in one process (`gpuschedd dev`).
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();  // calls Stop()
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Validates the options, starts the threads and returns at once; the daemon
+  // connection is made in the background and remade, with backoff, when it breaks.
+  absl::Status Start();
+  // Kills this agent's jobs (SIGTERM, short grace, SIGKILL), waits for them,
+  // disconnects and joins the threads. Safe to call twice.
+  void Stop();
+  // Registered with the daemon right now.
+  bool connected() const;
+
+ private:
+  AgentOptions options_;
+  mutable std::mutex mu_;  // guards the flags and the pointers below, never held while waiting
+  bool started_ = false;
+  bool stopped_ = false;
+  std::unique_ptr<DaemonSession> session_;
+  std::unique_ptr<JobRunner> runner_;
+  std::unique_ptr<CommandDispatcher> dispatcher_;
+};
+
+}  // namespace gpusched::agent

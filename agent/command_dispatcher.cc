@@ -1,0 +1,50 @@
+#include "agent/command_dispatcher.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+#include "common/logging.h"
+
+namespace gpusched::agent {
+
+CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner)
+    : node_(std::move(node)), runner_(runner) {}
+
+v1::RegisterNode CommandDispatcher::MakeRegistration() {
+  v1::RegisterNode registration;
+  *registration.mutable_node() = node_;
+  for (uint64_t id : runner_->RunningJobIds()) registration.add_running_job_ids(id);
+  return registration;
+}
+
+std::vector<v1::AgentMessage> CommandDispatcher::OnRegistered(const v1::RegisterAck& ack) {
+  for (uint64_t id : ack.kill_job_ids()) {
+    runner_->KillIfRunning(id, absl::ZeroDuration(), "the daemon no longer considers it running on this node");
+  }
+  // No report is acknowledged, so every recent one goes again; the daemon
+  // ignores those it already has.
+  std::vector<v1::AgentMessage> resend;
+  for (v1::JobUpdate& report : runner_->RecentReports()) {
+    *resend.emplace_back().mutable_job_update() = std::move(report);
+  }
+  return resend;
+}
+
+void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
+  switch (message.kind_case()) {
+    case v1::DaemonMessage::kLaunch:
+      runner_->Launch(message.launch());
+      return;
+    case v1::DaemonMessage::kKill: {
+      const v1::KillJob& kill = message.kill();
+      runner_->Kill(kill.job_id(), absl::Milliseconds(kill.grace_ms()), kill.reason());
+      return;
+    }
+    default:
+      GetLogger(absl::StrCat("agent/", node_.name()))
+          ->warn("ignoring a message this agent does not know: {}", message.ShortDebugString());
+  }
+}
+
+}  // namespace gpusched::agent

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <vector>
+
+#include "agent/runner/job_runner.h"
+#include "agent/session_handler.h"
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::agent {
+
+// Turns the daemon's messages into JobRunner calls and describes the node for
+// each registration. Holds no state of its own beyond the node description.
+class CommandDispatcher final : public SessionHandler {
+ public:
+  CommandDispatcher(v1::NodeInfo node, JobRunner* runner);
+
+  v1::RegisterNode MakeRegistration() override;
+  std::vector<v1::AgentMessage> OnRegistered(const v1::RegisterAck& ack) override;
+  void OnMessage(const v1::DaemonMessage& message) override;
+
+ private:
+  const v1::NodeInfo node_;
+  JobRunner* const runner_;
+};
+
+}  // namespace gpusched::agent

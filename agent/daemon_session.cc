@@ -1,0 +1,263 @@
+#include "agent/daemon_session.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+#include "common/logging.h"
+
+namespace gpusched::agent {
+namespace {
+
+// How long Stop lets the sender flush, and the daemon close the stream after
+// our half-close, before it cancels the call.
+constexpr auto kFlushTimeout = std::chrono::seconds(2);
+constexpr auto kCloseTimeout = std::chrono::seconds(1);
+
+std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
+  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
+}
+
+// ±20%, so that the agents of a whole cluster do not redial a restarted
+// daemon in lockstep.
+absl::Duration Jitter(absl::Duration d) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> factor(0.8, 1.2);
+  return d * factor(rng);
+}
+
+}  // namespace
+
+DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
+    : options_(std::move(options)),
+      handler_(handler),
+      log_(GetLogger(absl::StrCat("agent/", options_.node_name))),
+      heartbeat_interval_(options_.heartbeat_interval) {
+  grpc::ChannelArguments args;
+  // gRPC's own redial backoff (1 s growing to 120 s) would hide our shorter one.
+  const int max_ms = static_cast<int>(std::max<int64_t>(100, absl::ToInt64Milliseconds(options_.max_backoff)));
+  const int initial_ms = static_cast<int>(absl::ToInt64Milliseconds(options_.initial_backoff));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial_ms);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  // Its own TCP connection, not one shared through gRPC's global subchannel
+  // pool: the agents of `gpuschedd dev` share a process but are separate nodes.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  channel_ = grpc::CreateCustomChannel(options_.daemon_address, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::AgentGateway::NewStub(channel_);
+}
+
+DaemonSession::~DaemonSession() { Stop(); }
+
+void DaemonSession::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return;
+  started_ = true;
+  connector_ = std::thread([this] { ConnectLoop(); });
+  sender_ = std::thread([this] { SendLoop(); });
+}
+
+void DaemonSession::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_ || !started_) {
+      stopping_ = true;
+      return;
+    }
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  {
+    // The sender writes what is queued (the exits of the jobs just killed) first.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_for(lock, kFlushTimeout, [this] { return sender_done_; }) && context_ != nullptr) {
+      log_->warn("the daemon does not take our messages; dropping the rest");
+      context_->TryCancel();
+    }
+  }
+  sender_.join();
+  bool half_closed = false;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (stream_ != nullptr) half_closed = stream_->WritesDone();
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    bool closed = half_closed && cv_.wait_for(lock, kCloseTimeout, [this] { return connector_done_; });
+    if (!closed && context_ != nullptr) context_->TryCancel();
+  }
+  connector_.join();
+}
+
+void DaemonSession::Send(v1::AgentMessage message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!connected_) {
+      log_->debug("not registered, not sending {}", message.ShortDebugString());
+      return;
+    }
+    outbox_.push_back(std::move(message));
+  }
+  cv_.notify_all();
+}
+
+bool DaemonSession::connected() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return connected_;
+}
+
+void DaemonSession::ConnectLoop() {
+  absl::Duration backoff = options_.initial_backoff;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+    }
+    const bool registered = RunConnection();
+    backoff = registered ? options_.initial_backoff : std::min(backoff * 2, options_.max_backoff);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cv_.wait_for(lock, ToChrono(Jitter(backoff)), [this] { return stopping_; })) break;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  connector_done_ = true;
+  cv_.notify_all();
+}
+
+bool DaemonSession::RunConnection() {
+  auto context = std::make_unique<grpc::ClientContext>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return false;
+    context_ = context.get();
+    register_deadline_ = std::chrono::steady_clock::now() + ToChrono(options_.register_timeout);
+  }
+  cv_.notify_all();  // the sender watches the registration deadline
+
+  std::unique_ptr<Stream> stream = stub_->Connect(context.get());
+  v1::AgentMessage hello;
+  *hello.mutable_register_() = handler_->MakeRegistration();
+  v1::DaemonMessage first;
+  bool registered = false;
+  if (stream->Write(hello) && stream->Read(&first)) {
+    if (first.has_register_ack()) {
+      registered = true;
+      OnAck(first.register_ack(), stream.get());
+      v1::DaemonMessage message;
+      while (stream->Read(&message)) {
+        if (message.has_register_ack()) {
+          log_->warn("ignoring a second RegisterAck on the same stream");
+          continue;
+        }
+        handler_->OnMessage(message);
+      }
+    } else {
+      log_->error("the daemon answered our registration with {}; reconnecting", first.ShortDebugString());
+      context->TryCancel();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> write_lock(write_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ = nullptr;
+    connected_ = false;
+    outbox_.clear();
+    register_deadline_ = SteadyTime::max();
+    next_heartbeat_ = SteadyTime::max();
+  }
+  grpc::Status status = stream->Finish();
+  bool stopping;
+  int failures;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = nullptr;
+    stopping = stopping_;
+    failures = registered ? 0 : ++failures_;
+  }
+  if (stopping) {
+    log_->info("disconnected from the daemon at {}", options_.daemon_address);
+  } else if (registered) {
+    log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting",
+               options_.daemon_address, status.error_message());
+  } else if (failures == 1 || failures % 20 == 0) {
+    // Every attempt at debug level, only now and then at warn: a node whose
+    // daemon is down for an hour should not fill its log with this.
+    log_->warn("cannot register with the daemon at {} ({}); retrying (attempt {})", options_.daemon_address,
+               status.error_message(), failures);
+  } else {
+    log_->debug("cannot register with the daemon at {} ({}), attempt {}", options_.daemon_address,
+                status.error_message(), failures);
+  }
+  return registered;
+}
+
+void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream) {
+  absl::Duration interval;
+  {
+    std::lock_guard<std::mutex> write_lock(write_mu_);
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ = stream;
+    connected_ = true;
+    failures_ = 0;
+    register_deadline_ = SteadyTime::max();
+    if (ack.heartbeat_interval_ms() > 0) heartbeat_interval_ = absl::Milliseconds(ack.heartbeat_interval_ms());
+    interval = heartbeat_interval_;
+    next_heartbeat_ = std::chrono::steady_clock::now() + ToChrono(interval);
+    outbox_.clear();
+  }
+  cv_.notify_all();
+  log_->info("registered with the daemon at {} as node {} (heartbeat every {})", options_.daemon_address,
+             ack.node().empty() ? options_.node_name : ack.node(), absl::FormatDuration(interval));
+  // Only now, with connected_ set: a report produced from here on is either
+  // queued by Send or already in what the handler returns.
+  for (v1::AgentMessage& message : handler_->OnRegistered(ack)) Send(std::move(message));
+}
+
+void DaemonSession::SendLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (stopping_ && (!connected_ || outbox_.empty())) break;
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (connected_ && !outbox_.empty()) {
+      v1::AgentMessage message = std::move(outbox_.front());
+      outbox_.pop_front();
+      lock.unlock();
+      WriteToStream(message);
+      lock.lock();
+      continue;
+    }
+    if (connected_ && now >= next_heartbeat_) {
+      v1::AgentMessage beat;
+      beat.mutable_heartbeat()->set_seq(++heartbeat_seq_);
+      next_heartbeat_ = now + ToChrono(heartbeat_interval_);
+      lock.unlock();
+      WriteToStream(beat);
+      lock.lock();
+      continue;
+    }
+    if (!connected_ && context_ != nullptr && now >= register_deadline_) {
+      log_->warn("the daemon at {} took the stream but did not answer the registration in {}; redialing",
+                 options_.daemon_address, absl::FormatDuration(options_.register_timeout));
+      context_->TryCancel();
+      register_deadline_ = SteadyTime::max();
+    }
+    SteadyTime wake = std::min(connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1));
+    cv_.wait_until(lock, wake);
+  }
+  sender_done_ = true;
+  cv_.notify_all();
+}
+
+bool DaemonSession::WriteToStream(const v1::AgentMessage& message) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (stream_ == nullptr) return false;
+  if (!stream_->Write(message)) {
+    // The reader sees the same broken stream and reconnects.
+    log_->debug("write failed, the stream is gone: {}", message.ShortDebugString());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace gpusched::agent

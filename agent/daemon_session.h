@@ -1,0 +1,91 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "spdlog/logger.h"
+
+#include "agent/session_handler.h"
+#include "gpusched/v1/agent.grpc.pb.h"
+
+namespace gpusched::agent {
+
+struct SessionOptions {
+  std::string daemon_address;
+  std::string node_name;  // for log lines
+  absl::Duration heartbeat_interval = absl::Seconds(5);  // until the daemon says otherwise
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(5);
+  // A daemon that takes the stream but never acks would otherwise hold us forever.
+  absl::Duration register_timeout = absl::Seconds(15);
+};
+
+// The agent's end of AgentGateway.Connect: dials out, registers, heartbeats,
+// hands the daemon's commands to the handler, and dials again with exponential
+// backoff whenever the stream breaks. Two threads: one opens the stream and
+// reads from it, one writes the outbox and the heartbeats; writes to the stream
+// are serialized by a mutex.
+class DaemonSession {
+ public:
+  DaemonSession(SessionOptions options, SessionHandler* handler);
+  ~DaemonSession();  // Stop()
+  DaemonSession(const DaemonSession&) = delete;
+  DaemonSession& operator=(const DaemonSession&) = delete;
+
+  void Start();
+  // Sends what is queued, half-closes the stream, and joins the threads.
+  void Stop();
+
+  // Queues a message for the current connection. Dropped while not registered:
+  // the registration that follows carries the running jobs, and final reports
+  // are sent again after it (SessionHandler::OnRegistered).
+  void Send(v1::AgentMessage message);
+  bool connected() const;
+
+ private:
+  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::DaemonMessage>;
+  using SteadyTime = std::chrono::steady_clock::time_point;
+
+  void ConnectLoop();
+  bool RunConnection();  // true when the daemon acked the registration
+  void OnAck(const v1::RegisterAck& ack, Stream* stream);
+  void SendLoop();
+  bool WriteToStream(const v1::AgentMessage& message);
+
+  const SessionOptions options_;
+  SessionHandler* const handler_;
+  std::shared_ptr<spdlog::logger> log_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentGateway::Stub> stub_;
+
+  // Lock order: write_mu_ before mu_.
+  std::mutex write_mu_;
+  Stream* stream_ = nullptr;  // registered stream, guarded by write_mu_ (and mu_ to change)
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool connected_ = false;
+  bool sender_done_ = false;
+  bool connector_done_ = false;
+  grpc::ClientContext* context_ = nullptr;  // the call in progress, to cancel it
+  SteadyTime register_deadline_ = SteadyTime::max();
+  SteadyTime next_heartbeat_ = SteadyTime::max();
+  absl::Duration heartbeat_interval_;
+  int64_t heartbeat_seq_ = 0;
+  int failures_ = 0;  // connection attempts since the last registration
+  std::deque<v1::AgentMessage> outbox_;
+
+  std::thread connector_;
+  std::thread sender_;
+};
+
+}  // namespace gpusched::agent

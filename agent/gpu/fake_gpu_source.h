@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "agent/gpu/topology_source.h"
+
+namespace gpusched::agent {
+
+// N identical GPUs that exist only on paper, so that an agent can run GPU jobs
+// on a machine without any (the processes see CUDA_VISIBLE_DEVICES all the same).
+class FakeGpuSource final : public TopologySource {
+ public:
+  FakeGpuSource(std::string node_name, int count, std::string model, int64_t memory_mb);
+  absl::StatusOr<v1::NodeInfo> Discover() override;
+
+ private:
+  std::string node_name_;
+  int count_;
+  std::string model_;
+  int64_t memory_mb_;
+};
+
+}  // namespace gpusched::agent

@@ -1,0 +1,106 @@
+// gpusched-agent: the node agent. Thin wiring: flags -> AgentOptions, then run
+// until SIGINT/SIGTERM.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+
+#include "agent/agent.h"
+#include "common/defaults.h"
+#include "common/logging.h"
+
+namespace {
+
+constexpr int kUsageError = 2;
+// Bounds that keep CLI11's range messages readable; a node with more than an
+// exabyte of memory can pass 0 and be detected.
+constexpr int64_t kMaxMb = int64_t{1} << 40;
+
+int UsageError(const std::string& message) {
+  std::cerr << "gpusched-agent: " << message << " (see --help)\n";
+  return kUsageError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpusched::agent::AgentOptions options;
+  const char* env_address = std::getenv(gpusched::kDaemonAddressEnv);
+  options.daemon_address = env_address && *env_address ? env_address : gpusched::kDefaultDaemonAddress;
+  options.log_dir = "/var/lib/gpusched/logs";
+  std::vector<std::string> labels;
+  int64_t heartbeat_ms = absl::ToInt64Milliseconds(options.heartbeat_interval);
+  std::string log_level = "info";
+
+  CLI::App app{"gpusched node agent: registers this node with gpuschedd and runs the jobs it is sent"};
+  app.set_version_flag("--version", gpusched::kVersion);
+  app.add_option("--daemon", options.daemon_address,
+                 absl::StrCat("gpuschedd address, host:port (default: $", gpusched::kDaemonAddressEnv, ", else ",
+                              gpusched::kDefaultDaemonAddress, ")"));
+  app.add_option("--node-name", options.node_name, "name of this node (default: the host name)");
+  app.add_option("--advertise-address", options.advertise_address,
+                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0")
+      ->capture_default_str();
+  app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  app.add_option("--gpu-model", options.fake_gpu_model, "model name of the fake GPUs")->capture_default_str();
+  app.add_option("--gpu-memory-mb", options.fake_gpu_memory_mb, "memory of each fake GPU in MB")
+      ->check(CLI::Range(int64_t{1}, kMaxMb))
+      ->capture_default_str();
+  app.add_option("--cpus", options.cpus, "CPUs to offer (default: detect)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--memory-mb", options.memory_mb, "memory to offer in MB (default: detect)")
+      ->check(CLI::Range(int64_t{0}, kMaxMb));
+  app.add_option("--log-dir", options.log_dir, "job logs go to <dir>/job-<id>/rank-<R>.log")->capture_default_str();
+  app.add_option("--label", labels, "node label key=value (repeatable)");
+  app.add_option("--heartbeat-interval-ms", heartbeat_ms, "heartbeat interval until the daemon sets one")
+      ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    return UsageError(e.what());
+  }
+  for (const std::string& label : labels) {
+    auto eq = label.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return UsageError(absl::StrCat("--label \"", label, "\": expected key=value"));
+    }
+    options.labels[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+  options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  gpusched::SetLogLevel(log_level);
+
+  // Blocked before any thread exists, so every thread inherits the mask and
+  // the signals wait for sigwait below (job processes get a clean mask).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto log = gpusched::GetLogger("agent");
+  gpusched::agent::Agent agent(options);
+  if (absl::Status s = agent.Start(); !s.ok()) {
+    std::cerr << "gpusched-agent: " << s.message() << "\n";
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  log->info("received {}, stopping (running jobs are killed)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  agent.Stop();
+  return 0;
+}

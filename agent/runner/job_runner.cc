@@ -1,0 +1,311 @@
+#include "agent/runner/job_runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "agent/runner/launch_plan.h"
+#include "agent/runner/process_spawner.h"
+#include "agent/runner/rank_environment.h"
+#include "common/logging.h"
+
+namespace gpusched::agent {
+namespace {
+
+constexpr absl::Duration kDestructorGrace = absl::Seconds(2);
+// How long Shutdown waits beyond the grace for processes that ignore SIGKILL
+// (stuck in the kernel, e.g. on a dead NFS mount) before it gives up on them.
+constexpr absl::Duration kShutdownSlack = absl::Seconds(5);
+
+std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
+  return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
+}
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? absl::StrCat("SIG", abbrev) : absl::StrCat("signal ", sig);
+}
+
+v1::JobUpdate MakeUpdate(uint64_t job_id, v1::JobUpdate::Kind kind, int exit_code, std::string message,
+                         std::string log_dir) {
+  v1::JobUpdate u;
+  u.set_job_id(job_id);
+  u.set_kind(kind);
+  u.set_exit_code(exit_code);
+  u.set_message(std::move(message));
+  u.set_log_dir(std::move(log_dir));
+  return u;
+}
+
+}  // namespace
+
+JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
+    : options_(std::move(options)),
+      report_(std::move(report)),
+      agent_env_(InheritedAgentEnvironment()),
+      log_(GetLogger(absl::StrCat("agent/", options_.node_name))),
+      shutdown_grace_(kDestructorGrace) {
+  monitor_ = std::thread([this] { MonitorLoop(); });
+}
+
+JobRunner::~JobRunner() { Shutdown(kDestructorGrace); }
+
+void JobRunner::Launch(const v1::LaunchJob& launch) {
+  const uint64_t id = launch.job_id();
+  std::optional<v1::JobUpdate> answer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = jobs_.find(id); it != jobs_.end()) {
+      answer = MakeUpdate(id, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir);
+    } else if (auto done = recent_.Find(id, absl::Now())) {
+      answer = *done;
+    } else if (launching_.contains(id)) {
+      return;  // the first launch will answer
+    } else if (shutting_down_) {
+      answer = MakeUpdate(id, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
+                          absl::StrCat("the agent on ", options_.node_name, " is shutting down"), "");
+    } else {
+      launching_.insert(id);
+    }
+  }
+  if (answer) {
+    log_->info("job {}: not starting it ({}), answering {}", id,
+               answer->message().empty() ? "already ran here" : answer->message(),
+               v1::JobUpdate::Kind_Name(answer->kind()));
+    report_(*answer);
+    return;
+  }
+
+  auto started = StartProcesses(launch);
+  if (!started.ok()) {
+    const std::string log_dir = JobLogDir(options_.log_dir, id);
+    log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
+    v1::JobUpdate failed =
+        MakeUpdate(id, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      launching_.erase(id);
+      recent_.Add(failed, absl::Now());
+    }
+    report_(failed);
+    return;
+  }
+
+  std::vector<int> ranks;
+  for (const Process& p : started->processes) ranks.push_back(p.rank);
+  log_->info("job {}: started {} process(es), rank(s) {}, logs in {}", id, ranks.size(), absl::StrJoin(ranks, ","),
+             started->log_dir);
+  // Reported before the monitor can see the job, so that STARTED always
+  // precedes EXITED.
+  report_(MakeUpdate(id, v1::JobUpdate::KIND_STARTED, 0, "", started->log_dir));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    launching_.erase(id);
+    Job& job = jobs_[id] = *std::move(started);
+    // Shutdown began while this job was starting: it must not outlive the agent.
+    if (shutting_down_) {
+      BeginKillLocked(job, shutdown_grace_, absl::StrCat("the agent on ", options_.node_name, " is stopping"));
+    }
+  }
+  cv_.notify_all();
+}
+
+absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& launch) {
+  LaunchContext context{options_.node_name, options_.log_dir, options_.advertise_address, agent_env_};
+  auto plan = PrepareLaunch(launch, context);
+  if (!plan.ok()) return plan.status();
+
+  Job job;
+  job.id = launch.job_id();
+  job.log_dir = plan->job_log_dir;
+  for (const ProcessSpec& spec : plan->processes) {
+    auto pid = SpawnProcess(spec);
+    if (!pid.ok()) {
+      // All ranks or none: what already runs is taken down before reporting.
+      for (const Process& p : job.processes) {
+        kill(-p.pid, SIGKILL);
+        int status;
+        while (waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+      if (plan->processes.size() > 1) {
+        return absl::Status(pid.status().code(), absl::StrCat("rank ", spec.rank, ": ", pid.status().message()));
+      }
+      return pid.status();
+    }
+    job.processes.push_back(Process{spec.rank, *pid, false});
+  }
+  return job;
+}
+
+void JobRunner::Kill(uint64_t job_id, absl::Duration grace, const std::string& reason) {
+  KillImpl(job_id, grace, reason, /*answer_unknown=*/true);
+}
+
+void JobRunner::KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason) {
+  KillImpl(job_id, grace, reason, /*answer_unknown=*/false);
+}
+
+void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown) {
+  std::optional<v1::JobUpdate> answer;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end()) {
+      BeginKillLocked(it->second, grace, reason);
+    } else if (answer_unknown) {
+      auto done = recent_.Find(job_id, absl::Now());
+      answer = done ? *done : NotRunning(job_id);
+    }
+  }
+  cv_.notify_all();
+  if (answer) {
+    log_->info("job {}: kill for a job that is not running here, answering {} {}", job_id,
+               v1::JobUpdate::Kind_Name(answer->kind()), answer->exit_code());
+    report_(*answer);
+  }
+}
+
+void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason) {
+  if (grace <= absl::ZeroDuration()) grace = options_.default_kill_grace;
+  const SteadyTime deadline = std::chrono::steady_clock::now() + ToChrono(grace);
+  if (job.kill_deadline) {
+    // Already dying: a second kill may only hurry it up.
+    if (deadline < *job.kill_deadline) job.kill_deadline = deadline;
+    return;
+  }
+  log_->info("job {}: killing ({}), SIGKILL after {}", job.id, reason.empty() ? "no reason given" : reason,
+             absl::FormatDuration(grace));
+  job.kill_deadline = deadline;
+  job.kill_reason = reason;
+  for (const Process& p : job.processes) {
+    if (!p.exited) kill(-p.pid, SIGTERM);
+  }
+}
+
+std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
+  std::vector<v1::JobUpdate> finished;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    Job& job = it->second;
+    for (Process& p : job.processes) {
+      if (p.exited) continue;
+      int status = 0;
+      pid_t r = waitpid(p.pid, &status, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) continue;
+      p.exited = true;
+      int code;
+      std::string how;
+      if (r < 0) {
+        // Someone else reaped our child (SIGCHLD set to SIG_IGN, or a waitpid(-1)
+        // elsewhere in the process): the status is gone, so do not claim success.
+        code = 255;
+        how = absl::StrCat("exit status lost (waitpid: ", std::strerror(errno), ")");
+        log_->error("job {}: rank {} (pid {}): {}", job.id, p.rank, p.pid, how);
+      } else if (WIFSIGNALED(status)) {
+        code = 128 + WTERMSIG(status);
+        how = absl::StrCat("killed by ", SignalName(WTERMSIG(status)));
+      } else {
+        code = WEXITSTATUS(status);
+        how = absl::StrCat("exited with code ", code);
+      }
+      // Whatever the rank left behind in its group would outlive the job and
+      // hold on to its GPUs. The group id cannot be reused while members remain.
+      kill(-p.pid, SIGKILL);
+      log_->debug("job {}: rank {} (pid {}) {}", job.id, p.rank, p.pid, how);
+      if (code != 0 && job.exit_code == 0) {
+        job.exit_code = code;
+        job.exit_detail = absl::StrCat("rank ", p.rank, " ", how);
+      }
+    }
+    bool all_exited = true;
+    for (const Process& p : job.processes) all_exited = all_exited && p.exited;
+    if (!all_exited && job.kill_deadline && !job.sigkill_sent && now >= *job.kill_deadline) {
+      log_->info("job {}: grace period over, sending SIGKILL", job.id);
+      job.sigkill_sent = true;
+      for (const Process& p : job.processes) {
+        if (!p.exited) kill(-p.pid, SIGKILL);
+      }
+    }
+    if (!all_exited) {
+      ++it;
+      continue;
+    }
+    std::string message = job.exit_detail;
+    if (job.kill_deadline) {
+      message = absl::StrCat("killed", job.kill_reason.empty() ? "" : absl::StrCat(" (", job.kill_reason, ")"),
+                             message.empty() ? "" : absl::StrCat(": ", message));
+    }
+    log_->info("job {}: all processes exited, exit code {}{}", job.id, job.exit_code,
+               message.empty() ? "" : absl::StrCat(" (", message, ")"));
+    v1::JobUpdate report =
+        MakeUpdate(job.id, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
+    recent_.Add(report, absl::Now());
+    finished.push_back(std::move(report));
+    it = jobs_.erase(it);
+  }
+  return finished;
+}
+
+void JobRunner::MonitorLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    std::vector<v1::JobUpdate> finished = PollLocked(std::chrono::steady_clock::now());
+    if (!finished.empty()) {
+      // Outside the lock: the callback may block on the connection.
+      lock.unlock();
+      for (const v1::JobUpdate& report : finished) report_(report);
+      lock.lock();
+      cv_.notify_all();
+    }
+    if (monitor_stop_) return;
+    cv_.wait_for(lock, ToChrono(options_.poll_interval));
+  }
+}
+
+std::vector<uint64_t> JobRunner::RunningJobIds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> ids;
+  for (const auto& [id, job] : jobs_) ids.push_back(id);
+  return ids;
+}
+
+std::vector<v1::JobUpdate> JobRunner::RecentReports() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return recent_.All(absl::Now());
+}
+
+void JobRunner::Shutdown(absl::Duration grace) {
+  std::lock_guard<std::mutex> one_at_a_time(shutdown_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (monitor_stop_) return;
+  shutting_down_ = true;
+  shutdown_grace_ = grace;
+  const std::string reason = absl::StrCat("the agent on ", options_.node_name, " is stopping");
+  for (auto& [id, job] : jobs_) BeginKillLocked(job, grace, reason);
+  cv_.notify_all();
+  const auto give_up = std::chrono::steady_clock::now() + ToChrono(grace + kShutdownSlack);
+  cv_.wait_until(lock, give_up, [this] { return jobs_.empty() && launching_.empty(); });
+  if (!jobs_.empty()) {
+    std::vector<uint64_t> stuck;
+    for (const auto& [id, job] : jobs_) stuck.push_back(id);
+    log_->error("jobs {} still have processes after SIGKILL; leaving them behind", absl::StrJoin(stuck, ","));
+  }
+  monitor_stop_ = true;
+  cv_.notify_all();
+  lock.unlock();
+  // The monitor hands out the reports of its last round before it returns.
+  if (monitor_.joinable()) monitor_.join();
+}
+
+v1::JobUpdate JobRunner::NotRunning(uint64_t job_id) const {
+  return MakeUpdate(job_id, v1::JobUpdate::KIND_EXITED, 0, absl::StrCat("not running on ", options_.node_name),
+                    "");
+}
+
+}  // namespace gpusched::agent

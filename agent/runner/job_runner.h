@@ -1,0 +1,111 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "spdlog/logger.h"
+
+#include "agent/runner/recent_exits.h"
+#include "gpusched/v1/agent.pb.h"
+
+namespace gpusched::agent {
+
+struct JobRunnerOptions {
+  std::string node_name;
+  std::string log_dir;  // must exist
+  std::string advertise_address = "127.0.0.1";
+  // For a KillJob with grace_ms <= 0: an unset grace should not cost a job its checkpoint.
+  absl::Duration default_kill_grace = absl::Seconds(10);
+  // How often the monitor looks for exited processes and overdue kills.
+  absl::Duration poll_interval = absl::Milliseconds(20);
+};
+
+// Runs the job processes of one node and says what became of them. Every
+// outcome goes to the report callback as a JobUpdate, in order per job:
+// STARTED then EXITED, or LAUNCH_FAILED. Reaps only the pids it started
+// (waitpid(pid, WNOHANG) from its monitor thread), so several runners and
+// whatever else forks can share a process.
+class JobRunner {
+ public:
+  using ReportFn = std::function<void(const v1::JobUpdate&)>;
+
+  JobRunner(JobRunnerOptions options, ReportFn report);
+  ~JobRunner();  // Shutdown with a short grace
+  JobRunner(const JobRunner&) = delete;
+  JobRunner& operator=(const JobRunner&) = delete;
+
+  // Idempotent per job id: a job already running is answered with STARTED
+  // again, one that ended lately with its stored final report.
+  void Launch(const v1::LaunchJob& launch);
+  // SIGTERM to every process group of the job, SIGKILL after `grace` (<= 0:
+  // the default grace). A job not running here is answered with its stored final
+  // report, or EXITED 0 "not running on <node>", so the daemon can close it.
+  void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason);
+  // The same without the answer for jobs that are not running.
+  void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
+
+  std::vector<uint64_t> RunningJobIds() const;
+  // Final reports of the last hour (at most 1000), oldest first.
+  std::vector<v1::JobUpdate> RecentReports();
+
+  // Kills every job (SIGTERM, `grace`, SIGKILL), waits for them, reports their
+  // exits and stops the monitor. Launches after this fail. Safe to call twice.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  using SteadyTime = std::chrono::steady_clock::time_point;
+  struct Process {
+    int rank = 0;
+    pid_t pid = 0;  // also its process group
+    bool exited = false;
+  };
+  struct Job {
+    uint64_t id = 0;
+    std::string log_dir;
+    std::vector<Process> processes;
+    std::optional<SteadyTime> kill_deadline;
+    bool sigkill_sent = false;
+    std::string kill_reason;
+    int exit_code = 0;        // first non-zero exit observed
+    std::string exit_detail;  // who set exit_code, and how
+  };
+
+  absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
+  void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown);
+  void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason);
+  std::vector<v1::JobUpdate> PollLocked(SteadyTime now);
+  void MonitorLoop();
+  v1::JobUpdate NotRunning(uint64_t job_id) const;
+
+  const JobRunnerOptions options_;
+  const ReportFn report_;
+  const std::map<std::string, std::string> agent_env_;
+  std::shared_ptr<spdlog::logger> log_;
+
+  std::mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Job> jobs_;
+  std::set<uint64_t> launching_;
+  RecentExits recent_;
+  bool shutting_down_ = false;
+  absl::Duration shutdown_grace_;
+  bool monitor_stop_ = false;
+  std::thread monitor_;
+};
+
+}  // namespace gpusched::agent

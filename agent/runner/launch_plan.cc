@@ -1,0 +1,161 @@
+#include "agent/runner/launch_plan.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+#include "agent/runner/exec_path.h"
+#include "agent/runner/job_user.h"
+#include "agent/runner/rank_environment.h"
+#include "agent/runner/safe_open.h"
+
+namespace gpusched::agent {
+namespace {
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return !path.empty() && stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// No workdir: the user's home, as after a login; /tmp when there is none.
+// A relative workdir is taken relative to that same place.
+std::string ChooseWorkdir(const std::string& requested, const UserIdentity& user) {
+  std::string base = IsDirectory(user.home) ? user.home : "/tmp";
+  if (requested.empty()) return base;
+  if (requested.front() == '/') return requested;
+  return absl::StrCat(base, "/", requested);
+}
+
+absl::Status MakeJobLogDir(const std::string& dir, const JobIdentity& identity) {
+  if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create log directory \"", dir, "\": ", std::strerror(errno)));
+  }
+  // The job's user must be able to read its own logs.
+  if (identity.switch_user && chown(dir.c_str(), identity.user.uid, identity.user.gid) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("chown \"", dir, "\": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> WriteScript(const std::string& job_log_dir, const std::string& text,
+                                        const JobIdentity& identity) {
+  std::string path = absl::StrCat(job_log_dir, "/script");
+  auto opened = OpenJobFile(path, O_WRONLY | O_CREAT | O_TRUNC, 0700, "script");
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  size_t done = 0;
+  int error = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (error == 0 && identity.switch_user && fchown(fd, identity.user.uid, identity.user.gid) != 0) error = errno;
+  // O_TRUNC does not reset the mode of a script left from an earlier attempt.
+  if (error == 0 && fchmod(fd, 0700) != 0) error = errno;
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("script \"", path, "\": ", std::strerror(error)));
+  }
+  return path;
+}
+
+// Creating every rank's log before the first fork means a log that cannot be
+// written fails the launch while nothing runs yet.
+absl::Status CreateLog(const std::string& path, const JobIdentity& identity) {
+  auto opened = OpenJobFile(path, O_WRONLY | O_CREAT | O_APPEND, 0640, "log file");
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  int error = 0;
+  if (identity.switch_user && fchown(fd, identity.user.uid, identity.user.gid) != 0) error = errno;
+  close(fd);
+  if (error != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("log file \"", path, "\": chown: ", std::strerror(error)));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ToEnvp(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [key, value] : env) out.push_back(absl::StrCat(key, "=", value));
+  return out;
+}
+
+}  // namespace
+
+std::string JobLogDir(const std::string& log_dir, uint64_t job_id) {
+  return absl::StrCat(log_dir, "/job-", job_id);
+}
+
+absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const LaunchContext& context) {
+  const v1::JobSpec& spec = launch.spec();
+  if (spec.argv().empty() && spec.script().empty()) {
+    return absl::InvalidArgumentError("the job has no command: neither argv nor script is set");
+  }
+  if (!spec.argv().empty() && !spec.script().empty()) {
+    return absl::InvalidArgumentError("the job has both argv and script; it must have exactly one");
+  }
+  auto identity = ResolveJobUser(spec.user());
+  if (!identity.ok()) return identity.status();
+
+  LaunchPlan plan;
+  plan.job_log_dir = JobLogDir(context.log_dir, launch.job_id());
+  if (absl::Status s = MakeJobLogDir(plan.job_log_dir, *identity); !s.ok()) return s;
+
+  RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
+                             identity->user.shell, context.node_name,      context.advertise_address,
+                             plan.job_log_dir};
+
+  std::vector<std::string> argv;
+  std::string executable;
+  if (!spec.script().empty()) {
+    auto path = WriteScript(plan.job_log_dir, spec.script(), *identity);
+    if (!path.ok()) return path.status();
+    argv = absl::StartsWith(spec.script(), "#!") ? std::vector<std::string>{*path}
+                                                 : std::vector<std::string>{"/bin/sh", *path};
+    executable = argv[0];
+  } else {
+    argv.assign(spec.argv().begin(), spec.argv().end());
+    // The job's PATH (spec.env may change it) decides which command runs.
+    auto env = RankEnvironment(launch, 0, env_context);
+    auto resolved = ResolveExecutable(argv[0], env["PATH"]);
+    if (!resolved.ok()) return resolved.status();
+    executable = *resolved;
+  }
+
+  std::optional<Credentials> credentials;
+  if (identity->switch_user) {
+    credentials = Credentials{identity->user.name, identity->user.uid, identity->user.gid, identity->user.groups};
+  }
+  const std::string workdir = ChooseWorkdir(spec.workdir(), identity->user);
+  const bool per_node = spec.launch_mode() == v1::LAUNCH_MODE_PER_NODE;
+  const int count = LocalProcessCount(launch);
+  for (int local = 0; local < count; ++local) {
+    ProcessSpec process;
+    process.rank = launch.rank_offset() + (per_node ? 0 : local);
+    process.executable = executable;
+    process.argv = argv;
+    process.env = ToEnvp(RankEnvironment(launch, local, env_context));
+    process.workdir = workdir;
+    process.log_path = absl::StrCat(plan.job_log_dir, "/rank-", process.rank, ".log");
+    process.credentials = credentials;
+    if (absl::Status s = CreateLog(process.log_path, *identity); !s.ok()) return s;
+    plan.processes.push_back(std::move(process));
+  }
+  return plan;
+}
+
+}  // namespace gpusched::agent

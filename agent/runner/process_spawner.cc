@@ -1,0 +1,187 @@
+#include "agent/runner/process_spawner.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+#include "agent/runner/safe_open.h"
+
+namespace gpusched::agent {
+namespace {
+
+// What the child reports through the close-on-exec pipe when it cannot exec.
+enum class Stage : int { kSignals, kSetsid, kStdio, kSetgroups, kSetgid, kSetuid, kChdir, kExec };
+
+struct ChildError {
+  Stage stage;
+  int error;
+};
+
+// NULL-terminated char* views of the strings; they must outlive the fork.
+std::vector<char*> CArray(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// An agent started with stdin, stdout or stderr closed gets those numbers back
+// from open() and pipe(); the child's dup2 onto 0-2 would then clobber them (or,
+// for dup2(fd, fd), keep O_CLOEXEC). Moving every descriptor above 2 avoids both.
+int AboveStdio(int fd) {
+  if (fd < 0 || fd > STDERR_FILENO) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  close(fd);
+  return moved;
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void Reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// Runs in the forked child of a threaded process: only async-signal-safe calls,
+// no allocation, until execve.
+[[noreturn]] void RunChild(const ProcessSpec& spec, char* const* argv, char* const* envp, char* const* sh_argv,
+                           int devnull, int log, int err_pipe) {
+  auto fail = [err_pipe](Stage stage) {
+    ChildError report{stage, errno};
+    ssize_t ignored = write(err_pipe, &report, sizeof(report));
+    (void)ignored;
+    _exit(127);
+  };
+
+  // Signal handlers are reset by exec, but ignored signals and the mask are
+  // inherited; the agent's binary blocks SIGTERM/SIGINT for sigwait, which a
+  // job must not inherit or it could never be stopped with SIGTERM.
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) fail(Stage::kSignals);
+
+  if (setsid() < 0) fail(Stage::kSetsid);
+  if (dup2(devnull, STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) {
+    fail(Stage::kStdio);
+  }
+  if (spec.credentials) {
+    const Credentials& c = *spec.credentials;
+    if (setgroups(c.groups.size(), c.groups.data()) != 0) fail(Stage::kSetgroups);
+    if (setgid(c.gid) != 0) fail(Stage::kSetgid);
+    if (setuid(c.uid) != 0) fail(Stage::kSetuid);
+  }
+  // After the user switch, so that the workdir is checked with the job's rights.
+  if (chdir(spec.workdir.c_str()) != 0) fail(Stage::kChdir);
+
+  // The agent's own descriptors (gRPC sockets, other jobs' logs) stay behind;
+  // only the error pipe must live until exec, which closes it (O_CLOEXEC).
+  if (err_pipe > 3) close_range(3, err_pipe - 1, 0);
+  close_range(err_pipe + 1, ~0U, 0);
+
+  execve(spec.executable.c_str(), argv, envp);
+  // A script without a #! line: do what a shell (and execvp) would.
+  if (errno == ENOEXEC) execve("/bin/sh", sh_argv, envp);
+  fail(Stage::kExec);
+  _exit(127);  // not reached; fail() exits
+}
+
+std::string Describe(const ProcessSpec& spec, const ChildError& e) {
+  std::string error = std::strerror(e.error);
+  std::string as_user = spec.credentials ? absl::StrCat(" (as user ", spec.credentials->user, ")") : "";
+  switch (e.stage) {
+    case Stage::kSignals:
+      return absl::StrCat("resetting the signal mask: ", error);
+    case Stage::kSetsid:
+      return absl::StrCat("setsid: ", error);
+    case Stage::kStdio:
+      return absl::StrCat("redirecting stdin/stdout/stderr: ", error);
+    case Stage::kSetgroups:
+    case Stage::kSetgid:
+    case Stage::kSetuid:
+      return absl::StrCat("switching to user ", spec.credentials ? spec.credentials->user : "?", ": ", error);
+    case Stage::kChdir:
+      return absl::StrCat("workdir \"", spec.workdir, "\": ", error, as_user);
+    case Stage::kExec:
+      return absl::StrCat("exec \"", spec.argv.empty() ? spec.executable : spec.argv[0], "\": ", error, as_user);
+  }
+  return absl::StrCat("starting the process: ", error);
+}
+
+}  // namespace
+
+absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return absl::InvalidArgumentError("empty command");
+
+  // Everything the child touches is built here: after fork it may not allocate.
+  std::vector<char*> argv = CArray(spec.argv);
+  std::vector<char*> envp = CArray(spec.env);
+  std::vector<std::string> sh_strings = {"/bin/sh", spec.executable};
+  sh_strings.insert(sh_strings.end(), spec.argv.begin() + 1, spec.argv.end());
+  std::vector<char*> sh_argv = CArray(sh_strings);
+
+  Fd devnull(AboveStdio(open("/dev/null", O_RDONLY | O_CLOEXEC)));
+  if (devnull.get() < 0) return absl::InternalError(absl::StrCat("open /dev/null: ", std::strerror(errno)));
+  auto log_fd = OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0640, "log file");
+  if (!log_fd.ok()) return log_fd.status();
+  Fd log(AboveStdio(*log_fd));
+  if (log.get() < 0) return absl::InternalError(absl::StrCat("log file: fcntl: ", std::strerror(errno)));
+  if (spec.credentials && fchown(log.get(), spec.credentials->uid, spec.credentials->gid) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("log file \"", spec.log_path, "\": chown: ", std::strerror(errno)));
+  }
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
+  Fd err_read(AboveStdio(pipe_fds[0]));
+  Fd err_write(AboveStdio(pipe_fds[1]));
+  if (err_read.get() < 0 || err_write.get() < 0) {
+    return absl::InternalError(absl::StrCat("pipe: fcntl: ", std::strerror(errno)));
+  }
+
+  pid_t pid = fork();
+  if (pid < 0) return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(errno)));
+  if (pid == 0) RunChild(spec, argv.data(), envp.data(), sh_argv.data(), devnull.get(), log.get(), err_write.get());
+
+  err_write.Reset();
+  ChildError report{};
+  size_t got = 0;
+  while (got < sizeof(report)) {
+    ssize_t n = read(err_read.get(), reinterpret_cast<char*>(&report) + got, sizeof(report) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  // EOF without a report: exec closed the pipe, the command is running.
+  if (got == 0) return pid;
+
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got < sizeof(report)) return absl::InternalError("the child died before exec without saying why");
+  return absl::FailedPreconditionError(Describe(spec, report));
+}
+
+}  // namespace gpusched::agent

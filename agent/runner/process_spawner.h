@@ -1,0 +1,39 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gpusched::agent {
+
+// The user a child switches to before exec (only when the agent runs as root).
+struct Credentials {
+  std::string user;  // for messages only
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
+// One job process, fully prepared: the child of fork() may only copy pointers.
+struct ProcessSpec {
+  int rank = 0;
+  std::string executable;          // path handed to execve
+  std::vector<std::string> argv;   // argv[0] is what error messages name
+  std::vector<std::string> env;    // "KEY=value"
+  std::string workdir;
+  std::string log_path;            // stdout and stderr, appended
+  std::optional<Credentials> credentials;
+};
+
+// Starts the process as the leader of a new session and process group, so that
+// its pid is also the group to signal. Returns once the command is exec'd; a
+// failure on the way (log file, workdir, user switch, exec) comes back as an
+// error a person can act on, e.g. exec "foo": No such file or directory, and
+// leaves no process behind.
+absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec);
+
+}  // namespace gpusched::agent

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "gpusched/v1/agent.pb.h"
+
+namespace gpusched::agent {
+
+// Everything about the node and the job's user that a rank's environment needs,
+// passed in so that RankEnvironment stays a pure function.
+struct RankEnvContext {
+  std::map<std::string, std::string> agent_env;  // only PATH, LANG and TZ are passed on
+  std::string user;                              // the job's user: USER, LOGNAME
+  std::string home;
+  std::string shell;
+  std::string node_name;
+  std::string advertise_address;  // MASTER_ADDR when the launch names none
+  std::string job_log_dir;
+};
+
+// How many processes this node starts for the job: one per allocated GPU (at
+// least one, for CPU-only jobs) in per-GPU mode, exactly one in per-node mode.
+int LocalProcessCount(const v1::LaunchJob& launch);
+
+// The environment of local process `local_index` (0-based) of the job: a small
+// clean base, then spec.env, then the scheduler's variables, which always win.
+std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, int local_index,
+                                                   const RankEnvContext& context);
+
+// PATH, LANG and TZ of this process, for RankEnvContext::agent_env.
+std::map<std::string, std::string> InheritedAgentEnvironment();
+
+}  // namespace gpusched::agent

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <vector>
+
+#include "gpusched/v1/agent.pb.h"
+
+namespace gpusched::agent {
+
+// What DaemonSession asks of the rest of the agent. All calls come from the
+// session's reader thread, one at a time.
+class SessionHandler {
+ public:
+  virtual ~SessionHandler() = default;
+  // The RegisterNode to open each connection with.
+  virtual v1::RegisterNode MakeRegistration() = 0;
+  // The daemon accepted the node. Returns what to send right after the ack.
+  virtual std::vector<v1::AgentMessage> OnRegistered(const v1::RegisterAck& ack) = 0;
+  // A LaunchJob or KillJob.
+  virtual void OnMessage(const v1::DaemonMessage& message) = 0;
+};
+
+}  // namespace gpusched::agent

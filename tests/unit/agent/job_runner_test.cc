@@ -1,0 +1,335 @@
+#include "agent/runner/job_runner.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "test_util.h"
+
+using namespace gpusched::agent;
+using namespace gpusched::agent::testing;
+namespace v1 = gpusched::v1;
+using Kind = v1::JobUpdate;
+
+namespace {
+
+JobRunnerOptions Options(const TempDir& dir) {
+  JobRunnerOptions o;
+  o.node_name = "test-node";
+  o.log_dir = dir.path();
+  return o;
+}
+
+pid_t ReadPid(const std::string& path) {
+  REQUIRE(WaitForFileContaining(path, "\n"));
+  int pid = 0;
+  REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(path)), &pid));
+  return pid;
+}
+
+}  // namespace
+
+TEST_CASE("a job's exit code is reported, and stdout and stderr both land in its rank log") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(1, "echo to-stdout; echo to-stderr >&2; exit 3"));
+
+  auto started = updates.WaitFor(1, Kind::KIND_STARTED);
+  REQUIRE(started);
+  CHECK(started->log_dir() == dir / "job-1");
+  auto exited = updates.WaitFor(1, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 3);
+  CHECK_THAT(exited->message(), Catch::Contains("rank 0 exited with code 3"));
+  const std::string log = ReadFile(dir / "job-1/rank-0.log");
+  CHECK_THAT(log, Catch::Contains("to-stdout"));
+  CHECK_THAT(log, Catch::Contains("to-stderr"));
+  // STARTED comes before EXITED, once each.
+  auto all = updates.All();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].kind() == Kind::KIND_STARTED);
+  CHECK(runner.RunningJobIds().empty());
+}
+
+TEST_CASE("a job that succeeds reports 0") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeLaunch(2, {"true"}));
+  auto exited = updates.WaitFor(2, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 0);
+  CHECK(exited->message().empty());
+}
+
+TEST_CASE("a job killed by signal N reports 128+N") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(3, "kill -USR1 $$"));
+  auto exited = updates.WaitFor(3, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 128 + SIGUSR1);
+  CHECK_THAT(exited->message(), Catch::Contains("SIGUSR1"));
+}
+
+TEST_CASE("per-GPU launch: one process per GPU, each with its rank; the job ends when the last one does") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob launch = MakeShellLaunch(
+      4,
+      "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK CVD=$CUDA_VISIBLE_DEVICES LWS=$LOCAL_WORLD_SIZE WS=$WORLD_SIZE; "
+      "if [ $LOCAL_RANK = 1 ]; then exit 7; fi; sleep 0.3",
+      {3, 5});
+  launch.set_rank_offset(4);
+  launch.set_world_size(8);
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.Launch(launch);
+  auto exited = updates.WaitFor(4, Kind::KIND_EXITED);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 7);  // the first non-zero exit, though rank 4 exits 0 later
+  CHECK_THAT(exited->message(), Catch::Contains("rank 5 exited with code 7"));
+  CHECK(elapsed >= std::chrono::milliseconds(250));
+  CHECK_THAT(ReadFile(dir / "job-4/rank-4.log"), Catch::Contains("RANK=4 LOCAL_RANK=0 CVD=3,5 LWS=2 WS=8"));
+  CHECK_THAT(ReadFile(dir / "job-4/rank-5.log"), Catch::Contains("RANK=5 LOCAL_RANK=1 CVD=3,5 LWS=2 WS=8"));
+}
+
+TEST_CASE("per-node launch: one process, whatever the GPU count") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob launch = MakeShellLaunch(5, "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK LWS=$LOCAL_WORLD_SIZE", {0, 1, 2, 3});
+  launch.mutable_spec()->set_launch_mode(v1::LAUNCH_MODE_PER_NODE);
+  launch.set_rank_offset(1);
+  launch.set_node_rank(1);
+  runner.Launch(launch);
+  REQUIRE(updates.WaitFor(5, Kind::KIND_EXITED));
+  CHECK_THAT(ReadFile(dir / "job-5/rank-1.log"), Catch::Contains("RANK=1 LOCAL_RANK=0 LWS=4"));
+  CHECK(access((dir / "job-5/rank-2.log").c_str(), F_OK) != 0);
+}
+
+TEST_CASE("killing a job takes down its whole process group, grandchildren included") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(6, "sleep 300 & echo $! > " + (dir / "grandchild.pid") + "; wait"));
+  REQUIRE(updates.WaitFor(6, Kind::KIND_STARTED));
+  const pid_t grandchild = ReadPid(dir / "grandchild.pid");
+  REQUIRE_FALSE(ProcessGone(grandchild));
+
+  runner.Kill(6, absl::Seconds(5), "cancelled by test");
+  auto exited = updates.WaitFor(6, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 128 + SIGTERM);
+  CHECK_THAT(exited->message(), Catch::Contains("cancelled by test"));
+  CHECK(WaitForProcessGone(grandchild, absl::Seconds(2)));
+}
+
+TEST_CASE("a process that ignores SIGTERM gets SIGKILL when the grace is over") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(7, "trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done"));
+  REQUIRE(WaitForFileContaining(dir / "job-7/rank-0.log", "ready"));
+
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.Kill(7, absl::Milliseconds(400), "test");
+  auto exited = updates.WaitFor(7, Kind::KIND_EXITED);
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 128 + SIGKILL);
+  CHECK(elapsed >= std::chrono::milliseconds(400));
+  CHECK(elapsed < std::chrono::seconds(3));
+  CHECK_THAT(ReadFile(dir / "job-7/rank-0.log"), Catch::Contains("got TERM"));
+}
+
+TEST_CASE("a missing executable is a launch failure that names it") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeLaunch(8, {"gpusched-no-such-command", "--x"}));
+  auto failed = updates.WaitFor(8, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK(failed->message() == "exec \"gpusched-no-such-command\": No such file or directory");
+
+  // A path with a '/' is not looked up; exec itself fails and says so through the pipe.
+  runner.Launch(MakeLaunch(9, {dir / "missing.sh"}));
+  failed = updates.WaitFor(9, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK(failed->message() == "exec \"" + (dir / "missing.sh") + "\": No such file or directory");
+
+  // A file that is not executable.
+  WriteFile(dir / "not-executable", "echo hi\n");
+  runner.Launch(MakeLaunch(10, {dir / "not-executable"}, {0, 1}));
+  failed = updates.WaitFor(10, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK_THAT(failed->message(), Catch::Contains("Permission denied"));
+  CHECK(updates.Count(10, Kind::KIND_STARTED) == 0);
+  CHECK(runner.RunningJobIds().empty());
+}
+
+TEST_CASE("a missing workdir is a launch failure that names it") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob launch = MakeLaunch(11, {"true"});
+  launch.mutable_spec()->set_workdir(dir / "no-such-dir");
+  runner.Launch(launch);
+  auto failed = updates.WaitFor(11, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK_THAT(failed->message(), Catch::StartsWith("workdir \"" + (dir / "no-such-dir") + "\": No such file"));
+}
+
+TEST_CASE("the job runs in its workdir, with the scheduler's environment and nothing of the agent's") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  REQUIRE(mkdir((dir / "work").c_str(), 0755) == 0);
+  v1::LaunchJob launch = MakeShellLaunch(
+      12, "pwd; echo JOB=$GPUSCHED_JOB_ID NODE=$GPUSCHED_NODE LOGS=$GPUSCHED_LOG_DIR; "
+          "grep SigBlk /proc/self/status; ls /proc/self/fd | tr '\\n' ' '; echo; "
+          "read line; echo stdin-rc=$?");
+  launch.mutable_spec()->set_workdir(dir / "work");
+  // A descriptor without O_CLOEXEC and a blocked SIGTERM, as the agent binary
+  // has (it blocks SIGTERM for sigwait): neither may reach the job.
+  const int leak = dup2(open("/dev/null", O_RDONLY), 77);
+  sigset_t term, old;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &term, &old);
+  runner.Launch(launch);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  close(leak);
+
+  auto exited = updates.WaitFor(12, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  const std::string log = ReadFile(dir / "job-12/rank-0.log");
+  CHECK_THAT(log, Catch::StartsWith(dir / "work\n"));
+  CHECK_THAT(log, Catch::Contains("JOB=12 NODE=test-node LOGS=" + (dir / "job-12")));
+  CHECK_THAT(log, Catch::Contains("SigBlk:\t0000000000000000"));
+  CHECK_THAT(log, Catch::Contains("0 1 2 3 \n"));  // ls's own directory is 3; 77 is gone
+  CHECK_THAT(log, Catch::Contains("stdin-rc=1"));  // /dev/null: end of input at once
+}
+
+TEST_CASE("scripts run with /bin/sh, or with their own #! interpreter") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob plain = MakeLaunch(13, {});
+  plain.mutable_spec()->set_script("echo from-sh; exit 4\n");
+  runner.Launch(plain);
+  v1::LaunchJob shebang = MakeLaunch(14, {});
+  shebang.mutable_spec()->set_script("#!/usr/bin/env sh\necho from-shebang \"$0\"\n");
+  runner.Launch(shebang);
+
+  auto first = updates.WaitFor(13, Kind::KIND_EXITED);
+  REQUIRE(first);
+  CHECK(first->exit_code() == 4);
+  CHECK_THAT(ReadFile(dir / "job-13/rank-0.log"), Catch::Contains("from-sh"));
+  auto second = updates.WaitFor(14, Kind::KIND_EXITED);
+  REQUIRE(second);
+  CHECK(second->exit_code() == 0);
+  CHECK_THAT(ReadFile(dir / "job-14/rank-0.log"), Catch::Contains("from-shebang " + (dir / "job-14/script")));
+}
+
+TEST_CASE("launch is idempotent per job id") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob launch = MakeShellLaunch(15, "echo started-once; read x < " + (dir / "fifo"));
+  REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  runner.Launch(launch);
+  REQUIRE(updates.WaitFor(15, Kind::KIND_STARTED));
+  runner.Launch(launch);  // while running: STARTED again, no second process
+  CHECK(updates.Count(15, Kind::KIND_STARTED) == 2);
+  CHECK(runner.RunningJobIds() == std::vector<uint64_t>{15});
+
+  int fd = open((dir / "fifo").c_str(), O_WRONLY);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, "go\n", 3) == 3);
+  close(fd);
+  REQUIRE(updates.WaitFor(15, Kind::KIND_EXITED));
+  runner.Launch(launch);  // after the end: the stored report, nothing started
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(updates.Count(15, Kind::KIND_EXITED) == 2);
+  CHECK(updates.Count(15, Kind::KIND_STARTED) == 2);
+  const std::string log = ReadFile(dir / "job-15/rank-0.log");
+  CHECK(log == "started-once\n");
+}
+
+TEST_CASE("a kill for a job that is not here is answered so the daemon can close it") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Kill(99, absl::Seconds(1), "cancel");
+  auto answer = updates.WaitFor(99, Kind::KIND_EXITED);
+  REQUIRE(answer);
+  CHECK(answer->exit_code() == 0);
+  CHECK(answer->message() == "not running on test-node");
+
+  runner.KillIfRunning(98, absl::Seconds(1), "stale");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(updates.Count(98, Kind::KIND_EXITED) == 0);
+}
+
+TEST_CASE("shutdown kills every job and reports each exit before it returns") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(16, "echo $$ > " + (dir / "pid") + "; exec sleep 300"));
+  runner.Launch(MakeLaunch(17, {"sleep", "300"}, {0, 1}));
+  REQUIRE(updates.WaitFor(17, Kind::KIND_STARTED));
+  const pid_t pid = ReadPid(dir / "pid");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.Shutdown(absl::Seconds(2));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));  // sleep dies at SIGTERM
+  CHECK(updates.Count(16, Kind::KIND_EXITED) == 1);
+  CHECK(updates.Count(17, Kind::KIND_EXITED) == 1);
+  CHECK(WaitForProcessGone(pid, absl::Seconds(1)));
+
+  runner.Launch(MakeLaunch(18, {"true"}));
+  auto refused = updates.WaitFor(18, Kind::KIND_LAUNCH_FAILED, absl::Seconds(1));
+  REQUIRE(refused);
+  CHECK_THAT(refused->message(), Catch::Contains("shutting down"));
+}
+
+TEST_CASE("as root, a job runs as its user; otherwise another user is refused") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  v1::LaunchJob launch = MakeShellLaunch(19, "id -un; pwd; echo HOME=$HOME");
+  launch.mutable_spec()->set_user("nobody");
+  if (geteuid() == 0) {
+    REQUIRE(getpwnam("nobody") != nullptr);
+    REQUIRE(chmod(dir.path().c_str(), 0755) == 0);  // mkdtemp made it 0700
+    runner.Launch(launch);
+    auto exited = updates.WaitFor(19, Kind::KIND_EXITED);
+    REQUIRE(exited);
+    CHECK(exited->exit_code() == 0);
+    const std::string log = ReadFile(dir / "job-19/rank-0.log");
+    CHECK_THAT(log, Catch::StartsWith("nobody\n/tmp\nHOME=/nonexistent"));
+    struct stat st;
+    REQUIRE(stat((dir / "job-19/rank-0.log").c_str(), &st) == 0);
+    CHECK(st.st_uid == getpwnam("nobody")->pw_uid);
+  } else {
+    runner.Launch(launch);
+    auto failed = updates.WaitFor(19, Kind::KIND_LAUNCH_FAILED);
+    REQUIRE(failed);
+    CHECK_THAT(failed->message(), Catch::Contains("cannot start jobs as nobody"));
+  }
+}

@@ -1,0 +1,154 @@
+#include "agent/runner/launch_plan.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "test_util.h"
+
+using namespace gpusched::agent;
+using namespace gpusched::agent::testing;
+namespace v1 = gpusched::v1;
+
+namespace {
+
+LaunchContext Context(const TempDir& dir) {
+  return LaunchContext{"node-a", dir.path(), "127.0.0.1", {{"PATH", "/usr/bin:/bin"}}};
+}
+
+std::string OwnHome() {
+  const passwd* pw = getpwuid(geteuid());
+  std::string home = pw && pw->pw_dir ? pw->pw_dir : "";
+  struct stat st;
+  return !home.empty() && stat(home.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? home : "/tmp";
+}
+
+}  // namespace
+
+TEST_CASE("a command is looked up in the job's PATH, not the agent's") {
+  TempDir dir;
+  REQUIRE(mkdir((dir / "bin").c_str(), 0755) == 0);
+  WriteFile(dir / "bin/mytool", "#!/bin/sh\necho hi\n");
+  REQUIRE(chmod((dir / "bin/mytool").c_str(), 0755) == 0);
+
+  v1::LaunchJob launch = MakeLaunch(1, {"mytool", "--flag"});
+  (*launch.mutable_spec()->mutable_env())["PATH"] = dir / "bin";
+  auto plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->processes.size() == 1);
+  CHECK(plan->processes[0].executable == dir / "bin/mytool");
+  CHECK(plan->processes[0].argv == std::vector<std::string>{"mytool", "--flag"});
+
+  auto missing = PrepareLaunch(MakeLaunch(2, {"gpusched-no-such-command"}), Context(dir));
+  CHECK(missing.status().code() == absl::StatusCode::kNotFound);
+  CHECK(missing.status().message() == "exec \"gpusched-no-such-command\": No such file or directory");
+}
+
+TEST_CASE("a script is written next to the logs and run by its #! line or by /bin/sh") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(3, {});
+  launch.mutable_spec()->set_script("echo plain\n");
+  auto plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  const std::string script = dir / "job-3/script";
+  CHECK(plan->job_log_dir == dir / "job-3");
+  CHECK(plan->processes[0].argv == std::vector<std::string>{"/bin/sh", script});
+  CHECK(ReadFile(script) == "echo plain\n");
+  struct stat st;
+  REQUIRE(stat(script.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+
+  launch.set_job_id(4);
+  launch.mutable_spec()->set_script("#!/bin/bash\necho bash\n");
+  plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  CHECK(plan->processes[0].argv == std::vector<std::string>{dir / "job-4/script"});
+  CHECK(plan->processes[0].executable == dir / "job-4/script");
+}
+
+TEST_CASE("a job needs exactly one of argv and script") {
+  TempDir dir;
+  v1::LaunchJob neither = MakeLaunch(5, {});
+  CHECK(PrepareLaunch(neither, Context(dir)).status().code() == absl::StatusCode::kInvalidArgument);
+  v1::LaunchJob both = MakeLaunch(6, {"true"});
+  both.mutable_spec()->set_script("true");
+  CHECK(PrepareLaunch(both, Context(dir)).status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("workdir: as given, relative to home, or home when unset") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(7, {"true"});
+  auto plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  CHECK(plan->processes[0].workdir == OwnHome());
+
+  launch.mutable_spec()->set_workdir("/srv/data");
+  CHECK(PrepareLaunch(launch, Context(dir))->processes[0].workdir == "/srv/data");
+  launch.mutable_spec()->set_workdir("proj");
+  CHECK(PrepareLaunch(launch, Context(dir))->processes[0].workdir == OwnHome() + "/proj");
+}
+
+TEST_CASE("each rank gets its own log file, named by its global rank, created up front") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(8, {"true"}, {2, 3});
+  launch.set_rank_offset(6);
+  launch.set_world_size(8);
+  auto plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->processes.size() == 2);
+  CHECK(plan->processes[0].rank == 6);
+  CHECK(plan->processes[1].rank == 7);
+  CHECK(plan->processes[1].log_path == dir / "job-8/rank-7.log");
+  CHECK(access((dir / "job-8/rank-6.log").c_str(), F_OK) == 0);
+  CHECK(access((dir / "job-8/rank-7.log").c_str(), F_OK) == 0);
+
+  // A log that cannot be created fails the launch before any process exists.
+  REQUIRE(mkdir((dir / "job-9").c_str(), 0755) == 0);
+  REQUIRE(mkdir((dir / "job-9/rank-1.log").c_str(), 0755) == 0);
+  launch.set_job_id(9);
+  launch.set_rank_offset(0);
+  auto blocked = PrepareLaunch(launch, Context(dir));
+  REQUIRE_FALSE(blocked.ok());
+  CHECK_THAT(std::string(blocked.status().message()), Catch::Contains("rank-1.log"));
+}
+
+TEST_CASE("the job's user: the agent's own, another one only when the agent is root") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(10, {"true"});
+  launch.mutable_spec()->set_user("gpusched-no-such-user");
+  auto unknown = PrepareLaunch(launch, Context(dir));
+  REQUIRE_FALSE(unknown.ok());
+  if (geteuid() == 0) {
+    CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("no user \"gpusched-no-such-user\""));
+    launch.mutable_spec()->set_user("nobody");
+    auto plan = PrepareLaunch(launch, Context(dir));
+    REQUIRE(plan.ok());
+    REQUIRE(plan->processes[0].credentials.has_value());
+    CHECK(plan->processes[0].credentials->uid == getpwnam("nobody")->pw_uid);
+    // nobody's home does not exist: /tmp rather than a chdir failure.
+    CHECK(plan->processes[0].workdir == "/tmp");
+  } else {
+    CHECK_THAT(std::string(unknown.status().message()), Catch::Contains("cannot start jobs as gpusched-no-such-user"));
+  }
+}
+
+TEST_CASE("files planted in the job's log directory are not followed") {
+  TempDir dir;
+  WriteFile(dir / "precious", "keep me\n");
+  REQUIRE(mkdir((dir / "job-11").c_str(), 0755) == 0);
+  REQUIRE(symlink((dir / "precious").c_str(), (dir / "job-11/rank-0.log").c_str()) == 0);
+  auto symlinked = PrepareLaunch(MakeLaunch(11, {"true"}), Context(dir));
+  REQUIRE_FALSE(symlinked.ok());
+  CHECK_THAT(std::string(symlinked.status().message()), Catch::Contains("is a symbolic link"));
+
+  REQUIRE(mkdir((dir / "job-12").c_str(), 0755) == 0);
+  REQUIRE(link((dir / "precious").c_str(), (dir / "job-12/script").c_str()) == 0);
+  v1::LaunchJob script = MakeLaunch(12, {});
+  script.mutable_spec()->set_script("echo overwritten\n");
+  auto hardlinked = PrepareLaunch(script, Context(dir));
+  REQUIRE_FALSE(hardlinked.ok());
+  CHECK_THAT(std::string(hardlinked.status().message()), Catch::Contains("is not a plain file"));
+  CHECK(ReadFile(dir / "precious") == "keep me\n");
+}
