@@ -1,0 +1,180 @@
+// The one place that includes CLI11: the command-line surface of `gpusched`.
+// Flags are collected as text into each command's options struct; parsing the
+// values is the commands' business, so that their errors name the flag.
+#include "cli/app.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+#include "cli/address.h"
+#include "cli/cancel_command.h"
+#include "cli/errors.h"
+#include "cli/logs_command.h"
+#include "cli/nodes_command.h"
+#include "cli/status_command.h"
+#include "cli/submit_command.h"
+#include "common/defaults.h"
+
+namespace gpusched::cli {
+namespace {
+
+CLI::Option* AddText(CLI::App* app, const std::string& name, std::optional<std::string>* target,
+                     const std::string& type, const std::string& help) {
+  return app
+      ->add_option_function<std::string>(
+          name, [target](const std::string& value) { *target = value; }, help)
+      ->type_name(type);
+}
+
+// One value per occurrence, so that `--env A=1 python x.py` does not take
+// `python` as a second --env.
+CLI::Option* AddRepeated(CLI::App* app, const std::string& name, std::vector<std::string>* target,
+                         const std::string& type, const std::string& help) {
+  return app->add_option(name, *target, help)->type_name(type)->allow_extra_args(false);
+}
+
+struct Commands {
+  SubmitOptions submit;
+  StatusOptions status;
+  CancelOptions cancel;
+  LogsOptions logs;
+  NodesOptions nodes;
+};
+
+using Runner = std::function<absl::StatusOr<int>(CommandContext&)>;
+
+CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
+  CLI::App* sub = app.add_subcommand("submit", "Submit a job: gpusched submit [OPTIONS] -- CMD ARGS...");
+  sub->add_option("CMD", o.command, "The command and its arguments (after --)")->type_name("");
+  // Everything after the first word of the command belongs to the command.
+  sub->positionals_at_end();
+  AddText(sub, "--script", &o.script_path, "FILE", "Run this script (read now, sent with the job) instead of a command");
+  AddText(sub, "--gpus", &o.gpus, "N", "Total GPUs of the gang");
+  AddText(sub, "--nodes", &o.nodes, "N", "Exact number of nodes (with --gpus-per-node)");
+  AddText(sub, "--gpus-per-node", &o.gpus_per_node, "N", "GPUs on each node (with --nodes)");
+  AddText(sub, "--cpus-per-gpu", &o.cpus_per_gpu, "N", "CPUs for each GPU");
+  AddText(sub, "--mem-per-gpu", &o.mem_per_gpu, "SIZE", "Host memory for each GPU: 512M, 16G; a plain number is MB");
+  AddText(sub, "--cpus", &o.cpus, "N", "CPUs of a CPU-only job");
+  AddText(sub, "--mem", &o.mem, "SIZE", "Memory of a CPU-only job: 512M, 16G; a plain number is MB");
+  AddText(sub, "--time", &o.time, "LIMIT", "Time limit, as in Slurm: 90 (minutes), 1:30:00, 2-00:00:00");
+  AddText(sub, "--name", &o.name, "NAME", "Job name");
+  AddText(sub, "--queue", &o.queue, "QUEUE", "Queue to submit to");
+  AddText(sub, "--priority", &o.priority, "N", "Priority within the queue");
+  AddRepeated(sub, "--env", &o.env, "K=V", "Set K=V for the job; K alone copies K from here (repeatable)");
+  AddText(sub, "--workdir", &o.workdir, "DIR", "Working directory of the job (default: the current one)");
+  AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");
+  AddText(sub, "--request-id", &o.request_id, "ID", "Idempotency key: resubmitting with it returns the first job");
+  sub->add_flag("--wait", o.wait, "Block until the job ends; exit 0 only if it COMPLETED");
+  sub->add_flag("--json", o.json, "Print the SubmitJobResponse as JSON");
+  return sub;
+}
+
+CLI::App* DefineStatus(CLI::App& app, StatusOptions& o) {
+  CLI::App* sub = app.add_subcommand("status", "Show the job list, or one job in detail");
+  AddText(sub, "JOB", &o.job, "", "Show this job in detail");
+  auto* all = sub->add_flag("--all,-a", o.all, "List every job, ended ones too");
+  AddRepeated(sub, "--state", &o.states, "STATE", "List jobs in this state (repeatable)")->excludes(all);
+  AddText(sub, "--user,-u", &o.user, "USER", "List this user's jobs");
+  AddText(sub, "--queue,-q", &o.queue, "QUEUE", "List this queue's jobs");
+  sub->add_flag("--json", o.json, "Print the Job, or {\"jobs\":[...]}, as JSON");
+  return sub;
+}
+
+CLI::App* DefineCancel(CLI::App& app, CancelOptions& o) {
+  CLI::App* sub = app.add_subcommand("cancel", "Cancel jobs");
+  sub->add_option("JOB", o.jobs, "Jobs to cancel")->type_name("")->required();
+  return sub;
+}
+
+CLI::App* DefineLogs(CLI::App& app, LogsOptions& o) {
+  CLI::App* sub = app.add_subcommand("logs", "Print a rank's output (stdout and stderr)");
+  sub->add_option("JOB", o.job, "The job")->type_name("")->required();
+  AddText(sub, "--rank,-r", &o.rank, "R", "Global rank whose log to print (default 0)");
+  sub->add_flag("--follow,-f", o.follow, "Keep printing new output until the job ends");
+  return sub;
+}
+
+CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
+  CLI::App* sub = app.add_subcommand("nodes", "Show the cluster's nodes");
+  sub->add_flag("--json", o.json, "Print the ListNodesResponse as JSON");
+  return sub;
+}
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const ClientFactory& make_client,
+           std::ostream& out, std::ostream& err) {
+  CLI::App app("Submit and inspect jobs on a gpusched GPU cluster.", "gpusched");
+  app.set_version_flag("--version", absl::StrCat("gpusched ", kVersion));
+  std::optional<std::string> addr;
+  AddText(&app, "--addr", &addr, "HOST:PORT",
+          absl::StrCat("gpuschedd address (else $", kDaemonAddressEnv, ", cli.toml, ", kDefaultDaemonAddress, ")"));
+  // Subcommands pass options they do not know up to here: --addr may follow the command name.
+  app.fallthrough();
+
+  Commands commands;
+  const std::vector<std::pair<CLI::App*, Runner>> subcommands = {
+      {DefineSubmit(app, commands.submit), [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
+      {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
+      {DefineCancel(app, commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
+      {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
+      {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
+  };
+  app.require_subcommand(1);
+
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
+    app.parse(reversed);
+  } catch (const CLI::Success& e) {
+    return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      if (std::vector<std::string> extra = app.remaining(); !extra.empty()) {
+        err << "gpusched: unknown command \"" << extra.front() << "\" (see gpusched --help)\n";
+        return kExitUsage;
+      }
+      err << "gpusched: a command is required: submit, status, cancel, logs or nodes (see gpusched --help)\n";
+      return kExitUsage;
+    }
+    std::string hint = "gpusched --help";
+    for (const auto& [sub, run] : subcommands) {
+      if (sub->parsed()) hint = absl::StrCat("gpusched ", sub->get_name(), " --help");
+    }
+    err << ErrorLine(UsageError(absl::StrCat(e.what(), " (see ", hint, ")"))) << '\n';
+    return kExitUsage;
+  }
+
+  auto runner = std::find_if(subcommands.begin(), subcommands.end(),
+                             [](const auto& entry) { return entry.first->parsed(); });
+  if (runner == subcommands.end()) {  // require_subcommand makes this unreachable
+    err << "gpusched: a command is required (see gpusched --help)\n";
+    return kExitUsage;
+  }
+
+  try {
+    auto address = ResolveDaemonAddress(addr, ctx);
+    if (!address.ok()) {
+      err << ErrorLine(address.status()) << '\n';
+      return ExitCodeFor(address.status());
+    }
+    std::unique_ptr<SchedulerClient> client = make_client(*address);
+    CommandContext command{*client, ctx, out, err};
+    absl::StatusOr<int> result = runner->second(command);
+    out.flush();
+    if (!result.ok()) {
+      err << ErrorLine(result.status()) << '\n';
+      return ExitCodeFor(result.status());
+    }
+    return *result;
+  } catch (const std::exception& e) {
+    err << "gpusched: internal error: " << e.what() << '\n';
+    return kExitFailed;
+  }
+}
+
+}  // namespace gpusched::cli

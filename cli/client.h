@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+#include "gpusched/v1/scheduler.pb.h"
+
+namespace gpusched::cli {
+
+// The daemon as the commands see it. Commands depend on this interface, not on
+// gRPC, so that their behaviour is tested against a fake.
+//
+// Errors: the daemon's own answers keep their code and message; a daemon that
+// cannot be reached is UnreachableError (exit code 3).
+class SchedulerClient {
+ public:
+  virtual ~SchedulerClient() = default;
+
+  virtual absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) = 0;
+  virtual absl::StatusOr<v1::Job> GetJob(uint64_t job_id) = 0;
+  // One page; see ListAllJobs for the whole list.
+  virtual absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request) = 0;
+  virtual absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListNodesResponse> ListNodes() = 0;
+
+  // Streams events to on_event until it returns false, the daemon ends the
+  // stream, or `timeout` passes; each of those is OK. The caller re-reads the
+  // job afterwards, so a bounded watch never misses an end for long.
+  virtual absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
+                                 const std::function<bool(const v1::JobEvent&)>& on_event) = 0;
+};
+
+using ClientFactory = std::function<std::unique_ptr<SchedulerClient>(const std::string& address)>;
+
+// Follows next_page_token until the daemon has sent every matching job.
+absl::StatusOr<v1::ListJobsResponse> ListAllJobs(SchedulerClient& client, v1::ListJobsRequest request);
+
+}  // namespace gpusched::cli

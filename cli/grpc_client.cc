@@ -1,0 +1,109 @@
+#include "cli/grpc_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+#include "cli/errors.h"
+#include "gpusched/v1/scheduler.grpc.pb.h"
+
+namespace gpusched::cli {
+namespace {
+
+class GrpcSchedulerClient final : public SchedulerClient {
+ public:
+  explicit GrpcSchedulerClient(std::string address)
+      : address_(std::move(address)),
+        channel_(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
+        stub_(v1::Scheduler::NewStub(channel_)) {}
+
+  absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) override {
+    return Unary<v1::SubmitJobResponse>(&v1::Scheduler::Stub::SubmitJob, request);
+  }
+
+  absl::StatusOr<v1::Job> GetJob(uint64_t job_id) override {
+    v1::GetJobRequest request;
+    request.set_job_id(job_id);
+    return Unary<v1::Job>(&v1::Scheduler::Stub::GetJob, request);
+  }
+
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request) override {
+    return Unary<v1::ListJobsResponse>(&v1::Scheduler::Stub::ListJobs, request);
+  }
+
+  absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& request) override {
+    return Unary<v1::CancelJobResponse>(&v1::Scheduler::Stub::CancelJob, request);
+  }
+
+  absl::StatusOr<v1::ListNodesResponse> ListNodes() override {
+    return Unary<v1::ListNodesResponse>(&v1::Scheduler::Stub::ListNodes, v1::ListNodesRequest());
+  }
+
+  absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
+                         const std::function<bool(const v1::JobEvent&)>& on_event) override {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+    std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader = stub_->WatchJobs(&context, request);
+    v1::JobEvent event;
+    bool stopped = false;
+    while (reader->Read(&event)) {
+      if (!on_event(event)) {
+        stopped = true;
+        context.TryCancel();
+        while (reader->Read(&event)) {
+        }
+        break;
+      }
+    }
+    grpc::Status status = reader->Finish();
+    if (stopped || status.ok()) return absl::OkStatus();
+    // Our own deadline on a connected channel is the normal end of a bounded watch.
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && Connected()) {
+      return absl::OkStatus();
+    }
+    return Convert(status);
+  }
+
+ private:
+  template <typename Response, typename Request, typename Method>
+  absl::StatusOr<Response> Unary(Method method, const Request& request) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+    Response response;
+    grpc::Status status = (stub_.get()->*method)(&context, request, &response);
+    if (!status.ok()) return Convert(status);
+    return response;
+  }
+
+  bool Connected() { return channel_->GetState(false) == GRPC_CHANNEL_READY; }
+
+  // UNAVAILABLE or DEADLINE_EXCEEDED while the channel never got a connection
+  // means nobody answered; the same codes on a live connection are the
+  // daemon's own answer and keep its message.
+  absl::Status Convert(const grpc::Status& status) {
+    const auto code = status.error_code();
+    if ((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) &&
+        !Connected()) {
+      return UnreachableError(address_);
+    }
+    if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "gpuschedd at ", address_, " did not answer within ", absl::FormatDuration(kRpcTimeout)));
+    }
+    // gRPC and absl share the canonical code numbers.
+    return absl::Status(static_cast<absl::StatusCode>(code), status.error_message());
+  }
+
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Scheduler::Stub> stub_;
+};
+
+}  // namespace
+
+std::unique_ptr<SchedulerClient> MakeGrpcSchedulerClient(const std::string& address) {
+  return std::make_unique<GrpcSchedulerClient>(address);
+}
+
+}  // namespace gpusched::cli

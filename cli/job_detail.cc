@@ -1,0 +1,128 @@
+#include "cli/job_detail.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+#include "cli/format.h"
+#include "cli/sizes.h"
+#include "cli/table.h"
+#include "common/job_states.h"
+#include "common/proto_time.h"
+#include "common/time_limit.h"
+
+namespace gpusched::cli {
+namespace {
+
+void Field(std::ostream& out, absl::string_view label, absl::string_view value) {
+  std::string padded = absl::StrCat(label, ":");
+  padded.resize(std::max<size_t>(padded.size() + 1, 13), ' ');
+  out << padded << value << '\n';
+}
+
+std::string Indent(const std::string& text) {
+  std::string result;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    absl::StrAppend(&result, "  ", line, "\n");
+  }
+  return result;
+}
+
+std::string DescribeScript(const std::string& script) {
+  std::vector<absl::string_view> lines = absl::StrSplit(script, '\n', absl::SkipEmpty());
+  if (lines.empty()) return "(empty script)";
+  return absl::StrCat(lines.size(), lines.size() == 1 ? " line: " : " lines, first: ", lines.front());
+}
+
+}  // namespace
+
+std::string DescribeResources(const v1::Resources& r) {
+  std::vector<std::string> parts;
+  const int64_t gpus = RequestedGpus(r);
+  if (gpus > 0) {
+    std::string part = absl::StrCat(gpus, gpus == 1 ? " GPU" : " GPUs");
+    if (r.nodes() > 0) absl::StrAppend(&part, " (", r.nodes(), r.nodes() == 1 ? " node" : " nodes",
+                                       " x ", r.gpus_per_node(), ")");
+    parts.push_back(part);
+  } else if (r.nodes() > 0) {
+    parts.push_back(absl::StrCat(r.nodes(), r.nodes() == 1 ? " node" : " nodes"));
+  }
+  if (r.cpus_per_gpu() > 0) parts.push_back(absl::StrCat(r.cpus_per_gpu(), " CPUs/GPU"));
+  if (r.mem_per_gpu_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_per_gpu_mb()), "/GPU"));
+  if (r.cpus() > 0) parts.push_back(absl::StrCat(r.cpus(), r.cpus() == 1 ? " CPU" : " CPUs"));
+  if (r.mem_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_mb()), " memory"));
+  if (parts.empty()) return "daemon defaults";
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone zone) {
+  const v1::JobSpec& spec = job.spec();
+  std::ostringstream out;
+  out << "Job " << job.id() << (spec.name().empty() ? "" : absl::StrCat(" (", spec.name(), ")")) << '\n';
+  Field(out, "State", StateName(job.state()));
+  if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
+    Field(out, "Stopping", absl::StrCat("its processes are being stopped; it will end ", StateName(job.stopping_as())));
+  }
+  if (!job.reason().empty()) Field(out, "Reason", job.reason());
+  Field(out, "User", spec.user());
+  Field(out, "Queue", spec.queue().empty() ? "(default)" : spec.queue());
+  Field(out, "Priority", absl::StrCat(spec.priority()));
+  if (spec.argv_size() > 0) {
+    Field(out, "Command", ShellJoin(spec.argv()));
+  } else {
+    Field(out, "Script", DescribeScript(spec.script()));
+  }
+  Field(out, "Workdir", spec.workdir());
+  if (!spec.env().empty()) {
+    // Names only: values may hold tokens, and anyone may run `status`.
+    std::vector<std::string> names;
+    for (const auto& [name, value] : spec.env()) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    Field(out, "Env", absl::StrJoin(names, " "));
+  }
+  Field(out, "Resources", DescribeResources(spec.resources()));
+  Field(out, "Launch", LaunchModeName(spec.launch_mode()));
+  Field(out, "Time limit", FormatTimeLimit(spec.time_limit_s()));
+  Field(out, "Submitted", FormatTimestamp(job.submit_time(), zone));
+  Field(out, "Started", FormatTimestamp(job.start_time(), zone));
+  Field(out, "Ended", FormatTimestamp(job.end_time(), zone));
+  Field(out, IsSet(job.start_time()) ? "Run time" : "Waited", FormatElapsed(JobElapsed(job, now)));
+  if (IsTerminal(job.state())) Field(out, "Exit code", absl::StrCat(job.exit_code()));
+  if (!job.client_request_id().empty()) Field(out, "Request id", job.client_request_id());
+
+  const v1::Allocation& alloc = job.allocation();
+  if (alloc.nodes_size() > 0) {
+    Field(out, "Placement", FormatPlacement(alloc));
+    if (!alloc.master_addr().empty()) {
+      Field(out, "Master", absl::StrCat(alloc.master_addr(), ":", alloc.master_port()));
+    }
+    std::vector<const v1::NodeAllocation*> nodes;
+    for (const auto& node : alloc.nodes()) nodes.push_back(&node);
+    std::stable_sort(nodes.begin(), nodes.end(),
+                     [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
+    Table table({"NODE", "RANK", "ADDRESS", "GPUS", "CPUS", "MEMORY", "LOG DIR"});
+    for (const v1::NodeAllocation* node : nodes) {
+      std::vector<int32_t> gpus(node->gpu_indices().begin(), node->gpu_indices().end());
+      table.AddRow({node->node(), absl::StrCat(node->node_rank()), node->address(),
+                    FormatIndexList(gpus), node->cpus() > 0 ? absl::StrCat(node->cpus()) : "",
+                    node->mem_mb() > 0 ? FormatSizeMb(node->mem_mb()) : "", node->log_dir()});
+    }
+    out << "Allocation:\n" << Indent(table.ToString());
+  }
+
+  if (job.events_size() > 0) {
+    Table table({"TIME", "STATE", "REASON"});
+    for (const v1::JobEvent& event : job.events()) {
+      table.AddRow({FormatTimestamp(event.time(), zone), std::string(StateName(event.state())),
+                    event.reason()});
+    }
+    out << "Events:\n" << Indent(table.ToString());
+  }
+  return out.str();
+}
+
+}  // namespace gpusched::cli

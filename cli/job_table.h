@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+
+#include "absl/time/time.h"
+
+#include "gpusched/v1/types.pb.h"
+#include "google/protobuf/repeated_ptr_field.h"
+
+namespace gpusched::cli {
+
+// The `gpusched status` list: ID NAME USER QUEUE STATE GPUS NODES TIME REASON,
+// one row per job in the order given.
+std::string RenderJobTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, absl::Time now);
+
+}  // namespace gpusched::cli

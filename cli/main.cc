@@ -1,0 +1,25 @@
+#include <grpc/support/log.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/app.h"
+#include "cli/grpc_client.h"
+#include "cli/local_context.h"
+
+namespace {
+
+// gRPC's own connection logging would add lines to the one-line error the
+// CLI promises; GRPC_VERBOSITY still turns it back on for debugging.
+void SilenceGrpcLogs(gpr_log_func_args*) {}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(SilenceGrpcLogs);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  return gpusched::cli::RunCli(args, gpusched::cli::LocalContext::FromProcess(),
+                               gpusched::cli::MakeGrpcSchedulerClient, std::cout, std::cerr);
+}

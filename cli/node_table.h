@@ -1,0 +1,14 @@
+#pragma once
+
+#include <string>
+
+#include "gpusched/v1/types.pb.h"
+#include "google/protobuf/repeated_ptr_field.h"
+
+namespace gpusched::cli {
+
+// `gpusched nodes`: NAME STATE GPUS MODEL CPUS MEMORY JOBS REASON, with
+// free/total for GPUs, CPUs and memory.
+std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& nodes);
+
+}  // namespace gpusched::cli

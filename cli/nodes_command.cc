@@ -1,0 +1,22 @@
+#include "cli/nodes_command.h"
+
+#include "cli/errors.h"
+#include "cli/json_output.h"
+#include "cli/node_table.h"
+
+namespace gpusched::cli {
+
+absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
+  auto nodes = cmd.client.ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  if (options.json) {
+    auto json = ToJson(*nodes);
+    if (!json.ok()) return json.status();
+    cmd.out << *json << '\n';
+  } else {
+    cmd.out << RenderNodeTable(nodes->nodes());
+  }
+  return kExitOk;
+}
+
+}  // namespace gpusched::cli

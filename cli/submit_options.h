@@ -1,0 +1,36 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched::cli {
+
+// `gpusched submit` as typed. Values stay text until BuildSubmitRequest parses
+// them, so that every error names the flag it came from.
+struct SubmitOptions {
+  std::vector<std::string> command;  // after `--`
+  std::optional<std::string> script_path;
+
+  std::optional<std::string> gpus;
+  std::optional<std::string> nodes;
+  std::optional<std::string> gpus_per_node;
+  std::optional<std::string> cpus_per_gpu;
+  std::optional<std::string> mem_per_gpu;
+  std::optional<std::string> cpus;
+  std::optional<std::string> mem;
+  std::optional<std::string> time;
+  std::optional<std::string> priority;
+
+  std::optional<std::string> name;
+  std::optional<std::string> queue;
+  std::optional<std::string> workdir;
+  std::optional<std::string> launch;
+  std::optional<std::string> request_id;
+  std::vector<std::string> env;  // K=V, or K to copy K from this environment
+
+  bool wait = false;
+  bool json = false;
+};
+
+}  // namespace gpusched::cli

@@ -1,0 +1,166 @@
+#include "cli/submit_request.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+#include "cli/errors.h"
+#include "cli/sizes.h"
+#include "common/time_limit.h"
+
+namespace gpusched::cli {
+namespace {
+
+absl::Status FlagError(absl::string_view flag, absl::string_view value, absl::string_view why) {
+  return UsageError(absl::StrCat("invalid ", flag, " \"", value, "\": ", why));
+}
+
+// Counts: whole numbers, never negative. `allow_negative` is for priority.
+absl::Status ParseInt(absl::string_view flag, const std::optional<std::string>& text, int64_t* out,
+                      bool allow_negative = false) {
+  if (!text.has_value()) return absl::OkStatus();
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(*text, &value)) return FlagError(flag, *text, "expected a whole number");
+  if (value < 0 && !allow_negative) return FlagError(flag, *text, "must not be negative");
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ParseSize(absl::string_view flag, const std::optional<std::string>& text, int64_t* out) {
+  if (!text.has_value()) return absl::OkStatus();
+  auto mb = ParseSizeMb(*text);
+  if (!mb.ok()) return UsageError(absl::StrCat("invalid ", flag, ": ", mb.status().message()));
+  *out = *mb;
+  return absl::OkStatus();
+}
+
+bool IsEnvName(absl::string_view name) {
+  if (name.empty() || absl::ascii_isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+absl::Status AddEnv(const std::string& item, const LocalContext& ctx, v1::JobSpec* spec) {
+  const size_t eq = item.find('=');
+  const std::string name = item.substr(0, eq);
+  if (!IsEnvName(name)) {
+    return FlagError("--env", item, "expected NAME=VALUE or NAME, with NAME made of letters, digits and _");
+  }
+  if (eq != std::string::npos) {
+    (*spec->mutable_env())[name] = item.substr(eq + 1);
+    return absl::OkStatus();
+  }
+  std::optional<std::string> value = ctx.getenv ? ctx.getenv(name) : std::nullopt;
+  if (!value.has_value()) return FlagError("--env", item, absl::StrCat(name, " is not set here to copy"));
+  (*spec->mutable_env())[name] = *value;
+  return absl::OkStatus();
+}
+
+absl::Status SetCommand(const SubmitOptions& options, const LocalContext& ctx, v1::JobSpec* spec) {
+  const bool has_command = !options.command.empty();
+  if (has_command && options.script_path.has_value()) {
+    return UsageError("give either a command after -- or --script FILE, not both");
+  }
+  if (options.script_path.has_value()) {
+    const std::string path = AbsolutePath(ctx, *options.script_path);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return UsageError(absl::StrCat("cannot read --script ", path, ": ", std::strerror(errno)));
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (text.str().empty()) return UsageError(absl::StrCat("--script ", path, " is empty"));
+    spec->set_script(text.str());
+    return absl::OkStatus();
+  }
+  if (!has_command) return UsageError("nothing to run: give a command after -- or --script FILE");
+  if (options.command.front().empty()) return UsageError("the command after -- is an empty string");
+  for (const std::string& arg : options.command) spec->add_argv(arg);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string NewRequestId() {
+  std::random_device device;
+  std::uniform_int_distribution<uint64_t> bits;
+  return absl::StrFormat("%016x%016x", bits(device), bits(device));
+}
+
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options,
+                                                        const LocalContext& ctx) {
+  v1::SubmitJobRequest request;
+  v1::JobSpec& spec = *request.mutable_spec();
+  v1::Resources& res = *spec.mutable_resources();
+
+  if (auto s = SetCommand(options, ctx, &spec); !s.ok()) return s;
+
+  int64_t value = 0;
+  struct CountFlag {
+    const char* flag;
+    const std::optional<std::string>& text;
+    void (v1::Resources::*set)(int64_t);
+  };
+  for (const CountFlag& f : {CountFlag{"--gpus", options.gpus, &v1::Resources::set_gpus},
+                             CountFlag{"--nodes", options.nodes, &v1::Resources::set_nodes},
+                             CountFlag{"--gpus-per-node", options.gpus_per_node, &v1::Resources::set_gpus_per_node},
+                             CountFlag{"--cpus-per-gpu", options.cpus_per_gpu, &v1::Resources::set_cpus_per_gpu},
+                             CountFlag{"--cpus", options.cpus, &v1::Resources::set_cpus}}) {
+    if (!f.text.has_value()) continue;
+    if (auto s = ParseInt(f.flag, f.text, &value); !s.ok()) return s;
+    (res.*f.set)(value);
+  }
+  if (options.mem_per_gpu.has_value()) {
+    if (auto s = ParseSize("--mem-per-gpu", options.mem_per_gpu, &value); !s.ok()) return s;
+    res.set_mem_per_gpu_mb(value);
+  }
+  if (options.mem.has_value()) {
+    if (auto s = ParseSize("--mem", options.mem, &value); !s.ok()) return s;
+    res.set_mem_mb(value);
+  }
+  if (options.priority.has_value()) {
+    if (auto s = ParseInt("--priority", options.priority, &value, /*allow_negative=*/true); !s.ok()) {
+      return s;
+    }
+    spec.set_priority(value);
+  }
+  if (options.time.has_value()) {
+    auto seconds = ParseTimeLimit(*options.time);
+    if (!seconds.ok()) return UsageError(absl::StrCat("invalid --time: ", seconds.status().message()));
+    spec.set_time_limit_s(*seconds);
+  }
+  if (options.launch.has_value()) {
+    if (*options.launch == "per-gpu") {
+      spec.set_launch_mode(v1::LAUNCH_MODE_PER_GPU);
+    } else if (*options.launch == "per-node") {
+      spec.set_launch_mode(v1::LAUNCH_MODE_PER_NODE);
+    } else {
+      return FlagError("--launch", *options.launch, "expected per-gpu or per-node");
+    }
+  }
+  for (const std::string& item : options.env) {
+    if (auto s = AddEnv(item, ctx, &spec); !s.ok()) return s;
+  }
+
+  if (options.name.has_value()) spec.set_name(*options.name);
+  if (options.queue.has_value()) spec.set_queue(*options.queue);
+  spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
+  spec.set_user(ctx.user);
+
+  if (options.request_id.has_value()) {
+    if (options.request_id->empty()) return FlagError("--request-id", "", "must not be empty");
+    request.set_client_request_id(*options.request_id);
+  } else {
+    request.set_client_request_id(NewRequestId());
+  }
+  return request;
+}
+
+}  // namespace gpusched::cli

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+#include "cli/local_context.h"
+#include "cli/submit_options.h"
+#include "gpusched/v1/scheduler.pb.h"
+
+namespace gpusched::cli {
+
+// Turns the typed options into the request. Only what the CLI alone can know
+// is checked here — unparsable values, negative counts, command vs script; the
+// daemon validates the rest against the cluster. Errors are UsageErrors that
+// name the flag.
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options,
+                                                        const LocalContext& ctx);
+
+// 128 random bits as hex: a fresh idempotency key per invocation, so that the
+// client may retry a submit whose answer was lost.
+std::string NewRequestId();
+
+}  // namespace gpusched::cli

@@ -1,0 +1,149 @@
+// Where the CLI looks for gpuschedd: --addr > $GPUSCHED_ADDR > cli.toml > default.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/address.h"
+#include "cli/config_file.h"
+#include "cli/errors.h"
+#include "test_context.h"
+
+using namespace gpusched::cli;
+using namespace gpusched::cli::testing;
+
+namespace {
+
+// A private XDG config dir and a private "system" dir, removed at the end.
+struct ConfigDirs {
+  std::filesystem::path root;
+  ConfigDirs() {
+    root = std::filesystem::temp_directory_path() / ("gpusched-cli-addr-" + std::to_string(getpid()));
+    std::filesystem::create_directories(root / "xdg/gpusched");
+    std::filesystem::create_directories(root / "etc");
+  }
+  ~ConfigDirs() { std::filesystem::remove_all(root); }
+  std::string user_file() const { return (root / "xdg/gpusched/cli.toml").string(); }
+  std::string system_file() const { return (root / "etc/cli.toml").string(); }
+  void Write(const std::string& path, const std::string& text) const { std::ofstream(path) << text; }
+  void Configure(FakeHost& host) const {
+    host.env["XDG_CONFIG_HOME"] = (root / "xdg").string();
+    host.system_config_dir = (root / "etc").string();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the daemon address comes from the flag, then the environment, then config files, then the default") {
+  ConfigDirs dirs;
+  FakeHost host;
+  dirs.Configure(host);
+  auto resolve = [&](std::optional<std::string> flag) {
+    auto address = ResolveDaemonAddress(flag, host.Context());
+    INFO(address.status().ToString());
+    REQUIRE(address.ok());
+    return *address;
+  };
+
+  CHECK(resolve(std::nullopt) == "127.0.0.1:6870");
+
+  dirs.Write(dirs.system_file(), "address = \"sys:1\"\n");
+  CHECK(resolve(std::nullopt) == "sys:1");
+
+  dirs.Write(dirs.user_file(), "# mine\naddress = \"user:2\"  # the lab cluster\n");
+  CHECK(resolve(std::nullopt) == "user:2");
+
+  host.env["GPUSCHED_ADDR"] = "env:3";
+  CHECK(resolve(std::nullopt) == "env:3");
+
+  CHECK(resolve(std::string("flag:4")) == "flag:4");
+
+  // A user file without an address leaves the choice to the system file.
+  host.env.erase("GPUSCHED_ADDR");
+  dirs.Write(dirs.user_file(), "# nothing yet\n");
+  CHECK(resolve(std::nullopt) == "sys:1");
+
+  // An empty variable counts as unset.
+  host.env["GPUSCHED_ADDR"] = "";
+  CHECK(resolve(std::nullopt) == "sys:1");
+}
+
+TEST_CASE("without XDG_CONFIG_HOME the user file is ~/.config/gpusched/cli.toml") {
+  FakeHost host;
+  host.home = "/home/bob";
+  auto paths = CliConfigPaths(host.Context());
+  REQUIRE(paths.size() == 2);
+  CHECK(paths[0] == "/home/bob/.config/gpusched/cli.toml");
+  CHECK(paths[1] == "/nonexistent/etc/gpusched/cli.toml");
+}
+
+TEST_CASE("a malformed config file is reported with its path and line") {
+  struct Case {
+    const char* text;
+    int line;
+    const char* why;
+  };
+  auto c = GENERATE(values<Case>({
+      {"address \"h:1\"\n", 1, "expected '='"},
+      {"\n# ok\naddress = h:1\n", 3, "must be a quoted string"},
+      {"address = \"h:1\n", 1, "unterminated string"},
+      {"address = \"h:1\" extra\n", 1, "unexpected text"},
+      {"adress = \"h:1\"\n", 1, "unknown key \"adress\""},
+      {"address = \"no-port\"\n", 1, "not HOST:PORT"},
+      {"= \"h:1\"\n", 1, "expected `key = \"value\"`"},
+      {"[cli]\n", 1, "expected `key = \"value\"`"},
+  }));
+  INFO(c.text);
+  ConfigDirs dirs;
+  FakeHost host;
+  dirs.Configure(host);
+  dirs.Write(dirs.user_file(), c.text);
+  auto address = ResolveDaemonAddress(std::nullopt, host.Context());
+  REQUIRE_FALSE(address.ok());
+  CHECK(IsUsageError(address.status()));
+  const std::string where = dirs.user_file() + ":" + std::to_string(c.line) + ": ";
+  CHECK_THAT(std::string(address.status().message()), Catch::StartsWith(where) && Catch::Contains(c.why));
+
+  // The flag and the environment bypass a broken file.
+  CHECK(ResolveDaemonAddress(std::string("h:9"), host.Context()).ok());
+  host.env["GPUSCHED_ADDR"] = "h:9";
+  CHECK(ResolveDaemonAddress(std::nullopt, host.Context()).ok());
+}
+
+TEST_CASE("the whole command line uses the resolved address and reports a bad one as a usage error") {
+  ConfigDirs dirs;
+  FakeHost host;
+  dirs.Configure(host);
+  FakeSchedulerClient client;
+
+  CHECK(RunGpusched({"nodes"}, client, host).address == "127.0.0.1:6870");
+  host.env["GPUSCHED_ADDR"] = "env:3";
+  CHECK(RunGpusched({"nodes"}, client, host).address == "env:3");
+  CHECK(RunGpusched({"--addr", "flag:4", "nodes"}, client, host).address == "flag:4");
+  CHECK(RunGpusched({"nodes", "--addr", "flag:5"}, client, host).address == "flag:5");
+  CHECK(RunGpusched({"nodes", "--addr=flag:6"}, client, host).address == "flag:6");
+
+  host.env.erase("GPUSCHED_ADDR");
+  dirs.Write(dirs.user_file(), "address = 5\n");
+  Invocation run = RunGpusched({"nodes"}, client, host);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err == "gpusched: " + dirs.user_file() + ":1: the value of \"address\" must be a quoted string\n");
+
+  run = RunGpusched({"--addr", "nohost", "nodes"}, client, host);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err == "gpusched: invalid --addr \"nohost\": expected HOST:PORT\n");
+}
+
+TEST_CASE("daemon addresses are HOST:PORT or a gRPC target with a scheme") {
+  for (const char* good : {"127.0.0.1:6870", "head-node:1", "[::1]:6870", "unix:/run/gpusched.sock",
+                           "dns:///sched.example:6870"}) {
+    INFO(good);
+    CHECK(IsValidDaemonAddress(good));
+  }
+  for (const char* bad : {"", "host", ":6870", "host:", "host:0", "host:65536", "host:http", "a b:1", "unix:"}) {
+    INFO(bad);
+    CHECK_FALSE(IsValidDaemonAddress(bad));
+  }
+}

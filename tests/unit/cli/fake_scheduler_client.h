@@ -1,0 +1,93 @@
+#pragma once
+
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+#include "cli/client.h"
+
+namespace gpusched::cli::testing {
+
+// A daemon in memory: records every request and answers from what the test
+// put in. GetJob answers follow `job_script` (one Job per call, the last one
+// repeating) when it is set, so that a test can play a job's life.
+class FakeSchedulerClient final : public SchedulerClient {
+ public:
+  // Requests seen.
+  std::vector<v1::SubmitJobRequest> submits;
+  std::vector<uint64_t> gets;
+  std::vector<v1::ListJobsRequest> lists;
+  std::vector<v1::CancelJobRequest> cancels;
+  int watches = 0;
+
+  // Answers.
+  uint64_t next_job_id = 42;
+  std::map<uint64_t, v1::Job> jobs;
+  std::deque<v1::Job> job_script;
+  std::vector<v1::ListJobsResponse> list_pages;  // page i answers token "" for i = 0, else "p<i>"
+  std::map<uint64_t, absl::Status> cancel_errors;
+  v1::ListNodesResponse nodes;
+  absl::Status fail_all;  // when set, every call fails with it
+  absl::Status watch_status = absl::UnimplementedError("no watch here");
+  std::vector<v1::JobEvent> watch_events;
+
+  absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) override {
+    submits.push_back(request);
+    if (!fail_all.ok()) return fail_all;
+    v1::SubmitJobResponse response;
+    response.mutable_job()->set_id(next_job_id);
+    *response.mutable_job()->mutable_spec() = request.spec();
+    response.mutable_job()->set_state(v1::JOB_STATE_PENDING);
+    return response;
+  }
+
+  absl::StatusOr<v1::Job> GetJob(uint64_t job_id) override {
+    gets.push_back(job_id);
+    if (!fail_all.ok()) return fail_all;
+    if (!job_script.empty()) {
+      v1::Job job = job_script.front();
+      if (job_script.size() > 1) job_script.pop_front();
+      return job;
+    }
+    auto it = jobs.find(job_id);
+    if (it == jobs.end()) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+    return it->second;
+  }
+
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request) override {
+    lists.push_back(request);
+    if (!fail_all.ok()) return fail_all;
+    if (list_pages.empty()) return v1::ListJobsResponse();
+    size_t page = 0;
+    if (!request.page_token().empty()) page = std::stoul(request.page_token().substr(1));
+    return list_pages.at(page);
+  }
+
+  absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& request) override {
+    cancels.push_back(request);
+    if (!fail_all.ok()) return fail_all;
+    if (auto it = cancel_errors.find(request.job_id()); it != cancel_errors.end()) return it->second;
+    v1::CancelJobResponse response;
+    response.mutable_job()->set_id(request.job_id());
+    return response;
+  }
+
+  absl::StatusOr<v1::ListNodesResponse> ListNodes() override {
+    if (!fail_all.ok()) return fail_all;
+    return nodes;
+  }
+
+  absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
+                         const std::function<bool(const v1::JobEvent&)>& on_event) override {
+    ++watches;
+    if (!fail_all.ok()) return fail_all;
+    for (const v1::JobEvent& event : watch_events) {
+      if (!on_event(event)) break;
+    }
+    return watch_status;
+  }
+};
+
+}  // namespace gpusched::cli::testing
