@@ -1,0 +1,97 @@
+// What grpcurl and other languages' clients rely on: health, reflection,
+// WatchJobs, and the CLI finding the daemon from the environment.
+
+#include <catch2/catch.hpp>
+#include <future>
+#include <thread>
+
+#include "grpcpp/create_channel.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "tests/integration/test_cluster.h"
+
+using namespace gpusched;
+using gpusched::testing::TestCluster;
+
+namespace {
+
+std::string ToString(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  buffer.Dump(&slices).IgnoreError();
+  std::string out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+grpc::ByteBuffer ToBuffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+}  // namespace
+
+TEST_CASE("grpc.health.v1 answers SERVING", "[integration]") {
+  TestCluster cluster(std::vector<gpusched::testing::AgentSpec>{});
+  grpc::GenericStub stub(grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  grpc::ByteBuffer request = ToBuffer(""), response;  // HealthCheckRequest{service: ""}
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
+                 [&](grpc::Status s) { done.set_value(s); });
+  REQUIRE(done.get_future().get().ok());
+  CHECK(ToString(response) == std::string("\x08\x01", 2));  // status: SERVING
+}
+
+TEST_CASE("server reflection lists the gpusched services", "[integration]") {
+  TestCluster cluster(std::vector<gpusched::testing::AgentSpec>{});
+  grpc::GenericStub stub(grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials()));
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  auto call = stub.PrepareCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", &cq);
+  void* tag;
+  bool ok;
+  auto step = [&](int id) {
+    REQUIRE(cq.Next(&tag, &ok));
+    REQUIRE(ok);
+    REQUIRE(tag == reinterpret_cast<void*>(id));
+  };
+  call->StartCall(reinterpret_cast<void*>(1));
+  step(1);
+  call->Write(ToBuffer(std::string("\x3a\x00", 2)), reinterpret_cast<void*>(2));  // list_services: ""
+  step(2);
+  grpc::ByteBuffer response;
+  call->Read(&response, reinterpret_cast<void*>(3));
+  step(3);
+  const std::string text = ToString(response);
+  CHECK(text.find("gpusched.v1.Scheduler") != std::string::npos);
+  CHECK(text.find("gpusched.v1.AgentGateway") != std::string::npos);
+  ctx.TryCancel();
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(4));
+  REQUIRE(cq.Next(&tag, &ok));
+}
+
+TEST_CASE("WatchJobs streams every state change of a job", "[integration]") {
+  TestCluster cluster;
+  grpc::ClientContext ctx;
+  v1::WatchJobsRequest request;  // every job
+  auto reader = cluster.stub().WatchJobs(&ctx, request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the subscription land
+  uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/true"});
+  std::vector<v1::JobState> seen;
+  v1::JobEvent event;
+  while (reader->Read(&event)) {
+    if (event.job_id() != id) continue;
+    if (seen.empty() || seen.back() != event.state()) seen.push_back(event.state());
+    if (event.state() == v1::JOB_STATE_COMPLETED) break;
+  }
+  ctx.TryCancel();
+  CHECK(seen == std::vector<v1::JobState>{v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING,
+                                          v1::JOB_STATE_COMPLETED});
+}
+
+TEST_CASE("the CLI reports an unreachable daemon with exit code 3", "[integration]") {
+  auto r = gpusched::testing::RunCommand({GPUSCHED_CLI_BIN, "status"}, {{"GPUSCHED_ADDR", "127.0.0.1:1"}});
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("cannot reach gpuschedd at 127.0.0.1:1") != std::string::npos);
+}

@@ -1,0 +1,93 @@
+// kill -9 of the daemon: nothing acknowledged is lost, running jobs carry on.
+
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "grpcpp/completion_queue.h"
+#include "tests/integration/test_cluster.h"
+
+using namespace gpusched;
+using gpusched::testing::TestCluster;
+
+namespace {
+
+struct InFlight {
+  grpc::ClientContext ctx;
+  v1::SubmitJobResponse response;
+  grpc::Status status;
+  std::string request_id;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::SubmitJobResponse>> reader;
+};
+
+}  // namespace
+
+TEST_CASE("kill -9 during a burst of 500 concurrent submits loses no acknowledged job", "[integration]") {
+  TestCluster cluster(std::vector<gpusched::testing::AgentSpec>{});  // no agents: every job stays PENDING
+  grpc::CompletionQueue cq;
+  std::map<InFlight*, std::unique_ptr<InFlight>> calls;
+  int issued = 0;
+  auto issue = [&] {
+    auto call = std::make_unique<InFlight>();
+    call->request_id = "burst-" + std::to_string(issued++);
+    call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::SubmitJobRequest request;
+    request.set_client_request_id(call->request_id);
+    request.mutable_spec()->set_name(call->request_id);
+    request.mutable_spec()->add_argv("/bin/true");
+    request.mutable_spec()->mutable_resources()->set_gpus(1);
+    call->reader = cluster.stub().AsyncSubmitJob(&call->ctx, request, &cq);
+    InFlight* tag = call.get();
+    call->reader->Finish(&call->response, &call->status, tag);
+    calls[tag] = std::move(call);
+  };
+
+  // Keep 500 submits in flight; crash the daemon once 1,000 are acknowledged.
+  for (int i = 0; i < 500; ++i) issue();
+  std::map<std::string, uint64_t> acknowledged;
+  bool crashed = false;
+  void* tag;
+  bool ok;
+  while (!calls.empty() && cq.Next(&tag, &ok)) {
+    auto call = std::move(calls[static_cast<InFlight*>(tag)]);
+    calls.erase(static_cast<InFlight*>(tag));
+    if (call->status.ok()) acknowledged[call->request_id] = call->response.job().id();
+    if (!crashed && acknowledged.size() >= 1000) {
+      cluster.CrashDaemon();
+      crashed = true;
+    }
+    if (!crashed) issue();
+  }
+  REQUIRE(crashed);
+  INFO(acknowledged.size() << " acknowledged of " << issued << " issued");
+
+  cluster.StartDaemon();
+  for (const auto& [request_id, id] : acknowledged) {
+    v1::Job job = cluster.GetJob(id);
+    CHECK(job.client_request_id() == request_id);
+    CHECK(job.state() == v1::JOB_STATE_PENDING);
+  }
+  // A retried submit of an acknowledged request returns the same job.
+  const auto& [first_request, first_id] = *acknowledged.begin();
+  v1::SubmitJobRequest retry;
+  retry.set_client_request_id(first_request);
+  retry.mutable_spec()->add_argv("/bin/true");
+  v1::SubmitJobResponse response;
+  grpc::ClientContext ctx;
+  REQUIRE(cluster.stub().SubmitJob(&ctx, retry, &response).ok());
+  CHECK(response.duplicate());
+  CHECK(response.job().id() == first_id);
+}
+
+TEST_CASE("a job running across a daemon crash finishes once, and is reported", "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  const std::string marker = cluster.dir() + "/runs";
+  uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "echo run >> " + marker + "; sleep 2"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  cluster.CrashDaemon();
+  cluster.StartDaemon();
+  v1::Job job = cluster.WaitForEnd(id, 30);
+  CHECK(job.state() == v1::JOB_STATE_COMPLETED);
+  CHECK(gpusched::testing::ReadFile(marker) == "run\n");  // never started twice
+}

@@ -1,0 +1,80 @@
+// Multi-node gangs across two real agents.
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "tests/integration/test_cluster.h"
+
+using namespace gpusched;
+using gpusched::testing::TestCluster;
+
+namespace {
+
+std::map<std::string, std::string> ParseVars(const std::string& line) {
+  std::map<std::string, std::string> vars;
+  std::regex kv(R"((\w+)=(\S*))");
+  for (auto it = std::sregex_iterator(line.begin(), line.end(), kv); it != std::sregex_iterator(); ++it) {
+    vars[(*it)[1]] = (*it)[2];
+  }
+  return vars;
+}
+
+}  // namespace
+
+TEST_CASE("a 2-node x 2-GPU gang starts on both agents with distinct RANKs and one MASTER_ADDR", "[integration]") {
+  TestCluster cluster;
+  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "2", "--", "/bin/sh", "-c",
+                                "echo RANK=$RANK WORLD_SIZE=$WORLD_SIZE LOCAL_RANK=$LOCAL_RANK "
+                                "LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE NODE_RANK=$NODE_RANK NNODES=$NNODES "
+                                "MASTER=$MASTER_ADDR:$MASTER_PORT CVD=$CUDA_VISIBLE_DEVICES NODE=$GPUSCHED_NODE"});
+  v1::Job job = cluster.WaitForEnd(id);
+  REQUIRE(job.state() == v1::JOB_STATE_COMPLETED);
+  REQUIRE(job.allocation().nodes_size() == 2);
+  CHECK(job.allocation().nodes(0).node() != job.allocation().nodes(1).node());
+
+  std::set<std::string> ranks, masters, nodes;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto logs = cluster.Cli({"logs", std::to_string(id), "--rank", std::to_string(rank)});
+    INFO("rank " << rank << ": " << logs.out << logs.err);
+    REQUIRE(logs.exit_code == 0);
+    auto vars = ParseVars(logs.out);
+    CHECK(vars["RANK"] == std::to_string(rank));
+    CHECK(vars["WORLD_SIZE"] == "4");
+    CHECK(vars["LOCAL_WORLD_SIZE"] == "2");
+    CHECK(vars["NNODES"] == "2");
+    CHECK(vars["CVD"].size() == 3);  // two GPU indices, "i,j"
+    ranks.insert(vars["RANK"]);
+    masters.insert(vars["MASTER"]);
+    nodes.insert(vars["NODE"]);
+  }
+  CHECK(ranks.size() == 4);
+  CHECK(masters.size() == 1);
+  CHECK(nodes.size() == 2);
+  CHECK(*masters.begin() == job.allocation().master_addr() + ":" + std::to_string(job.allocation().master_port()));
+}
+
+TEST_CASE("a gang waits whole: no part of it starts while one node is busy", "[integration]") {
+  TestCluster cluster;
+  uint64_t blocker = cluster.Submit({"--gpus", "4", "--", "/bin/sleep", "300"});
+  cluster.WaitForState(blocker, v1::JOB_STATE_RUNNING);
+  uint64_t gang = cluster.Submit({"--nodes", "2", "--gpus-per-node", "2", "--", "/bin/true"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  v1::Job waiting = cluster.GetJob(gang);
+  CHECK(waiting.state() == v1::JOB_STATE_PENDING);
+  CHECK(waiting.reason() == "waiting for 2 nodes with 2 free GPUs each (1 have them now)");
+  auto status = cluster.Cli({"status"});
+  CHECK(status.out.find("waiting for 2 nodes") != std::string::npos);
+
+  v1::ListNodesResponse nodes;
+  grpc::ClientContext ctx;
+  REQUIRE(cluster.stub().ListNodes(&ctx, {}, &nodes).ok());
+  int64_t free = 0;
+  for (const auto& node : nodes.nodes()) free += node.gpus_free();
+  CHECK(free == 4);  // the idle node holds nothing for the half-placed gang
+
+  REQUIRE(cluster.Cli({"cancel", std::to_string(blocker)}).exit_code == 0);
+  CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_COMPLETED);
+}

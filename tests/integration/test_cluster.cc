@@ -1,0 +1,170 @@
+#include "tests/integration/test_cluster.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "common/job_states.h"
+#include "grpcpp/create_channel.h"
+
+namespace gpusched::testing {
+namespace {
+
+int FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+void Sleep(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+std::unique_ptr<grpc::ClientContext> Context(int seconds = 5) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  return ctx;
+}
+
+}  // namespace
+
+TestCluster::TestCluster(std::vector<AgentSpec> agents) : agent_specs_(std::move(agents)) {
+  char tmpl[] = "/tmp/gpusched-it-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  port_ = FreeLoopbackPort();
+  address_ = "127.0.0.1:" + std::to_string(port_);
+  StartDaemon();
+  if (!agent_specs_.empty()) {
+    StartAgents();
+    WaitForNodesUp(agent_specs_.size());
+  }
+}
+
+TestCluster::~TestCluster() {
+  for (auto& agent : agents_) agent->Signal(SIGTERM);
+  for (auto& agent : agents_) agent->Wait();
+  if (daemon_) {
+    daemon_->Signal(SIGTERM);
+    daemon_->Wait();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void TestCluster::StartDaemon() {
+  const std::string log = dir_ + "/daemon.log";
+  const std::string ready = "serving on " + address_;
+  auto count_ready = [&] {
+    std::string text = ReadFile(log);
+    size_t n = 0;
+    for (size_t at = text.find(ready); at != std::string::npos; at = text.find(ready, at + 1)) ++n;
+    return n;
+  };
+  const size_t before = count_ready();
+  daemon_ = std::make_unique<Subprocess>(
+      std::vector<std::string>{GPUSCHEDD_BIN, "serve", "--listen", address_, "--state-dir", dir_ + "/state",
+                               "--kill-grace-ms", "1000", "--tick-ms", "50"},
+      log);
+  for (int i = 0; i < 400 && count_ready() == before; ++i) {
+    REQUIRE(daemon_->running());
+    Sleep(25);
+  }
+  REQUIRE(count_ready() > before);
+  // A fresh channel: an old one may sit in reconnect backoff after a crash.
+  stub_ = v1::Scheduler::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+}
+
+void TestCluster::CrashDaemon() {
+  daemon_->Signal(SIGKILL);
+  daemon_->Wait();
+}
+
+void TestCluster::StartAgents() {
+  for (const AgentSpec& spec : agent_specs_) {
+    agents_.push_back(std::make_unique<Subprocess>(
+        std::vector<std::string>{GPUSCHED_AGENT_BIN, "--daemon", address_, "--node-name", spec.name, "--fake-gpus",
+                                 std::to_string(spec.gpus), "--log-dir", dir_ + "/logs/" + spec.name,
+                                 "--heartbeat-interval-ms", "500"},
+        dir_ + "/agent-" + spec.name + ".log"));
+  }
+}
+
+void TestCluster::WaitForNodesUp(size_t count) {
+  for (int i = 0; i < 400; ++i) {
+    v1::ListNodesResponse nodes;
+    if (stub_->ListNodes(Context().get(), {}, &nodes).ok()) {
+      size_t up = 0;
+      for (const auto& node : nodes.nodes()) up += node.state() == v1::NODE_STATE_UP ? 1 : 0;
+      if (up >= count) return;
+    }
+    Sleep(25);
+  }
+  FAIL("agents did not register; daemon log:\n" << daemon_->Log());
+}
+
+CommandResult TestCluster::Cli(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {GPUSCHED_CLI_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, {{"GPUSCHED_ADDR", address_}});
+}
+
+uint64_t TestCluster::Submit(const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {"submit"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = Cli(argv);
+  INFO("gpusched submit: " << r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string marker = "Submitted job ";
+  auto at = r.out.find(marker);
+  REQUIRE(at != std::string::npos);
+  return std::stoull(r.out.substr(at + marker.size()));
+}
+
+v1::Job TestCluster::GetJob(uint64_t id) const {
+  v1::GetJobRequest request;
+  request.set_job_id(id);
+  v1::Job job;
+  grpc::Status status = stub_->GetJob(Context().get(), request, &job);
+  INFO("GetJob " << id << ": " << status.error_message());
+  REQUIRE(status.ok());
+  return job;
+}
+
+v1::Job TestCluster::WaitForEnd(uint64_t id, double seconds) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1000));
+  while (true) {
+    v1::Job job = GetJob(id);
+    if (IsTerminal(job.state())) return job;
+    if (std::chrono::steady_clock::now() > deadline) {
+      FAIL("job " << id << " still " << StateName(job.state()) << " (" << job.reason() << ")\ndaemon log:\n"
+                  << daemon_->Log());
+    }
+    Sleep(50);
+  }
+}
+
+v1::Job TestCluster::WaitForState(uint64_t id, v1::JobState state, double seconds) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(int(seconds * 1000));
+  while (true) {
+    v1::Job job = GetJob(id);
+    if (job.state() == state) return job;
+    if (IsTerminal(job.state()) || std::chrono::steady_clock::now() > deadline) {
+      FAIL("job " << id << " is " << StateName(job.state()) << " (" << job.reason() << "), expected "
+                  << StateName(state));
+    }
+    Sleep(50);
+  }
+}
+
+}  // namespace gpusched::testing

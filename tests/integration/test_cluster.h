@@ -1,0 +1,55 @@
+#pragma once
+
+// A real cluster on loopback for integration tests: one gpuschedd and a few
+// gpusched-agent processes with fake GPUs, in a fresh temporary directory.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpusched/v1/scheduler.grpc.pb.h"
+#include "tests/integration/subprocess.h"
+
+namespace gpusched::testing {
+
+struct AgentSpec {
+  std::string name;
+  int gpus;
+};
+
+class TestCluster {
+ public:
+  explicit TestCluster(std::vector<AgentSpec> agents = {{"node-a", 4}, {"node-b", 4}});
+  ~TestCluster();
+
+  // (Re)starts the daemon on the same state directory and port.
+  void StartDaemon();
+  // SIGKILL, as a crash: nothing is flushed or cleaned up.
+  void CrashDaemon();
+  void StartAgents();
+  void WaitForNodesUp(size_t count);
+
+  // Runs the gpusched CLI against this cluster.
+  CommandResult Cli(const std::vector<std::string>& args) const;
+  // Submits through the CLI; returns the job id (REQUIREs success).
+  uint64_t Submit(const std::vector<std::string>& args) const;
+  // Polls GetJob until the job is in a terminal state (REQUIREs it within `seconds`).
+  v1::Job WaitForEnd(uint64_t id, double seconds = 20) const;
+  v1::Job WaitForState(uint64_t id, v1::JobState state, double seconds = 20) const;
+  v1::Job GetJob(uint64_t id) const;
+
+  v1::Scheduler::Stub& stub() const { return *stub_; }
+  const std::string& address() const { return address_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::string address_;
+  int port_ = 0;
+  std::vector<AgentSpec> agent_specs_;
+  std::unique_ptr<Subprocess> daemon_;
+  std::vector<std::unique_ptr<Subprocess>> agents_;
+  std::unique_ptr<v1::Scheduler::Stub> stub_;
+};
+
+}  // namespace gpusched::testing
