@@ -12,19 +12,21 @@ namespace {
 constexpr int kDefaultPageSize = 1000;
 constexpr int kMaxPageSize = 10000;
 
-grpc::Status NotFound(uint64_t job_id) {
-  return grpc::Status(grpc::StatusCode::NOT_FOUND, absl::StrCat("job ", job_id, " not found"));
+// The committed job, with NotFound for an id that was never acknowledged.
+absl::StatusOr<v1::Job> ReadJob(store::JobReader& reader, uint64_t job_id, bool with_events) {
+  auto job = reader.GetJob(job_id, with_events);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  return std::move(**job);
 }
 
 }  // namespace
 
 void SchedulerService::ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out) {
   reads_.Post([job_id, reactor, out](store::JobReader& reader) {
-    auto job = reader.GetJob(job_id, /*with_events=*/false);
-    if (!job.ok()) return reactor->Finish(ToGrpcStatus(job.status()));
-    if (!job->has_value()) return reactor->Finish(NotFound(job_id));
-    *out = std::move(**job);
-    reactor->Finish(grpc::Status::OK);
+    auto job = ReadJob(reader, job_id, /*with_events=*/false);
+    if (job.ok()) *out = std::move(*job);
+    reactor->Finish(ToGrpcStatus(job.status()));
   });
 }
 
@@ -57,11 +59,9 @@ grpc::ServerUnaryReactor* SchedulerService::GetJob(grpc::CallbackServerContext* 
                                                    v1::Job* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   reads_.Post([request, response, reactor](store::JobReader& reader) {
-    auto job = reader.GetJob(request->job_id(), /*with_events=*/true);
-    if (!job.ok()) return reactor->Finish(ToGrpcStatus(job.status()));
-    if (!job->has_value()) return reactor->Finish(NotFound(request->job_id()));
-    *response = std::move(**job);
-    reactor->Finish(grpc::Status::OK);
+    auto job = ReadJob(reader, request->job_id(), /*with_events=*/true);
+    if (job.ok()) *response = std::move(*job);
+    reactor->Finish(ToGrpcStatus(job.status()));
   });
   return reactor;
 }
@@ -115,12 +115,11 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
     // Not active: either it never existed or it has already ended.
     const uint64_t id = request->job_id();
     reads_.Post([id, reactor, response](store::JobReader& reader) {
-      auto stored = reader.GetJob(id, /*with_events=*/false);
+      auto stored = ReadJob(reader, id, /*with_events=*/false);
       if (!stored.ok()) return reactor->Finish(ToGrpcStatus(stored.status()));
-      if (!stored->has_value()) return reactor->Finish(NotFound(id));
-      *response->mutable_job() = **stored;
+      *response->mutable_job() = *stored;
       reactor->Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                   absl::StrCat("job ", id, " has already ended (", StateName((*stored)->state()), ")")));
+                                   absl::StrCat("job ", id, " has already ended (", StateName(stored->state()), ")")));
     });
   });
   return reactor;

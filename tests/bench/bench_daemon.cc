@@ -1,0 +1,177 @@
+#include "tests/bench/bench_daemon.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace gpusched::bench {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<char*> CStrings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : keep_dir_(keep_dir) {
+  char tmpl[] = "/tmp/gpusched-bench-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  const std::string log = dir_ + "/daemon.log";
+  // Port 0: the daemon picks a free port and logs the address it serves on.
+  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                                   dir_ + "/state"};
+  std::vector<char*> cargs = CStrings(argv);
+  pid_ = fork();
+  if (pid_ == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    int in = open("/dev/null", O_RDONLY);
+    dup2(in, 0);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  const std::string marker = "serving on ";
+  for (int i = 0; i < 400; ++i) {
+    const std::string text = ReadFile(log);
+    if (auto at = text.find(marker); at != std::string::npos) {
+      const auto begin = at + marker.size();
+      const auto end = text.find_first_of(", \n", begin);
+      if (end != std::string::npos) {
+        address_ = text.substr(begin, end - begin);
+        return;
+      }
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("gpuschedd exited at start:\n" + text);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  throw std::runtime_error("gpuschedd did not start within 10 s:\n" + ReadFile(log));
+}
+
+BenchDaemon::~BenchDaemon() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+  if (!keep_dir_) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string BenchDaemon::Status(const std::string& key) const {
+  std::istringstream in(ReadFile("/proc/" + std::to_string(pid_) + "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key + ":", 0) == 0) return line.substr(key.size() + 1);
+  }
+  return "";
+}
+
+int64_t BenchDaemon::RssKb() const { return std::atoll(Status("VmRSS").c_str()); }
+int64_t BenchDaemon::HighWaterRssKb() const { return std::atoll(Status("VmHWM").c_str()); }
+int BenchDaemon::Threads() const { return std::atoi(Status("Threads").c_str()); }
+
+double BenchDaemon::CpuSeconds() const {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid_) + "/stat");
+  // Fields after the command name (which may hold spaces): state is field 3,
+  // utime field 14, stime field 15.
+  std::istringstream in(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int n = 3; in >> field; ++n) {
+    if (n == 14 || n == 15) ticks += std::atof(field.c_str());
+    if (n == 15) break;
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+int64_t BenchDaemon::FileBytes(const std::string& path) const {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+}
+
+TimedRun RunTimed(const std::vector<std::string>& argv, const std::string& addr, const std::string& out_path) {
+  const std::string err_path = out_path + ".err";
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargs = CStrings(args);
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("GPUSCHED_ADDR", addr.c_str(), 1);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int in = open("/dev/null", O_RDONLY);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(cargs[0], cargs.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  TimedRun run;
+  run.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::string out = ReadFile(out_path);
+  run.stdout_bytes = static_cast<int64_t>(out.size());
+  for (char c : out) run.stdout_lines += c == '\n' ? 1 : 0;
+  run.stderr_text = ReadFile(err_path);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
+  return run;
+}
+
+double SelfCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double MachineBusySeconds() {
+  std::istringstream in(ReadFile("/proc/stat"));
+  std::string cpu;
+  in >> cpu;  // the "cpu" line sums every CPU: user nice system idle iowait irq softirq steal ...
+  double busy = 0, value = 0;
+  for (int field = 0; field < 8 && in >> value; ++field) {
+    if (field != 3 && field != 4) busy += value;
+  }
+  return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+std::string LoadAverage() {
+  std::istringstream in(ReadFile("/proc/loadavg"));
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+}  // namespace gpusched::bench

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds and runs submit_bench (a benchmark, not a test) and prints its tables.
+#   tests/bench/run.sh [submit_bench flags...]     e.g. --measure-s 10 --clients 1,16,64
+# Environment: BUILD_DIR (default <repo>/build), JOBS (build parallelism, default 2),
+# OUT_DIR (CSV + full output; default $BUILD_DIR/bench-results/<time>).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build}
+JOBS=${JOBS:-2}
+OUT=${OUT_DIR:-$BUILD/bench-results/$(date +%Y%m%d-%H%M%S)}
+
+if [[ -f $BUILD/CMakeCache.txt ]]; then
+  cmake -S "$ROOT" -B "$BUILD" >/dev/null
+else
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja >/dev/null
+fi
+cmake --build "$BUILD" -j"$JOBS" --target submit_bench
+
+mkdir -p "$OUT"
+{
+  echo "command: $BUILD/tests/bench/submit_bench --out $OUT $*"
+  echo "uptime before: $(uptime)"
+  rc=0
+  "$BUILD/tests/bench/submit_bench" --out "$OUT" "$@" || rc=$?
+  echo "uptime after: $(uptime)"
+  exit "$rc"
+} 2>&1 | tee "$OUT/output.txt"
