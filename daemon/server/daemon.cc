@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "daemon/server/agent_gateway_service.h"
+#include "daemon/server/batch_committer.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
@@ -63,18 +64,26 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
                     recovered->client_request_ids);
 
   d->hub_ = std::make_unique<JobEventHub>();
-  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->store_, *d->hub_, options.tick);
+  d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_);
+  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, options.tick);
   auto reads = ReadPool::Open(d->db_path_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
   d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_);
+  d->committer_->Start();
   d->loop_->Start();
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &d->port_);
+  // Ping idle agent streams so that a vanished host ends its stream (and its
+  // node goes DOWN) in seconds, and let agents ping us for the same reason.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.RegisterService(d->scheduler_service_.get());
   builder.RegisterService(d->agent_service_.get());
   d->server_ = builder.BuildAndStart();
@@ -97,6 +106,7 @@ void Daemon::Shutdown() {
     server_.reset();
   }
   if (loop_) loop_->Stop();
+  if (committer_) committer_->Stop();
   reads_.reset();
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);

@@ -25,6 +25,7 @@ struct DaemonOptions {
 };
 
 class AgentGatewayService;
+class BatchCommitter;
 class JobEventHub;
 class ReadPool;
 class SchedulerLoop;
@@ -54,6 +55,7 @@ class Daemon {
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<core::SchedulerCore> core_;
   std::unique_ptr<JobEventHub> hub_;
+  std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;
   std::unique_ptr<ReadPool> reads_;
   std::unique_ptr<SchedulerService> scheduler_service_;

@@ -1,15 +1,12 @@
 #include "daemon/server/scheduler_loop.h"
 
 #include <chrono>
-#include <cstdlib>
-
-#include "common/logging.h"
 
 namespace gpusched::server {
 
-SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, store::JobStore& store, JobEventHub& hub,
+SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer,
                              absl::Duration tick)
-    : clock_(clock), core_(core), store_(store), hub_(hub), tick_(tick) {}
+    : clock_(clock), core_(core), committer_(committer), tick_(tick) {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -56,30 +53,22 @@ void SchedulerLoop::Run() {
 
 void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   core::Effects fx;
-  std::vector<std::function<void(const absl::Status&)>> after_commit;
-  LoopContext ctx{core_, fx, agents_, after_commit};
+  CommittedBatch batch;
+  LoopContext ctx{core_, fx, agents_, batch.after_commit};
   for (Command& command : commands) command(ctx);
   if (tick) core_.Tick(fx);
   core_.Schedule(fx);
+  if (fx.empty() && batch.after_commit.empty()) return;
 
-  store::StoreBatch batch;
-  for (auto& [id, job] : fx.jobs) batch.jobs.push_back(std::move(job));
-  batch.events = fx.events;
-  for (auto& [name, node] : fx.nodes) batch.nodes.push_back(std::move(node));
-  const absl::Status committed = store_.Commit(batch);
-  if (!committed.ok()) {
-    // Memory and disk now disagree; carrying on would acknowledge things that
-    // a restart forgets. Fail the batch and stop: a restart reloads the truth.
-    GetLogger("daemon")->critical("cannot commit scheduler state, stopping: {}", std::string(committed.message()));
-    for (auto& done : after_commit) done(absl::UnavailableError("gpuschedd could not persist the change"));
-    std::abort();
-  }
-  for (const core::AgentCommand& command : fx.agent_commands) {
+  batch.jobs = std::move(fx.jobs);
+  batch.events = std::move(fx.events);
+  batch.nodes = std::move(fx.nodes);
+  for (core::AgentCommand& command : fx.agent_commands) {
+    // Resolved now: the map of connected agents belongs to this thread.
     auto it = agents_.find(command.node);
-    if (it != agents_.end()) it->second->Send(command.message);
+    if (it != agents_.end()) batch.messages.emplace_back(it->second, std::move(command.message));
   }
-  hub_.Publish(fx.events);
-  for (auto& done : after_commit) done(absl::OkStatus());
+  committer_.Hand(std::move(batch));
 }
 
 }  // namespace gpusched::server

@@ -15,8 +15,7 @@
 #include "common/clock.h"
 #include "daemon/core/scheduler_core.h"
 #include "daemon/server/agent_channel.h"
-#include "daemon/server/job_event_hub.h"
-#include "daemon/store/job_store.h"
+#include "daemon/server/batch_committer.h"
 
 namespace gpusched::server {
 
@@ -25,21 +24,21 @@ struct LoopContext {
   core::SchedulerCore& core;
   core::Effects& fx;
   std::map<std::string, std::shared_ptr<AgentChannel>>& agents;
-  // Runs on the scheduler thread once this batch is durable (or failed to be).
-  std::vector<std::function<void(const absl::Status&)>>& after_commit;
+  // Runs on the committer's thread once this batch is durable (or failed to be).
+  std::vector<AfterCommit>& after_commit;
 };
 
 // The one thread that owns the scheduling state (the actor of DESIGN.md).
-// Handlers Post commands; the loop runs every queued command, one scheduling
-// pass, and commits all their changes in ONE transaction (group commit), then
-// releases the replies and agent messages of that batch. Nothing leaves the
-// daemon before the change behind it is durable.
+// Handlers Post commands; the loop runs every queued command and one
+// scheduling pass, and hands all their changes as one batch to the
+// BatchCommitter, which releases the replies and agent messages of that batch
+// once it is durable. Nothing leaves the daemon before the change behind it
+// is durable, and this thread never waits for the disk.
 class SchedulerLoop {
  public:
   using Command = std::function<void(LoopContext&)>;
 
-  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, store::JobStore& store, JobEventHub& hub,
-                absl::Duration tick);
+  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer, absl::Duration tick);
   ~SchedulerLoop();
 
   void Start();
@@ -52,8 +51,7 @@ class SchedulerLoop {
 
   const Clock& clock_;
   core::SchedulerCore& core_;
-  store::JobStore& store_;
-  JobEventHub& hub_;
+  BatchCommitter& committer_;
   const absl::Duration tick_;
   std::map<std::string, std::shared_ptr<AgentChannel>> agents_;
 

@@ -1,5 +1,7 @@
 #include "daemon/server/scheduler_service.h"
 
+#include <optional>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
@@ -43,13 +45,19 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
     response->set_duplicate(outcome->duplicate);
     const uint64_t id = outcome->job_id;
     // Even a duplicate waits for this batch: its first submit may be in it.
-    loop.after_commit.push_back([this, id, reactor, response, &core = loop.core](const absl::Status& committed) {
+    std::optional<v1::Job> earlier;
+    if (const v1::Job* active = loop.core.FindActive(id); active != nullptr && outcome->duplicate) earlier = *active;
+    loop.after_commit.push_back([this, id, reactor, response, earlier = std::move(earlier)](
+                                    const absl::Status& committed, const CommittedBatch& batch) {
       if (!committed.ok()) return reactor->Finish(ToGrpcStatus(committed));
-      if (const v1::Job* job = core.FindActive(id)) {
+      if (const v1::Job* job = batch.FindJob(id)) {
         *response->mutable_job() = *job;
-        return reactor->Finish(grpc::Status::OK);
+      } else if (earlier.has_value()) {
+        *response->mutable_job() = *earlier;
+      } else {
+        return ReplyFromStore(id, reactor, response->mutable_job());
       }
-      ReplyFromStore(id, reactor, response->mutable_job());
+      reactor->Finish(grpc::Status::OK);
     });
   });
   return reactor;
@@ -109,7 +117,8 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
     auto job = loop.core.Cancel(request->job_id(), request->reason(), loop.fx);
     if (job.ok()) {
       *response->mutable_job() = std::move(*job);
-      loop.after_commit.push_back([reactor](const absl::Status& committed) { reactor->Finish(ToGrpcStatus(committed)); });
+      loop.after_commit.push_back(
+          [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
       return;
     }
     // Not active: either it never existed or it has already ended.

@@ -1,0 +1,110 @@
+#include "daemon/server/batch_committer.h"
+
+#include <cstdlib>
+
+#include "common/logging.h"
+
+namespace gpusched::server {
+
+BatchCommitter::~BatchCommitter() { Stop(); }
+
+void BatchCommitter::Start() {
+  commit_thread_ = std::thread([this] { RunCommits(); });
+  release_thread_ = std::thread([this] { RunReleases(); });
+}
+
+void BatchCommitter::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (commit_thread_.joinable()) commit_thread_.join();
+  if (release_thread_.joinable()) release_thread_.join();
+}
+
+void BatchCommitter::Hand(CommittedBatch batch) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    space_.wait(lock, [this] { return queue_.size() < kMaxQueuedBatches; });
+    queue_.push_back(std::move(batch));
+  }
+  wake_.notify_one();
+}
+
+void BatchCommitter::RunCommits() {
+  while (true) {
+    std::vector<CommittedBatch> group;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty()) {
+        commits_done_ = true;
+        released_wake_.notify_one();
+        return;
+      }
+      while (!queue_.empty()) {
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    space_.notify_all();
+    CommitGroup(group);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      space_.wait(lock, [this] { return committed_.size() < kMaxQueuedBatches; });
+      committed_.push_back(std::move(group));
+    }
+    released_wake_.notify_one();
+  }
+}
+
+void BatchCommitter::RunReleases() {
+  while (true) {
+    std::vector<CommittedBatch> group;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      released_wake_.wait(lock, [this] { return !committed_.empty() || commits_done_; });
+      if (committed_.empty()) return;
+      group = std::move(committed_.front());
+      committed_.pop_front();
+    }
+    space_.notify_all();
+    Release(group);
+  }
+}
+
+void BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
+  store::StoreBatch rows;
+  std::map<uint64_t, const v1::Job*> jobs;  // a later batch's version of a job wins
+  std::map<std::string, const v1::Node*> nodes;
+  for (const CommittedBatch& batch : group) {
+    for (const auto& [id, job] : batch.jobs) jobs[id] = &job;
+    for (const auto& [name, node] : batch.nodes) nodes[name] = &node;
+    rows.events.insert(rows.events.end(), batch.events.begin(), batch.events.end());
+  }
+  for (const auto& [id, job] : jobs) rows.jobs.push_back(*job);
+  for (const auto& [name, node] : nodes) rows.nodes.push_back(*node);
+
+  const absl::Status committed = store_.Commit(rows);
+  if (!committed.ok()) {
+    // Memory and disk now disagree; carrying on would acknowledge what a
+    // restart forgets. Fail the batch and stop: a restart reloads the truth.
+    GetLogger("daemon")->critical("cannot commit scheduler state, stopping: {}", std::string(committed.message()));
+    const absl::Status failed = absl::UnavailableError("gpuschedd could not persist the change");
+    for (const CommittedBatch& batch : group) {
+      for (const AfterCommit& done : batch.after_commit) done(failed, batch);
+    }
+    std::abort();
+  }
+}
+
+void BatchCommitter::Release(std::vector<CommittedBatch>& group) {
+  for (const CommittedBatch& batch : group) {
+    for (const auto& [channel, message] : batch.messages) channel->Send(message);
+    hub_.Publish(batch.events);
+    for (const AfterCommit& done : batch.after_commit) done(absl::OkStatus(), batch);
+  }
+}
+
+}  // namespace gpusched::server

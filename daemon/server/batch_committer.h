@@ -1,0 +1,54 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "daemon/server/committed_batch.h"
+#include "daemon/server/job_event_hub.h"
+#include "daemon/store/job_store.h"
+
+namespace gpusched::server {
+
+// The store writer of DESIGN.md: commits the scheduler thread's batches in
+// order and only then lets their replies, agent messages and watch events
+// out. Batches that queue up while a commit is on disk are written together
+// in one transaction, so the scheduler thread never waits for an fsync and a
+// burst of submits costs few of them. Releasing (serializing replies, writing
+// to sockets) runs on a thread of its own, in commit order, so that the next
+// commit need not wait for it.
+class BatchCommitter {
+ public:
+  BatchCommitter(store::JobStore& store, JobEventHub& hub) : store_(store), hub_(hub) {}
+  ~BatchCommitter();
+
+  void Start();
+  void Stop();  // commits what is queued, then joins
+  // Blocks only when far behind, so that memory stays bounded under overload.
+  void Hand(CommittedBatch batch);
+
+ private:
+  static constexpr size_t kMaxQueuedBatches = 256;
+
+  void RunCommits();
+  void RunReleases();
+  void CommitGroup(std::vector<CommittedBatch>& group);
+  void Release(std::vector<CommittedBatch>& group);
+
+  store::JobStore& store_;
+  JobEventHub& hub_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable space_;
+  std::deque<CommittedBatch> queue_;
+  std::deque<std::vector<CommittedBatch>> committed_;  // durable, waiting to be released
+  bool stopping_ = false;
+  bool commits_done_ = false;
+  std::condition_variable released_wake_;
+  std::thread commit_thread_;
+  std::thread release_thread_;
+};
+
+}  // namespace gpusched::server
