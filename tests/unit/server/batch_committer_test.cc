@@ -1,0 +1,99 @@
+#include "daemon/server/batch_committer.h"
+
+#include <catch2/catch.hpp>
+#include <atomic>
+#include <future>
+#include <thread>
+#include <mutex>
+
+using namespace gpusched;
+
+namespace {
+
+// Records commits; can hold a commit "on disk" until released, to see what
+// waits for it.
+class RecordingStore final : public store::JobStore {
+ public:
+  absl::StatusOr<store::RecoveredState> Recover() override { return store::RecoveredState{}; }
+  absl::Status Commit(const store::StoreBatch& batch) override {
+    if (!entered_once_.exchange(true)) entered_.set_value();
+    gate_.wait();
+    std::lock_guard<std::mutex> lock(mu_);
+    commits_.push_back(batch);
+    return absl::OkStatus();
+  }
+  std::vector<store::StoreBatch> commits() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return commits_;
+  }
+  void Open() { open_.set_value(); }
+  void WaitUntilCommitting() { entered_.get_future().wait(); }
+
+ private:
+  std::atomic<bool> entered_once_{false};
+  std::promise<void> entered_;
+  std::promise<void> open_;
+  std::shared_future<void> gate_ = open_.get_future().share();
+  std::mutex mu_;
+  std::vector<store::StoreBatch> commits_;
+};
+
+class RecordingChannel final : public server::AgentChannel {
+ public:
+  void Send(const v1::DaemonMessage& message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    sent.push_back(message.launch().job_id());
+  }
+  std::mutex mu_;
+  std::vector<uint64_t> sent;
+};
+
+server::CommittedBatch Batch(uint64_t job, v1::JobState state, std::shared_ptr<RecordingChannel> channel,
+                             std::vector<std::string>& log, std::mutex& log_mu) {
+  server::CommittedBatch batch;
+  batch.jobs[job].set_id(job);
+  batch.jobs[job].set_state(state);
+  v1::DaemonMessage launch;
+  launch.mutable_launch()->set_job_id(job);
+  batch.messages.emplace_back(channel, launch);
+  batch.after_commit.push_back([job, state, &log, &log_mu](const absl::Status& s, const server::CommittedBatch& b) {
+    std::lock_guard<std::mutex> lock(log_mu);
+    log.push_back(std::to_string(job) + (s.ok() ? " ok " : " failed ") + std::to_string(b.FindJob(job)->state()));
+  });
+  return batch;
+}
+
+}  // namespace
+
+TEST_CASE("nothing is released before its batch is durable; queued batches share one commit, in order") {
+  RecordingStore store;
+  server::JobEventHub hub;
+  server::BatchCommitter committer(store, hub);
+  auto channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  committer.Start();
+
+  // The first commit is held on disk; two more batches queue up behind it.
+  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
+  store.WaitUntilCommitting();
+  committer.Hand(Batch(2, v1::JOB_STATE_PENDING, channel, log, log_mu));
+  committer.Hand(Batch(2, v1::JOB_STATE_STARTING, channel, log, log_mu));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    CHECK(log.empty());
+  }
+  CHECK(channel->sent.empty());
+
+  store.Open();
+  committer.Stop();  // drains
+  auto commits = store.commits();
+  REQUIRE(commits.size() == 2);
+  REQUIRE(commits[0].jobs.size() == 1);
+  CHECK(commits[0].jobs[0].id() == 1);
+  REQUIRE(commits[1].jobs.size() == 1);  // job 2 twice in one group: its later version only
+  CHECK(commits[1].jobs[0].state() == v1::JOB_STATE_STARTING);
+  CHECK(log == std::vector<std::string>{"1 ok 1", "2 ok 1", "2 ok 2"});
+  CHECK(channel->sent == std::vector<uint64_t>{1, 2, 2});
+}
