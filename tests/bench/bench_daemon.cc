@@ -15,24 +15,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/support/subprocess.h"
+
 namespace gpusched::bench {
-namespace {
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (auto& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-}  // namespace
+using testing::ReadFile;
 
 BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : keep_dir_(keep_dir) {
   char tmpl[] = "/tmp/gpusched-bench-XXXXXX";
@@ -40,19 +27,8 @@ BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : keep_dir_(k
   dir_ = tmpl;
   const std::string log = dir_ + "/daemon.log";
   // Port 0: the daemon picks a free port and logs the address it serves on.
-  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                                   dir_ + "/state"};
-  std::vector<char*> cargs = CStrings(argv);
-  pid_ = fork();
-  if (pid_ == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    int in = open("/dev/null", O_RDONLY);
-    dup2(in, 0);
-    dup2(fd, 1);
-    dup2(fd, 2);
-    execv(cargs[0], cargs.data());
-    _exit(127);
-  }
+  pid_ = testing::Spawn({std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir", dir_ + "/state"},
+                        {}, log, log);
   const std::string marker = "serving on ";
   for (int i = 0; i < 400; ++i) {
     const std::string text = ReadFile(log);
@@ -77,8 +53,7 @@ BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : keep_dir_(k
 BenchDaemon::~BenchDaemon() {
   if (pid_ > 0) {
     kill(pid_, SIGTERM);
-    int status = 0;
-    waitpid(pid_, &status, 0);
+    testing::WaitForExit(pid_);
   }
   if (!keep_dir_) {
     std::error_code ec;
@@ -120,26 +95,13 @@ int64_t BenchDaemon::FileBytes(const std::string& path) const {
 
 TimedRun RunTimed(const std::vector<std::string>& argv, const std::string& addr, const std::string& out_path) {
   const std::string err_path = out_path + ".err";
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargs = CStrings(args);
+  unlink(out_path.c_str());
+  unlink(err_path.c_str());
   const auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("GPUSCHED_ADDR", addr.c_str(), 1);
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int in = open("/dev/null", O_RDONLY);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    execv(cargs[0], cargs.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  const int exit_code = testing::WaitForExit(testing::Spawn(argv, {{"GPUSCHED_ADDR", addr}}, out_path, err_path));
   TimedRun run;
   run.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.exit_code = exit_code;
   const std::string out = ReadFile(out_path);
   run.stdout_bytes = static_cast<int64_t>(out.size());
   for (char c : out) run.stdout_lines += c == '\n' ? 1 : 0;

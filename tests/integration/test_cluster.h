@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpusched/v1/scheduler.grpc.pb.h"
-#include "tests/integration/subprocess.h"
+#include "tests/support/subprocess.h"
 
 namespace gpusched::testing {
 

@@ -1,10 +1,11 @@
-#include "tests/integration/subprocess.h"
+#include "tests/support/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -21,8 +22,9 @@ std::vector<char*> CStrings(std::vector<std::string>& strings) {
 
 std::string TempPath(const char* tag) {
   char path[] = "/tmp/gpusched-test-XXXXXX";
-  int fd = mkstemp(path);
+  int fd = mkstemp(path);  // reserves a unique name
   close(fd);
+  unlink(path);
   return std::string(path) + tag;
 }
 
@@ -48,15 +50,15 @@ bool ProcessGone(pid_t pid) {
   return close_paren != std::string::npos && close_paren + 2 < stat.size() && stat[close_paren + 2] == 'Z';
 }
 
-CommandResult RunCommand(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
-  const std::string out_path = TempPath(".out"), err_path = TempPath(".err");
+pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            const std::string& stdout_path, const std::string& stderr_path) {
   std::vector<std::string> args = argv;
   std::vector<char*> cargs = CStrings(args);
   pid_t pid = fork();
   if (pid == 0) {
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    int err = stderr_path == stdout_path ? out : open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     int in = open("/dev/null", O_RDONLY);
     dup2(in, 0);
     dup2(out, 1);
@@ -64,27 +66,29 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::map<st
     execv(cargs[0], cargs.data());
     _exit(127);
   }
+  return pid;
+}
+
+int WaitForExit(pid_t pid) {
   int status = 0;
-  waitpid(pid, &status, 0);
-  CommandResult result{DecodeStatus(status), ReadFile(out_path), ReadFile(err_path)};
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return DecodeStatus(status);
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+  const std::string out_path = TempPath(".out"), err_path = TempPath(".err");
+  CommandResult result;
+  result.exit_code = WaitForExit(Spawn(argv, env, out_path, err_path));
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
   unlink(out_path.c_str());
   unlink(err_path.c_str());
   return result;
 }
 
-Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path) : log_path_(std::move(log_path)) {
-  std::vector<char*> cargs = CStrings(argv);
-  pid_ = fork();
-  if (pid_ == 0) {
-    int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    int in = open("/dev/null", O_RDONLY);
-    dup2(in, 0);
-    dup2(log, 1);
-    dup2(log, 2);
-    execv(cargs[0], cargs.data());
-    _exit(127);
-  }
-}
+Subprocess::Subprocess(std::vector<std::string> argv, std::string log_path)
+    : pid_(Spawn(argv, {}, log_path, log_path)), log_path_(std::move(log_path)) {}
 
 Subprocess::~Subprocess() {
   if (pid_ > 0 && status_ == -1) {
@@ -98,11 +102,7 @@ void Subprocess::Signal(int sig) {
 }
 
 int Subprocess::Wait() {
-  if (status_ == -1) {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    status_ = DecodeStatus(status);
-  }
+  if (status_ == -1) status_ = WaitForExit(pid_);
   return status_;
 }
 

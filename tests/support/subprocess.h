@@ -14,6 +14,14 @@ struct CommandResult {
   std::string err;
 };
 
+// Starts argv with extra environment variables, stdin from /dev/null and
+// stdout/stderr appended to the given files (which may be the same).
+pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+            const std::string& stdout_path, const std::string& stderr_path);
+
+// Waits for `pid`; returns the exit code (128+N for signal N).
+int WaitForExit(pid_t pid);
+
 // Runs argv to completion with extra environment variables, capturing output.
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
 
