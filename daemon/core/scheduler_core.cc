@@ -1,5 +1,6 @@
 #include "daemon/core/scheduler_core.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_states.h"
@@ -8,6 +9,13 @@
 #include "daemon/core/gang_placer.h"
 
 namespace gpusched::core {
+namespace {
+
+// While a gang stops, its reason reads "stopping: <why>"; the end state keeps
+// just <why>. Kept in the persisted reason so that it survives a restart.
+constexpr absl::string_view kStoppingPrefix = "stopping: ";
+
+}  // namespace
 
 SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options) : clock_(clock), options_(std::move(options)) {}
 
@@ -184,7 +192,7 @@ void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std:
     msg.mutable_kill()->set_reason(reason);
     fx.agent_commands.push_back({node, std::move(msg)});
   }
-  Transition(a, a.job.state(), absl::StrCat("stopping: ", reason), fx);
+  Transition(a, a.job.state(), absl::StrCat(kStoppingPrefix, reason), fx);
 }
 
 void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
@@ -193,7 +201,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
     final_state = a.job.exit_code() == 0 ? v1::JOB_STATE_COMPLETED : v1::JOB_STATE_FAILED;
   }
   std::string reason = a.job.reason();
-  if (reason.rfind("stopping: ", 0) == 0) reason = reason.substr(10);
+  if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
   cluster_.Release(a.job.id(), a.job.allocation());
   a.job.clear_stopping_as();
