@@ -113,3 +113,14 @@ TEST_CASE("a job past its time limit ends TIMEOUT, even if it ignores SIGTERM", 
   CHECK(b.state() == v1::JOB_STATE_TIMEOUT);
   CHECK(a.reason().find("time limit") != std::string::npos);
 }
+
+TEST_CASE("logs --follow streams a running job's output until it ends", "[integration]") {
+  TestCluster cluster;
+  uint64_t id = cluster.Submit(
+      {"--gpus", "1", "--", "/bin/sh", "-c", "echo first; sleep 1; echo second; sleep 1; echo third"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  auto follow = cluster.Cli({"logs", std::to_string(id), "--follow"});
+  CHECK(follow.exit_code == 0);
+  CHECK(follow.out == "first\nsecond\nthird\n");
+  CHECK(cluster.GetJob(id).state() == v1::JOB_STATE_COMPLETED);
+}
