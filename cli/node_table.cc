@@ -19,6 +19,7 @@ std::string StateWord(v1::NodeState state) {
   switch (state) {
     case v1::NODE_STATE_UP: return "UP";
     case v1::NODE_STATE_DOWN: return "DOWN";
+    case v1::NODE_STATE_NOT_RESPONDING: return "NOT_RESPONDING";
     default: return "UNKNOWN";
   }
 }

@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
   DaemonOptions options;
   int64_t kill_grace_ms = 10000;
   int64_t tick_ms = 200;
+  int64_t not_responding_ms = 30000;
+  int64_t down_ms = 120000;
 
   CLI::App* serve = app.add_subcommand("serve", "run the daemon");
   options.state_dir = "/var/lib/gpusched";
@@ -126,6 +128,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--tick-ms", tick_ms, "period of time-limit checks")
       ->check(CLI::Range(int64_t{10}, int64_t{60000}))
+      ->capture_default_str();
+  serve->add_option("--node-not-responding-ms", not_responding_ms, "silence before a node takes no new jobs")
+      ->check(CLI::Range(int64_t{100}, int64_t{86400000}))
+      ->capture_default_str();
+  serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
+      ->check(CLI::Range(int64_t{100}, int64_t{86400000}))
       ->capture_default_str();
 
   CLI::App* dev = app.add_subcommand("dev", "daemon + two agents with fake GPUs on loopback, for a first look");
@@ -146,6 +154,8 @@ int main(int argc, char** argv) {
   gpusched::SetLogLevel(log_level);
   options.core.kill_grace = absl::Milliseconds(kill_grace_ms);
   options.tick = absl::Milliseconds(tick_ms);
+  options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);
+  options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
 
   if (*serve) return RunServe(options, signals);
   options.listen_address = dev_listen;

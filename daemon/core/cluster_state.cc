@@ -37,11 +37,11 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_owner = std::move(owners);
 }
 
-void ClusterState::SetUp(const std::string& name, bool up, const std::string& reason) {
+void ClusterState::SetState(const std::string& name, v1::NodeState state, const std::string& reason) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
-  it->second.up = up;
-  it->second.reason = up ? "" : reason;
+  it->second.state = state;
+  it->second.reason = state == v1::NODE_STATE_UP ? "" : reason;
 }
 
 const NodeSlot* ClusterState::Find(const std::string& name) const {

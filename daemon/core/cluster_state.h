@@ -15,13 +15,14 @@ namespace gpusched::core {
 // memory are spoken for. Decides nothing.
 struct NodeSlot {
   v1::NodeInfo info;
-  bool up = false;
-  std::string reason;              // why it is down
+  v1::NodeState state = v1::NODE_STATE_DOWN;
+  std::string reason;              // why it is not up
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   int64_t cpus_used = 0;
   int64_t mem_used_mb = 0;
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
 
+  bool up() const { return state == v1::NODE_STATE_UP; }
   int64_t FreeGpus() const;
   int64_t FreeCpus() const { return info.cpus() - cpus_used; }
   int64_t FreeMemMb() const { return info.memory_mb() - mem_used_mb; }
@@ -35,7 +36,7 @@ class ClusterState {
  public:
   // A node (re)registered: keeps the allocations it already had.
   void UpsertNode(const v1::NodeInfo& info);
-  void SetUp(const std::string& name, bool up, const std::string& reason);
+  void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }

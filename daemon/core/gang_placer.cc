@@ -48,7 +48,7 @@ v1::NodeAllocation Take(const NodeSlot& slot, const GangRequest& req, int64_t gp
 std::vector<const NodeSlot*> UpNodes(const ClusterState& cluster) {
   std::vector<const NodeSlot*> up;
   for (const auto& [name, slot] : cluster.nodes()) {
-    if (slot.up) up.push_back(&slot);
+    if (slot.up()) up.push_back(&slot);
   }
   return up;
 }

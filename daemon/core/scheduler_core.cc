@@ -23,8 +23,10 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
                             const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
   for (const v1::Node& node : nodes) {
     cluster_.UpsertNode(node.info());
-    // Nobody is connected yet: every node waits for its agent to come back.
-    cluster_.SetUp(node.info().name(), false, "waiting for its agent to reconnect after a daemon restart");
+    // Nobody is connected yet: every node gets the full grace to come back.
+    cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
+                      "waiting for its agent to reconnect after a daemon restart");
+    last_seen_[node.info().name()] = clock_.Now();
   }
   for (v1::Job& job : unfinished) {
     ActiveJob a{std::move(job), {}};
@@ -89,14 +91,16 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
   cluster_.UpsertNode(registration.node());
-  cluster_.SetUp(name, true, "");
+  cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
 
   std::set<uint64_t> reported(registration.running_job_ids().begin(), registration.running_job_ids().end());
   for (uint64_t id : reported) {
     auto it = active_.find(id);
-    if (it == active_.end() || !it->second.progress.contains(name)) ack.add_kill_job_ids(id);
+    // Not ours to run here (any more): unknown, placed elsewhere, or given up on.
+    auto part = it == active_.end() ? nullptr : &it->second.progress;
+    if (part == nullptr || !part->contains(name) || part->at(name).exited) ack.add_kill_job_ids(id);
   }
   // Collected first: a lost gang part can finish its job, which forgets it.
   std::vector<uint64_t> here;
@@ -120,11 +124,57 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   WriteNode(name, fx);
 }
 
-void SchedulerCore::AgentHeartbeat(const std::string& node) { last_seen_[node] = clock_.Now(); }
+void SchedulerCore::AgentHeartbeat(const std::string& node, Effects& fx) {
+  last_seen_[node] = clock_.Now();
+  // A heartbeat proves a live stream again. A DOWN node's gangs were given
+  // up on: it comes back only by registering, which reconciles its jobs.
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot != nullptr && slot->state == v1::NODE_STATE_NOT_RESPONDING) {
+    cluster_.SetState(node, v1::NODE_STATE_UP, "");
+    WriteNode(node, fx);
+  }
+}
 
 void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {
-  cluster_.SetUp(node, false, "agent disconnected");
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot == nullptr || slot->state == v1::NODE_STATE_DOWN) return;
+  cluster_.SetState(node, v1::NODE_STATE_NOT_RESPONDING, "agent disconnected");
   WriteNode(node, fx);
+}
+
+void SchedulerCore::CheckNodeLiveness(absl::Time now, Effects& fx) {
+  std::vector<std::pair<std::string, absl::Duration>> going_down;
+  for (const auto& [name, slot] : cluster_.nodes()) {
+    if (slot.state == v1::NODE_STATE_DOWN) continue;
+    auto seen = last_seen_.find(name);
+    const absl::Duration silent = seen == last_seen_.end() ? absl::ZeroDuration() : now - seen->second;
+    if (silent >= options_.node_down_after) {
+      going_down.emplace_back(name, silent);
+    } else if (slot.state == v1::NODE_STATE_UP && silent >= options_.node_not_responding_after) {
+      cluster_.SetState(name, v1::NODE_STATE_NOT_RESPONDING,
+                        absl::StrCat("no heartbeat for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1)))));
+      WriteNode(name, fx);
+    }
+  }
+  for (const auto& [name, silent] : going_down) {
+    const std::string why =
+        absl::StrCat("node ", name, " is down: silent for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))));
+    cluster_.SetState(name, v1::NODE_STATE_DOWN, why);
+    FailJobsOn(name, why, fx);
+    WriteNode(name, fx);
+  }
+}
+
+void SchedulerCore::FailJobsOn(const std::string& node, const std::string& why, Effects& fx) {
+  std::vector<uint64_t> here;
+  for (uint64_t id : placed_) {
+    const ActiveJob& a = active_.at(id);
+    auto progress = a.progress.find(node);
+    if (progress != a.progress.end() && !progress->second.exited) here.push_back(id);
+  }
+  // Its part is given up on; the rest of each gang is stopped and the job
+  // ends NODE_FAIL once those nodes confirm.
+  for (uint64_t id : here) NodeExited(active_.at(id), node, -1, why, v1::JOB_STATE_NODE_FAIL, fx);
 }
 
 void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx) {
@@ -214,6 +264,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
 
 void SchedulerCore::Tick(Effects& fx) {
   const absl::Time now = clock_.Now();
+  CheckNodeLiveness(now, fx);
   std::vector<uint64_t> expired;
   for (uint64_t id : placed_) {
     const ActiveJob& a = active_.at(id);
@@ -326,7 +377,7 @@ const v1::Job* SchedulerCore::FindActive(uint64_t job_id) const {
 v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   v1::Node node;
   *node.mutable_info() = slot.info;
-  node.set_state(slot.up ? v1::NODE_STATE_UP : v1::NODE_STATE_DOWN);
+  node.set_state(slot.state);
   node.set_reason(slot.reason);
   node.set_gpus_free(slot.FreeGpus());
   node.set_cpus_free(slot.FreeCpus());

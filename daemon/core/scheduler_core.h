@@ -26,6 +26,12 @@ struct CoreOptions {
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
   // jobs further back keep their last reason until they come within reach.
   size_t queue_depth = 500;
+  // A node silent this long (no heartbeat, or its stream gone) takes no new
+  // work; its jobs keep running, since its agent keeps them alive.
+  absl::Duration node_not_responding_after = absl::Seconds(30);
+  // Silent this long, it is DOWN: its gangs are stopped everywhere and end
+  // NODE_FAIL, so that no half-gang holds GPUs on the other nodes.
+  absl::Duration node_down_after = absl::Minutes(2);
   SpecLimits limits;
 };
 
@@ -51,11 +57,11 @@ class SchedulerCore {
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
 
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
-  void AgentHeartbeat(const std::string& node);
+  void AgentHeartbeat(const std::string& node, Effects& fx);
   void AgentDisconnected(const std::string& node, Effects& fx);
   void JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx);
 
-  // Time limits.
+  // Time limits and node liveness.
   void Tick(Effects& fx);
   // Starts what can start, in queue order; stops at the first job that
   // cannot (no backfill yet), telling the ones behind it why they wait.
@@ -90,6 +96,8 @@ class SchedulerCore {
   v1::Node NodeView(const NodeSlot& slot) const;
   void WriteNode(const std::string& name, Effects& fx) const;
   void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
+  void CheckNodeLiveness(absl::Time now, Effects& fx);
+  void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
 
   const Clock& clock_;
   CoreOptions options_;

@@ -70,7 +70,7 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     return;
   }
   if (message.has_heartbeat()) {
-    loop_.Post([node = node_](LoopContext& ctx) { ctx.core.AgentHeartbeat(node); });
+    loop_.Post([node = node_](LoopContext& ctx) { ctx.core.AgentHeartbeat(node, ctx.fx); });
   } else if (message.has_job_update()) {
     loop_.Post([node = node_, update = message.job_update()](LoopContext& ctx) {
       ctx.core.JobUpdate(node, update, ctx.fx);

@@ -4,6 +4,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <signal.h>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/test_cluster.h"
@@ -77,4 +79,31 @@ TEST_CASE("a gang waits whole: no part of it starts while one node is busy", "[i
 
   REQUIRE(cluster.Cli({"cancel", std::to_string(blocker)}).exit_code == 0);
   CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_COMPLETED);
+}
+
+TEST_CASE("a dead host's gang is stopped on the other nodes and ends NODE_FAIL", "[integration]") {
+  TestCluster cluster;
+  const std::string pids = cluster.dir() + "/pids";
+  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+                                "echo $$ $GPUSCHED_NODE >> " + pids + "; exec sleep 300"});
+  v1::Job running = cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  std::map<std::string, int> pid_of;
+  for (int i = 0; i < 100 && pid_of.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::istringstream in(gpusched::testing::ReadFile(pids));
+    int pid;
+    std::string node;
+    while (in >> pid >> node) pid_of[node] = pid;
+  }
+  REQUIRE(pid_of.size() == 2);
+
+  cluster.KillAgent("node-b");
+  v1::Job job = cluster.WaitForEnd(id, 30);
+  CHECK(job.state() == v1::JOB_STATE_NODE_FAIL);
+  CHECK(job.reason().find("node node-b is down") == 0);
+  CHECK(gpusched::testing::ProcessGone(pid_of["node-a"]));  // no half-gang left on node-a
+  auto nodes = cluster.Cli({"nodes"});
+  CHECK(nodes.out.find("DOWN") != std::string::npos);
+  CHECK(nodes.out.find("silent for") != std::string::npos);
+  kill(pid_of["node-b"], SIGKILL);  // the dead host's orphan, which only a live agent could reap
 }

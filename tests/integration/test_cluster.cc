@@ -74,7 +74,8 @@ void TestCluster::StartDaemon() {
   const size_t before = count_ready();
   daemon_ = std::make_unique<Subprocess>(
       std::vector<std::string>{GPUSCHEDD_BIN, "serve", "--listen", address_, "--state-dir", dir_ + "/state",
-                               "--kill-grace-ms", "1000", "--tick-ms", "50"},
+                               "--kill-grace-ms", "1000", "--tick-ms", "50",
+                               "--node-not-responding-ms", "3000", "--node-down-ms", "8000"},
       log);
   for (int i = 0; i < 400 && count_ready() == before; ++i) {
     REQUIRE(daemon_->running());
@@ -97,6 +98,14 @@ void TestCluster::StartAgents() {
                                  std::to_string(spec.gpus), "--log-dir", dir_ + "/logs/" + spec.name,
                                  "--heartbeat-interval-ms", "500"},
         dir_ + "/agent-" + spec.name + ".log"));
+  }
+}
+
+void TestCluster::KillAgent(const std::string& name) {
+  for (size_t i = 0; i < agent_specs_.size(); ++i) {
+    if (agent_specs_[i].name != name) continue;
+    agents_[i]->Signal(SIGKILL);
+    agents_[i]->Wait();
   }
 }
 

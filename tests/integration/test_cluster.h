@@ -27,6 +27,8 @@ class TestCluster {
   // SIGKILL, as a crash: nothing is flushed or cleaned up.
   void CrashDaemon();
   void StartAgents();
+  // SIGKILL one agent, as a dead host: its job processes are orphaned.
+  void KillAgent(const std::string& name);
   void WaitForNodesUp(size_t count);
 
   // Runs the gpusched CLI against this cluster.

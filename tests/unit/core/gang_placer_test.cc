@@ -13,7 +13,7 @@ core::ClusterState Cluster(std::initializer_list<std::pair<const char*, int>> no
   core::ClusterState cluster;
   for (auto [name, gpus] : nodes) {
     cluster.UpsertNode(MakeNode(name, gpus));
-    cluster.SetUp(name, true, "");
+    cluster.SetState(name, v1::NODE_STATE_UP, "");
   }
   return cluster;
 }
@@ -87,7 +87,7 @@ TEST_CASE("a gang is all or nothing: too few free GPUs places nothing and says w
 
 TEST_CASE("down nodes take nothing") {
   auto cluster = Cluster({{"a", 8}});
-  cluster.SetUp("a", false, "agent disconnected");
+  cluster.SetState("a", v1::NODE_STATE_NOT_RESPONDING, "agent disconnected");
   auto result = core::PlaceGang(cluster, Gpus(1));
   REQUIRE_FALSE(result.placed());
   CHECK(result.reason() == "waiting for a node: no node is up");
@@ -96,7 +96,7 @@ TEST_CASE("down nodes take nothing") {
 TEST_CASE("CPU and memory per GPU count against the node") {
   core::ClusterState cluster;
   cluster.UpsertNode(MakeNode("small", 8, /*cpus=*/16, /*mem_mb=*/64000));
-  cluster.SetUp("small", true, "");
+  cluster.SetState("small", v1::NODE_STATE_UP, "");
   core::GangRequest r = Gpus(4);
   r.cpus_per_gpu = 8;  // 32 CPUs > 16
   CHECK_FALSE(core::PlaceGang(cluster, r).placed());

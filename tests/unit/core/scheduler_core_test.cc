@@ -209,8 +209,78 @@ TEST_CASE("restore keeps placed jobs' GPUs and re-sends a launch that may be los
   *node.mutable_info() = core::testing::MakeNode("a", 4);
   after.core.Restore(unfinished, {node}, id, {});
   CHECK(after.core.cluster().Find("a")->FreeGpus() == 2);
-  CHECK_FALSE(after.core.cluster().Find("a")->up);
+  CHECK(after.core.cluster().Find("a")->state == v1::NODE_STATE_NOT_RESPONDING);
   after.AddNode("a", 4);  // the agent reconnects, not knowing the job
   REQUIRE(after.Sent("a", DaemonMessage::kLaunch).size() == 1);
   CHECK(after.Submit(GpuJob(1)) == id + 1);
+}
+
+TEST_CASE("a silent node takes no new work, then goes DOWN and its gangs end NODE_FAIL everywhere") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t gang = h.Submit(GpuJob(0, 2, 2));
+  h.Pass();
+  h.Report("a", gang, JobUpdate::KIND_STARTED);
+  h.Report("b", gang, JobUpdate::KIND_STARTED);
+
+  h.clock.Advance(absl::Seconds(20));
+  h.core.AgentHeartbeat("a", h.fx);  // a keeps talking, b falls silent
+  h.clock.Advance(absl::Seconds(15));
+  h.Pass();
+  CHECK(h.core.cluster().Find("a")->state == v1::NODE_STATE_UP);
+  CHECK(h.core.cluster().Find("b")->state == v1::NODE_STATE_NOT_RESPONDING);
+  CHECK(h.core.cluster().Find("b")->reason == "no heartbeat for 35s");
+  h.Drain();
+  uint64_t next = h.Submit(GpuJob(2));
+  h.Pass();
+  REQUIRE(h.Sent("b", DaemonMessage::kLaunch).empty());  // nothing new lands on b
+  CHECK(h.Persisted(next).allocation().nodes(0).node() == "a");
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_RUNNING);  // its agent may still be running it
+
+  h.Drain();
+  h.core.AgentHeartbeat("a", h.fx);
+  h.clock.Advance(absl::Seconds(90));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Pass();
+  CHECK(h.core.cluster().Find("b")->state == v1::NODE_STATE_DOWN);
+  REQUIRE(h.Sent("a", DaemonMessage::kKill).size() == 1);  // no half-gang keeps running on a
+  h.Report("a", gang, JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_NODE_FAIL);
+  CHECK(h.Persisted(gang).reason() == "node b is down: silent for 2m5s");
+
+  // b comes back still running the gang's old processes: it is told to kill them.
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("b", 4);
+  reg.add_running_job_ids(gang);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  REQUIRE(ack.kill_job_ids_size() == 1);
+  CHECK(ack.kill_job_ids(0) == gang);
+  CHECK(h.core.cluster().Find("b")->state == v1::NODE_STATE_UP);
+  CHECK(h.core.cluster().Find("b")->FreeGpus() == 4);
+}
+
+TEST_CASE("a disconnected agent that returns in time keeps its jobs") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t id = h.Submit(GpuJob(2));
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  h.core.AgentDisconnected("a", h.fx);
+  CHECK(h.core.cluster().Find("a")->state == v1::NODE_STATE_NOT_RESPONDING);
+  h.clock.Advance(absl::Seconds(60));
+  h.Pass();
+  CHECK(h.core.cluster().Find("a")->state == v1::NODE_STATE_NOT_RESPONDING);
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("a", 4);
+  reg.add_running_job_ids(id);
+  v1::RegisterAck ack;
+  h.Drain();
+  h.core.AgentRegistered(reg, h.fx, ack);
+  CHECK(ack.kill_job_ids_size() == 0);
+  CHECK(h.Sent("a", DaemonMessage::kKill).empty());
+  CHECK(h.core.FindActive(id)->state() == v1::JOB_STATE_RUNNING);
+  h.Report("a", id, JobUpdate::KIND_EXITED, 0);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_COMPLETED);
 }

@@ -115,7 +115,12 @@ TEST_CASE("random submit/cancel/exit/churn never double-books a GPU or splits a 
         break;
       }
       default:
+        // Time passes; most nodes heartbeat, now and then one stays silent
+        // long enough to be NOT_RESPONDING or DOWN.
         h.clock.Advance(absl::Seconds(pick(40)));
+        for (const auto& [name, gpus] : nodes) {
+          if (pick(6) != 0) h.core.AgentHeartbeat(name, h.fx);
+        }
         h.Pass();
         break;
     }
