@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "common/topology/link_kind.h"
+
+namespace gpusched {
+
+struct GpuInfo {
+  int index = 0;            // CUDA/NVML index, GPU<index> in topo -m
+  std::string uuid;         // "GPU-…"; empty when unknown (not in topo -m)
+  std::string pci_bus_id;   // "00000000:07:00.0"; empty when unknown
+  std::string model;        // "NVIDIA A100-SXM4-40GB"; empty when unknown
+  int64_t memory_mb = 0;    // 0 when unknown
+  int numa_node = -1;       // -1 when unknown
+  std::vector<int> cpu_affinity;  // CPUs near this GPU; empty when unknown
+  bool mig_enabled = false;
+};
+
+struct NicInfo {
+  // The column title in topo -m: "mlx5_0" on older drivers, "NIC0" on newer
+  // ones, which then map it to a device in the "NIC Legend" block.
+  std::string name;
+  // The device ("mlx5_0"): from the NIC Legend, or `name` when the header
+  // already used device names; empty when the output had no legend.
+  std::string device;
+  std::string pci_bus_id;   // empty when unknown
+  int link_speed_gbps = 0;  // 0 when unknown
+  int numa_node = -1;       // -1 when unknown
+};
+
+struct NumaNode {
+  int id = 0;
+  std::vector<int> cpus;
+  int64_t memory_mb = 0;  // 0 when unknown (topo -m does not show it)
+};
+
+// One node's devices and how each pair of them is connected. Indices into
+// gpus() / nics() are positions, which for GPUs equal GpuInfo::index when
+// built by the nvidia-smi parser.
+class NodeTopology {
+ public:
+  NodeTopology() = default;
+  // Sizes the matrices; every pair starts as SYS, the diagonal as self.
+  NodeTopology(int num_gpus, int num_nics);
+
+  int num_gpus() const { return static_cast<int>(gpus_.size()); }
+  int num_nics() const { return static_cast<int>(nics_.size()); }
+
+  std::vector<GpuInfo>& gpus() { return gpus_; }
+  const std::vector<GpuInfo>& gpus() const { return gpus_; }
+  std::vector<NicInfo>& nics() { return nics_; }
+  const std::vector<NicInfo>& nics() const { return nics_; }
+  std::vector<NumaNode>& numa_nodes() { return numa_nodes_; }
+  const std::vector<NumaNode>& numa_nodes() const { return numa_nodes_; }
+
+  // Out-of-range indices read as SYS (the worst class) and writes to them are
+  // ignored, so that a stale index never crashes the scheduler.
+  Link GpuLink(int i, int j) const;
+  Link GpuNicLink(int gpu, int nic) const;
+  Link NicLink(int a, int b) const;
+  void SetGpuLink(int i, int j, Link link);
+  void SetGpuNicLink(int gpu, int nic, Link link);
+  void SetNicLink(int a, int b, Link link);
+
+  // The NICs with the best link class to `gpu` (all of them on a tie), in
+  // index order; empty when there are no NICs or `gpu` is out of range.
+  std::vector<int> NicsClosestTo(int gpu) const;
+
+  // Index of the NIC whose name or device is `name_or_device`.
+  std::optional<int> FindNic(absl::string_view name_or_device) const;
+
+  // Whether the NVLinks go through NVSwitch (DGX/HGX A100, H100, H200) rather
+  // than point to point (DGX-1, NVLink bridges). `nvidia-smi topo -m` prints
+  // NV<n> either way, so the parser cannot see this; it leaves the flag false
+  // and the caller sets it from the GPU model, NVML fabric info or a fixture.
+  bool nvswitch() const { return nvswitch_; }
+  void set_nvswitch(bool v) { nvswitch_ = v; }
+
+  // A hint for callers without better information: true when there are at
+  // least 4 GPUs and every GPU pair is NVLink with the same link count, which
+  // on current systems only an NVSwitch fabric produces. The parser does not
+  // apply it by itself.
+  bool LooksLikeNvSwitch() const;
+
+ private:
+  std::vector<GpuInfo> gpus_;
+  std::vector<NicInfo> nics_;
+  std::vector<NumaNode> numa_nodes_;
+  std::vector<Link> gpu_gpu_;  // row-major num_gpus x num_gpus
+  std::vector<Link> gpu_nic_;  // row-major num_gpus x num_nics
+  std::vector<Link> nic_nic_;  // row-major num_nics x num_nics
+  bool nvswitch_ = false;
+};
+
+}  // namespace gpusched
