@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 namespace {
 
 bool ParseId(absl::string_view s, int* out) {
@@ -58,4 +58,4 @@ std::string FormatCpuList(const std::vector<int>& cpus) {
   return out;
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

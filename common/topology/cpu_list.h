@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 // Largest CPU id accepted; far above any real node, it keeps a hostile
 // "0-4000000000" from allocating gigabytes.
@@ -20,4 +20,4 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
 // Sorted ids back to the compact form: {0,1,2,5} -> "0-2,5".
 std::string FormatCpuList(const std::vector<int>& cpus);
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

@@ -3,7 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 GpuGeneration GpuGenerationFromModel(absl::string_view model) {
   std::string m = absl::AsciiStrToUpper(model);
@@ -68,4 +68,4 @@ double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j) {
   return EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

@@ -6,7 +6,7 @@
 #include "common/topology/link_kind.h"
 #include "common/topology/node_topology.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 enum class GpuGeneration { kUnknown, kVolta, kAmpere, kAda, kHopper };
 
@@ -61,4 +61,4 @@ double PcieX16GBps(GpuGeneration gen);
 // from GPU i's model (kUnknown when empty). 0 for i == j or out of range.
 double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j);
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

@@ -4,7 +4,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 namespace {
 
 // More than any GPU has (H100/H200: 18); bounds the rank arithmetic.
@@ -69,4 +69,4 @@ int LinkRank(const Link& link) {
   return 0;
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

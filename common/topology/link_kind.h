@@ -5,7 +5,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 // How two devices of a node reach each other, in the classes that
 // `nvidia-smi topo -m` prints (see its Legend):
@@ -45,4 +45,4 @@ inline bool BetterThan(const Link& a, const Link& b) {
   return LinkRank(a) > LinkRank(b);
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

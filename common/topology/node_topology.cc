@@ -1,6 +1,6 @@
 #include "common/topology/node_topology.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 namespace {
 
 constexpr Link kSysLink{LinkKind::kSys, 0};
@@ -97,4 +97,4 @@ bool NodeTopology::LooksLikeNvSwitch() const {
   return true;
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

@@ -8,7 +8,7 @@
 #include "absl/strings/string_view.h"
 #include "common/topology/link_kind.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 struct GpuInfo {
   int index = 0;            // CUDA/NVML index, GPU<index> in topo -m
@@ -97,4 +97,4 @@ class NodeTopology {
   bool nvswitch_ = false;
 };
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

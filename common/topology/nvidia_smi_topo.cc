@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/topology/cpu_list.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 namespace {
 
 // Far beyond any real node; bounds the matrices a hostile input can ask for.
@@ -401,4 +401,4 @@ absl::StatusOr<NodeTopology> ParseNvidiaSmiTopo(absl::string_view text) {
   return topo;
 }
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

@@ -4,7 +4,7 @@
 #include "absl/strings/string_view.h"
 #include "common/topology/node_topology.h"
 
-namespace gpusched {
+namespace gpusched::topology {
 
 // Parses the output of `nvidia-smi topo -m`:
 //
@@ -38,4 +38,4 @@ namespace gpusched {
 // what was expected there.
 absl::StatusOr<NodeTopology> ParseNvidiaSmiTopo(absl::string_view text);
 
-}  // namespace gpusched
+}  // namespace gpusched::topology

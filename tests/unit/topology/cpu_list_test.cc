@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace gpusched;
+using namespace gpusched::topology;
 
 TEST_CASE("CPU lists parse into sorted ids and format back") {
   auto cpus = ParseCpuList("0-23,48-71");

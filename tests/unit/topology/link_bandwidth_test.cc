@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace gpusched;
+using namespace gpusched::topology;
 
 TEST_CASE("GPU generation comes from the model string") {
   CHECK(GpuGenerationFromModel("Tesla V100-SXM2-32GB") == GpuGeneration::kVolta);

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace gpusched;
+using namespace gpusched::topology;
 
 TEST_CASE("link classes parse and format as nvidia-smi prints them") {
   for (const char* s : {"X", "NV1", "NV2", "NV12", "NV18", "PIX", "PXB", "PHB",

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-using namespace gpusched;
+using namespace gpusched::topology;
 
 TEST_CASE("a new topology is SYS everywhere but the diagonal") {
   NodeTopology t(3, 2);

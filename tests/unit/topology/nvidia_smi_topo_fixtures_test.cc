@@ -6,7 +6,7 @@
 #include "common/topology/nvidia_smi_topo.h"
 #include "fixture_util.h"
 
-using namespace gpusched;
+using namespace gpusched::topology;
 using gpusched::testing::ReadTopoFixture;
 
 namespace {
