@@ -13,7 +13,7 @@ namespace {
 
 NodeTopology Parse(const std::string& name) {
   std::string text = ReadTopoFixture(name);
-  INFO("fixture " << name);
+  INFO("fixture " << gpusched::testing::TopoFixturePath(name) << " (shared/ must sit beside the repository)");
   REQUIRE_FALSE(text.empty());
   absl::StatusOr<NodeTopology> topo = ParseNvidiaSmiTopo(text);
   INFO(topo.status().ToString());
