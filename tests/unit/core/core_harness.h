@@ -50,6 +50,17 @@ class CoreHarness {
     core.JobUpdate(node, update, fx);
   }
 
+  // Nodes "a" and "b" with 4 GPUs each, and a gang of `per_node` GPUs on both, RUNNING.
+  uint64_t RunningGangOnAAndB(int per_node) {
+    AddNode("a", 4);
+    AddNode("b", 4);
+    uint64_t id = Submit(GpuJob(0, 2, per_node));
+    Pass();
+    Report("a", id, v1::JobUpdate::KIND_STARTED);
+    Report("b", id, v1::JobUpdate::KIND_STARTED);
+    return id;
+  }
+
   // The state the job would be persisted with (the latest write).
   v1::JobState StateOf(uint64_t job) const {
     auto it = fx.jobs.find(job);

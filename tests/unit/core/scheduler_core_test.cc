@@ -57,12 +57,7 @@ TEST_CASE("a 2-node gang gets distinct rank offsets and one master") {
 
 TEST_CASE("one rank failing stops the whole gang and the job FAILS with its code") {
   CoreHarness h;
-  h.AddNode("a", 4);
-  h.AddNode("b", 4);
-  uint64_t id = h.Submit(GpuJob(0, 2, 4));
-  h.Pass();
-  h.Report("a", id, JobUpdate::KIND_STARTED);
-  h.Report("b", id, JobUpdate::KIND_STARTED);
+  uint64_t id = h.RunningGangOnAAndB(4);
   h.Drain();
   h.Report("a", id, JobUpdate::KIND_EXITED, 3);
   auto kills = h.Sent("b", DaemonMessage::kKill);
@@ -177,12 +172,7 @@ TEST_CASE("a never-schedulable gang is refused at submit") {
 
 TEST_CASE("an agent that comes back without a job's processes fails that job NODE_FAIL") {
   CoreHarness h;
-  h.AddNode("a", 4);
-  h.AddNode("b", 4);
-  uint64_t id = h.Submit(GpuJob(0, 2, 4));
-  h.Pass();
-  h.Report("a", id, JobUpdate::KIND_STARTED);
-  h.Report("b", id, JobUpdate::KIND_STARTED);
+  uint64_t id = h.RunningGangOnAAndB(4);
   h.core.AgentDisconnected("b", h.fx);
   h.Drain();
   v1::RegisterNode reg;
@@ -217,12 +207,7 @@ TEST_CASE("restore keeps placed jobs' GPUs and re-sends a launch that may be los
 
 TEST_CASE("a silent node takes no new work, then goes DOWN and its gangs end NODE_FAIL everywhere") {
   CoreHarness h;
-  h.AddNode("a", 4);
-  h.AddNode("b", 4);
-  uint64_t gang = h.Submit(GpuJob(0, 2, 2));
-  h.Pass();
-  h.Report("a", gang, JobUpdate::KIND_STARTED);
-  h.Report("b", gang, JobUpdate::KIND_STARTED);
+  uint64_t gang = h.RunningGangOnAAndB(2);
 
   h.clock.Advance(absl::Seconds(20));
   h.core.AgentHeartbeat("a", h.fx);  // a keeps talking, b falls silent
