@@ -61,13 +61,6 @@ std::vector<int64_t> HeartbeatSeqs(const std::vector<v1::AgentMessage>& messages
   return seqs;
 }
 
-pid_t ReadPid(const std::string& path) {
-  REQUIRE(WaitForFileContaining(path, "\n"));
-  int pid = 0;
-  REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(path)), &pid));
-  return pid;
-}
-
 }  // namespace
 
 TEST_CASE("the agent registers its node and heartbeats at the daemon's interval") {

@@ -31,13 +31,6 @@ JobRunnerOptions Options(const TempDir& dir) {
   return o;
 }
 
-pid_t ReadPid(const std::string& path) {
-  REQUIRE(WaitForFileContaining(path, "\n"));
-  int pid = 0;
-  REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(path)), &pid));
-  return pid;
-}
-
 }  // namespace
 
 TEST_CASE("a job's exit code is reported, and stdout and stderr both land in its rank log") {

@@ -13,6 +13,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+
 namespace gpusched::agent::testing {
 
 TempDir::TempDir() {
@@ -119,6 +124,13 @@ bool WaitForProcessGone(pid_t pid, absl::Duration timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return ProcessGone(pid);
+}
+
+pid_t ReadPid(const std::string& path) {
+  REQUIRE(WaitForFileContaining(path, "\n"));
+  int pid = 0;
+  REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(path)), &pid));
+  return pid;
 }
 
 }  // namespace gpusched::agent::testing

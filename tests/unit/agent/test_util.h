@@ -56,6 +56,8 @@ void WriteFile(const std::string& path, const std::string& text);
 // Polls until the file contains `text`.
 bool WaitForFileContaining(const std::string& path, const std::string& text,
                            absl::Duration timeout = absl::Seconds(5));
+// The pid a job wrote to `path` (waits for the line; REQUIREs a number).
+pid_t ReadPid(const std::string& path);
 // Dead: no such process, or a zombie nobody reaps (PID 1 in a container may not).
 bool ProcessGone(pid_t pid);
 bool WaitForProcessGone(pid_t pid, absl::Duration timeout = absl::Seconds(5));
