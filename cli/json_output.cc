@@ -15,4 +15,11 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   return json;
 }
 
+absl::Status PrintJsonLine(std::ostream& out, const google::protobuf::Message& message) {
+  auto json = ToJson(message);
+  if (!json.ok()) return json.status();
+  out << *json << '\n';
+  return absl::OkStatus();
+}
+
 }  // namespace gpusched::cli

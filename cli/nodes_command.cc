@@ -10,9 +10,7 @@ absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
   auto nodes = cmd.client.ListNodes();
   if (!nodes.ok()) return nodes.status();
   if (options.json) {
-    auto json = ToJson(*nodes);
-    if (!json.ok()) return json.status();
-    cmd.out << *json << '\n';
+    if (absl::Status s = PrintJsonLine(cmd.out, *nodes); !s.ok()) return s;
   } else {
     cmd.out << RenderNodeTable(nodes->nodes());
   }

@@ -24,9 +24,7 @@ absl::StatusOr<int> ShowOneJob(const StatusOptions& options, CommandContext& cmd
   auto job = cmd.client.GetJob(*id);
   if (!job.ok()) return job.status();
   if (options.json) {
-    auto json = ToJson(*job);
-    if (!json.ok()) return json.status();
-    cmd.out << *json << '\n';
+    if (absl::Status s = PrintJsonLine(cmd.out, *job); !s.ok()) return s;
   } else {
     cmd.out << RenderJobDetail(*job, cmd.local.now(), cmd.local.time_zone);
   }
@@ -70,9 +68,7 @@ absl::StatusOr<int> RunStatus(const StatusOptions& options, CommandContext& cmd)
   std::stable_sort(jobs->mutable_jobs()->begin(), jobs->mutable_jobs()->end(),
                    [](const v1::Job& a, const v1::Job& b) { return a.id() < b.id(); });
   if (options.json) {
-    auto json = ToJson(*jobs);
-    if (!json.ok()) return json.status();
-    cmd.out << *json << '\n';
+    if (absl::Status s = PrintJsonLine(cmd.out, *jobs); !s.ok()) return s;
   } else {
     cmd.out << RenderJobTable(jobs->jobs(), cmd.local.now());
   }

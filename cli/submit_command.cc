@@ -28,9 +28,7 @@ absl::StatusOr<int> RunSubmit(const SubmitOptions& options, CommandContext& cmd)
   if (!response.ok()) return response.status();
 
   if (options.json) {
-    auto json = ToJson(*response);
-    if (!json.ok()) return json.status();
-    cmd.out << *json << '\n';
+    if (absl::Status s = PrintJsonLine(cmd.out, *response); !s.ok()) return s;
   } else {
     cmd.out << "Submitted job " << response->job().id() << '\n';
   }
@@ -40,9 +38,7 @@ absl::StatusOr<int> RunSubmit(const SubmitOptions& options, CommandContext& cmd)
   auto job = WaitForJob(cmd.client, response->job().id(), cmd.local);
   if (!job.ok()) return job.status();
   if (options.json) {
-    auto json = ToJson(*job);
-    if (!json.ok()) return json.status();
-    cmd.out << *json << '\n';
+    if (absl::Status s = PrintJsonLine(cmd.out, *job); !s.ok()) return s;
   } else {
     cmd.out << FinalStateLine(*job) << '\n';
   }
