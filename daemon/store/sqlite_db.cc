@@ -56,6 +56,15 @@ absl::Status Statement::Run() {
   return row.status();
 }
 
+absl::Status Statement::ForEachRow(const std::function<absl::Status()>& row) {
+  while (true) {
+    absl::StatusOr<bool> more = Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+    if (absl::Status s = row(); !s.ok()) return s;
+  }
+}
+
 void Statement::Reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);

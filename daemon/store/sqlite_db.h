@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -28,6 +29,8 @@ class Statement {
   // true: a row is ready; false: done. Errors come back as a Status.
   absl::StatusOr<bool> Step();
   absl::Status Run();  // steps to completion, then resets
+  // Calls `row` for each result row until it returns an error or rows run out.
+  absl::Status ForEachRow(const std::function<absl::Status()>& row);
   void Reset();
 
   int64_t ColumnInt(int col) const;

@@ -28,16 +28,15 @@ absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::GetJob(uint64_t id, bool
     auto events = db_->Prepare("SELECT time_ns, state, reason FROM job_events WHERE job_id = ?1 ORDER BY seq");
     if (!events.ok()) return events.status();
     events->Bind(1, static_cast<int64_t>(id));
-    while (true) {
-      auto next = events->Step();
-      if (!next.ok()) return next.status();
-      if (!*next) break;
+    absl::Status read = events->ForEachRow([&] {
       v1::JobEvent* event = job.add_events();
       event->set_job_id(id);
       *event->mutable_time() = ToProtoTime(absl::FromUnixNanos(events->ColumnInt(0)));
       event->set_state(static_cast<v1::JobState>(events->ColumnInt(1)));
       event->set_reason(events->ColumnText(2));
-    }
+      return absl::OkStatus();
+    });
+    if (!read.ok()) return read;
   }
   return std::optional<v1::Job>(std::move(job));
 }
@@ -58,20 +57,17 @@ absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int l
   if (!filter.queue.empty()) stmt->Bind(3, filter.queue);
 
   JobPage page;
-  while (true) {
-    auto row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  absl::Status read = stmt->ForEachRow([&]() -> absl::Status {
     if (static_cast<int>(page.jobs.size()) == limit) {
-      // One more row exists: tell the caller where to resume.
+      // The one row past the page (LIMIT limit+1): tell the caller where to resume.
       page.last_id = page.jobs.back().id();
-      break;
+      return absl::OkStatus();
     }
     v1::Job& job = page.jobs.emplace_back();
-    if (!job.ParseFromString(stmt->ColumnBlob(1))) {
-      return absl::DataLossError(absl::StrCat("job ", stmt->ColumnInt(0), " in ", db_->path(), " is corrupt"));
-    }
-  }
+    if (job.ParseFromString(stmt->ColumnBlob(1))) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("job ", stmt->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+  });
+  if (!read.ok()) return read;
   return page;
 }
 

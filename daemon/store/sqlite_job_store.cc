@@ -55,29 +55,21 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
                  v1::JOB_STATE_NODE_FAIL}) {
     jobs->Bind(i++, static_cast<int64_t>(s));
   }
-  while (true) {
-    auto row = jobs->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    v1::Job job;
-    if (!job.ParseFromString(jobs->ColumnBlob(1))) {
-      return absl::DataLossError(absl::StrCat("job ", jobs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
-    }
-    state.unfinished_jobs.push_back(std::move(job));
-  }
+  absl::Status read = jobs->ForEachRow([&]() -> absl::Status {
+    v1::Job& job = state.unfinished_jobs.emplace_back();
+    if (job.ParseFromString(jobs->ColumnBlob(1))) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("job ", jobs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+  });
+  if (!read.ok()) return read;
 
   auto nodes = db_->Prepare("SELECT name, node FROM nodes ORDER BY name");
   if (!nodes.ok()) return nodes.status();
-  while (true) {
-    auto row = nodes->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    v1::Node node;
-    if (!node.ParseFromString(nodes->ColumnBlob(1))) {
-      return absl::DataLossError(absl::StrCat("node ", nodes->ColumnText(0), " in ", db_->path(), " is corrupt"));
-    }
-    state.nodes.push_back(std::move(node));
-  }
+  read = nodes->ForEachRow([&]() -> absl::Status {
+    v1::Node& node = state.nodes.emplace_back();
+    if (node.ParseFromString(nodes->ColumnBlob(1))) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("node ", nodes->ColumnText(0), " in ", db_->path(), " is corrupt"));
+  });
+  if (!read.ok()) return read;
 
   auto max_id = db_->Prepare("SELECT COALESCE(MAX(id), 0) FROM jobs");
   if (!max_id.ok()) return max_id.status();
@@ -86,12 +78,11 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
 
   auto requests = db_->Prepare("SELECT client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
   if (!requests.ok()) return requests.status();
-  while (true) {
-    auto row = requests->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+  read = requests->ForEachRow([&] {
     state.client_request_ids.emplace_back(requests->ColumnText(0), static_cast<uint64_t>(requests->ColumnInt(1)));
-  }
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
   return state;
 }
 
