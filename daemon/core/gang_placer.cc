@@ -7,18 +7,6 @@
 
 namespace gpusched::core {
 
-GangRequest ToGangRequest(const v1::Resources& r) {
-  GangRequest g;
-  g.nodes = r.nodes();
-  g.gpus_per_node = r.gpus_per_node();
-  g.total_gpus = r.nodes() > 0 ? r.nodes() * r.gpus_per_node() : r.gpus();
-  g.cpus_per_gpu = r.cpus_per_gpu();
-  g.mem_per_gpu_mb = r.mem_per_gpu_mb();
-  g.cpus = std::max<int64_t>(1, r.cpus());
-  g.mem_mb = r.mem_mb();
-  return g;
-}
-
 namespace {
 
 bool HostFits(const NodeSlot& slot, const GangRequest& req, int64_t gpus) {

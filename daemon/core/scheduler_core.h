@@ -71,8 +71,6 @@ class SchedulerCore {
   const v1::Job* FindActive(uint64_t job_id) const;
   std::vector<v1::Node> Nodes() const;
   const ClusterState& cluster() const { return cluster_; }
-  size_t pending_count() const { return pending_.size(); }
-  size_t active_count() const { return active_.size(); }
 
  private:
   struct NodeProgress {
