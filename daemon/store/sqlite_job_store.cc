@@ -101,9 +101,15 @@ absl::Status SqliteJobStore::Commit(const StoreBatch& batch) {
 absl::Status SqliteJobStore::WriteBatch(const StoreBatch& batch) {
   std::string blob;
   for (const v1::Job& job : batch.jobs) {
-    v1::Job row = job;
-    row.clear_events();  // events live in their own table
-    row.SerializeToString(&blob);
+    // Events live in their own table. Jobs from the scheduler carry none, so
+    // the copy to strip them is only made when a caller did fill them in.
+    if (job.events_size() == 0) {
+      job.SerializeToString(&blob);
+    } else {
+      v1::Job stripped = job;
+      stripped.clear_events();
+      stripped.SerializeToString(&blob);
+    }
     upsert_job_->Bind(1, static_cast<int64_t>(job.id()))
         .Bind(2, static_cast<int64_t>(job.state()))
         .Bind(3, job.spec().user())
