@@ -68,17 +68,22 @@ TEST_CASE("a CPU-only job runs with no GPU visible", "[integration]") {
 
 TEST_CASE("cancel kills the job's whole process group and frees its GPUs", "[integration]") {
   TestCluster cluster;
-  const std::string pids = cluster.dir() + "/pids";
+  // Each of the 4 ranks (one per GPU) records its shell and two background
+  // children in a file of its own: 12 processes in 4 process groups.
+  const std::string pids = cluster.dir() + "/pids-";
   uint64_t id = cluster.Submit({"--gpus", "4", "--", "/bin/sh", "-c",
-                                "echo $$ > " + pids + "; sleep 300 & echo $! >> " + pids + "; sleep 300 & echo $! >> " +
-                                    pids + "; wait"});
+                                "f=" + pids + "$RANK; echo $$ > $f.tmp; sleep 300 & echo $! >> $f.tmp; "
+                                "sleep 300 & echo $! >> $f.tmp; mv $f.tmp $f; wait"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   std::vector<int> started;
-  for (int i = 0; i < 100 && started.size() < 3; ++i) {
+  for (int i = 0; i < 100 && started.size() < 12; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    started = ReadPids(pids);
+    started.clear();
+    for (int rank = 0; rank < 4; ++rank) {
+      for (int pid : ReadPids(pids + std::to_string(rank))) started.push_back(pid);
+    }
   }
-  REQUIRE(started.size() == 3);
+  REQUIRE(started.size() == 12);
 
   auto cancel = cluster.Cli({"cancel", std::to_string(id)});
   CHECK(cancel.exit_code == 0);
