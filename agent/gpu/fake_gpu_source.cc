@@ -10,19 +10,17 @@ namespace gpusched::agent {
 FakeGpuSource::FakeGpuSource(std::string node_name, int count, std::string model, int64_t memory_mb)
     : node_name_(std::move(node_name)), count_(count), model_(std::move(model)), memory_mb_(memory_mb) {}
 
-absl::StatusOr<v1::NodeInfo> FakeGpuSource::Discover() {
+absl::StatusOr<topology::NodeTopology> FakeGpuSource::Discover() {
   if (count_ < 0) return absl::InvalidArgumentError(absl::StrCat("fake GPU count must be >= 0, got ", count_));
   if (count_ > 0 && memory_mb_ <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("fake GPU memory must be > 0 MB, got ", memory_mb_));
   }
-  v1::NodeInfo node;
-  for (int i = 0; i < count_; ++i) {
-    v1::GpuInfo* gpu = node.add_gpus();
-    gpu->set_index(i);
+  topology::NodeTopology node(count_, 0);
+  for (topology::GpuInfo& gpu : node.gpus()) {
     // Node name in the UUID keeps UUIDs unique across the fake nodes of one cluster.
-    gpu->set_uuid(absl::StrCat("GPU-fake-", node_name_, "-", i));
-    gpu->set_model(model_);
-    gpu->set_memory_mb(memory_mb_);
+    gpu.uuid = absl::StrCat("GPU-fake-", node_name_, "-", gpu.index);
+    gpu.model = model_;
+    gpu.memory_mb = memory_mb_;
   }
   return node;
 }

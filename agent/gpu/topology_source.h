@@ -1,18 +1,18 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-
-#include "gpusched/v1/types.pb.h"
+#include "common/topology/node_topology.h"
 
 namespace gpusched::agent {
 
-// Where a node's GPUs come from: NVML on real hardware, fixtures and fakes in
-// tests and `gpuschedd dev`. Discover() fills what the source knows (at least
-// the GPUs); the agent adds name, address, labels and whatever stays unset.
+// Where a node's GPUs and their wiring come from: NVML (plus hwloc) on real
+// hardware, a saved `nvidia-smi topo -m` file or N fake GPUs in tests and
+// `gpuschedd dev`. Whatever the source, the same model comes out; the agent
+// adds name, address, labels and host CPU/memory figures on top.
 class TopologySource {
  public:
   virtual ~TopologySource() = default;
-  virtual absl::StatusOr<v1::NodeInfo> Discover() = 0;
+  virtual absl::StatusOr<topology::NodeTopology> Discover() = 0;
 };
 
 }  // namespace gpusched::agent

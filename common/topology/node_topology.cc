@@ -19,6 +19,7 @@ NodeTopology::NodeTopology(int num_gpus, int num_nics) {
   gpu_gpu_.assign(static_cast<size_t>(num_gpus) * num_gpus, kSysLink);
   gpu_nic_.assign(static_cast<size_t>(num_gpus) * num_nics, kSysLink);
   nic_nic_.assign(static_cast<size_t>(num_nics) * num_nics, kSysLink);
+  gpu_p2p_.assign(static_cast<size_t>(num_gpus) * num_gpus, P2pStatus::kUnknown);
   for (int i = 0; i < num_gpus; ++i) gpu_gpu_[i * num_gpus + i] = kSelfLink;
   for (int i = 0; i < num_nics; ++i) nic_nic_[i * num_nics + i] = kSelfLink;
 }
@@ -54,6 +55,17 @@ void NodeTopology::SetGpuNicLink(int gpu, int nic, Link link) {
 void NodeTopology::SetNicLink(int a, int b, Link link) {
   int n = num_nics();
   if (InRange(a, n) && InRange(b, n)) nic_nic_[a * n + b] = link;
+}
+
+P2pStatus NodeTopology::GpuP2p(int i, int j) const {
+  int n = num_gpus();
+  if (!InRange(i, n) || !InRange(j, n) || i == j) return P2pStatus::kUnknown;
+  return gpu_p2p_[i * n + j];
+}
+
+void NodeTopology::SetGpuP2p(int i, int j, P2pStatus status) {
+  int n = num_gpus();
+  if (InRange(i, n) && InRange(j, n) && i != j) gpu_p2p_[i * n + j] = status;
 }
 
 std::vector<int> NodeTopology::NicsClosestTo(int gpu) const {

@@ -19,6 +19,18 @@ struct GpuInfo {
   int numa_node = -1;       // -1 when unknown
   std::vector<int> cpu_affinity;  // CPUs near this GPU; empty when unknown
   bool mig_enabled = false;
+  // CUDA compute capability as major*10+minor (90 for H100); 0 when unknown.
+  // NCCL's topology XML calls it "sm".
+  int compute_capability = 0;
+  // The GPU's PCIe link, as the slot trained it: generation (1..6) and lane
+  // count; 0 when unknown.
+  int pcie_generation = 0;
+  int pcie_width = 0;
+  // Multi-node NVLink (GB200 NVL72 and the like): GPUs with the same cluster
+  // UUID and clique id share one NVLink fabric across nodes. Empty / -1 when
+  // the driver reports no fabric, which is every single-node NVSwitch system.
+  std::string fabric_cluster_uuid;
+  int fabric_clique_id = -1;
 };
 
 struct NicInfo {
@@ -31,6 +43,21 @@ struct NicInfo {
   std::string pci_bus_id;   // empty when unknown
   int link_speed_gbps = 0;  // 0 when unknown
   int numa_node = -1;       // -1 when unknown
+};
+
+// Whether CUDA peer-to-peer access works between two GPUs (NVML's P2P status
+// for reads). topo -m does not show it.
+enum class P2pStatus { kUnknown, kOk, kNotSupported };
+
+// Where a node sits in the cluster network, from operator labels or the GPU
+// fabric. Empty means unknown; nodes with equal non-empty values share that
+// switch or domain.
+struct NetworkLocation {
+  std::string rack;
+  std::string leaf;           // leaf (top-of-rack) switch
+  std::string spine;          // spine switch / pod
+  std::string nvlink_domain;  // multi-node NVLink clique
+  friend bool operator==(const NetworkLocation&, const NetworkLocation&) = default;
 };
 
 struct NumaNode {
@@ -67,6 +94,13 @@ class NodeTopology {
   void SetGpuNicLink(int gpu, int nic, Link link);
   void SetNicLink(int a, int b, Link link);
 
+  // kUnknown for out-of-range indices and for i == j.
+  P2pStatus GpuP2p(int i, int j) const;
+  void SetGpuP2p(int i, int j, P2pStatus status);
+
+  NetworkLocation& network() { return network_; }
+  const NetworkLocation& network() const { return network_; }
+
   // The NICs with the best link class to `gpu` (all of them on a tie), in
   // index order; empty when there are no NICs or `gpu` is out of range.
   std::vector<int> NicsClosestTo(int gpu) const;
@@ -94,6 +128,8 @@ class NodeTopology {
   std::vector<Link> gpu_gpu_;  // row-major num_gpus x num_gpus
   std::vector<Link> gpu_nic_;  // row-major num_gpus x num_nics
   std::vector<Link> nic_nic_;  // row-major num_nics x num_nics
+  std::vector<P2pStatus> gpu_p2p_;  // row-major num_gpus x num_gpus
+  NetworkLocation network_;
   bool nvswitch_ = false;
 };
 
