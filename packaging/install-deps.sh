@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config ccache
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
+  libhwloc-dev
   procps psmisc
 )
 
