@@ -13,7 +13,6 @@
 
 #include "agent/command_dispatcher.h"
 #include "agent/daemon_session.h"
-#include "agent/gpu/fake_gpu_source.h"
 #include "agent/host_info.h"
 #include "agent/node_info.h"
 #include "agent/runner/job_runner.h"
@@ -30,6 +29,9 @@ absl::Status ValidateOptions(const AgentOptions& o) {
   if (o.daemon_address.empty()) return absl::InvalidArgumentError("no daemon address given");
   if (o.log_dir.empty()) return absl::InvalidArgumentError("no log directory given");
   if (o.fake_gpus < 0) return absl::InvalidArgumentError(absl::StrCat("fake GPU count must be >= 0, got ", o.fake_gpus));
+  if (o.gpu_source == GpuSource::kFake && o.fake_gpus == 0) {
+    return absl::InvalidArgumentError("the fake GPU source needs a GPU count > 0");
+  }
   if (o.cpus < 0) return absl::InvalidArgumentError(absl::StrCat("cpus must be >= 0 (0 = detect), got ", o.cpus));
   if (o.memory_mb < 0) {
     return absl::InvalidArgumentError(absl::StrCat("memory must be >= 0 MB (0 = detect), got ", o.memory_mb));
@@ -91,10 +93,13 @@ absl::Status Agent::Start() {
   if (options.log_dir.size() > 1 && options.log_dir.back() == '/') options.log_dir.pop_back();
   if (absl::Status s = PrepareLogDir(options.log_dir); !s.ok()) return s;
 
-  FakeGpuSource source(options.node_name, options.fake_gpus, options.fake_gpu_model, options.fake_gpu_memory_mb);
-  auto discovered = source.Discover();
+  auto discovered = DiscoverTopology(options);
   if (!discovered.ok()) return discovered.status();
-  v1::NodeInfo node = DescribeNode(options, *std::move(discovered));
+  auto log = GetLogger(absl::StrCat("agent/", options.node_name));
+  if (!discovered->fallback_reason.empty()) {
+    log->warn("no GPUs: {}; this node runs CPU jobs only", discovered->fallback_reason);
+  }
+  v1::NodeInfo node = DescribeNode(options, *discovered);
 
   JobRunnerOptions runner_options;
   runner_options.node_name = options.node_name;
@@ -117,9 +122,9 @@ absl::Status Agent::Start() {
   });
   dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
-  GetLogger(absl::StrCat("agent/", options.node_name))
-      ->info("node {} ({} GPUs, {} CPUs, {} MB): job logs in {}, daemon at {}", node.name(), node.gpus_size(),
-             node.cpus(), node.memory_mb(), options.log_dir, options.daemon_address);
+  log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}", node.name(),
+            node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(), node.memory_mb(),
+            options.log_dir, options.daemon_address);
   session_->Start();
   started_ = true;
   return absl::OkStatus();

@@ -11,13 +11,22 @@
 
 namespace gpusched::agent {
 
+enum class GpuSource { kAuto, kNvml, kFile, kFake };
+
 struct AgentOptions {
   std::string daemon_address;            // host:port of gpuschedd
   std::string node_name;                 // default: gethostname()
   std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default "127.0.0.1"
-  int fake_gpus = 0;                     // for now the only GPU source: N fake GPUs
-  std::string fake_gpu_model = "NVIDIA H100 80GB HBM3";
-  int64_t fake_gpu_memory_mb = 81559;
+  // Where the GPUs come from (see agent/topology_discovery.h). kAuto: the
+  // topology file or text when given, else fake GPUs when asked for, else NVML,
+  // else none (a CPU-only node).
+  GpuSource gpu_source = GpuSource::kAuto;
+  std::string topology_file;             // a saved `nvidia-smi topo -m` output
+  std::string topology_text;             // the same, already read (gpuschedd dev's embedded nodes)
+  int fake_gpus = 0;                     // N fake GPUs, every pair SYS
+  // topo -m and fake GPUs carry no model or memory; NVML ignores these.
+  std::string gpu_model = "NVIDIA H100 80GB HBM3";
+  int64_t gpu_memory_mb = 81559;
   int64_t cpus = 0;                      // 0 = detect
   int64_t memory_mb = 0;                 // 0 = detect
   std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log

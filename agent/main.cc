@@ -48,11 +48,20 @@ int main(int argc, char** argv) {
   app.add_option("--advertise-address", options.advertise_address,
                  "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0")
       ->capture_default_str();
-  app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs")
+  std::string gpu_source = "auto";
+  app.add_option("--gpu-source", gpu_source,
+                 "where the GPUs come from: auto (--topology-file, else --fake-gpus, else NVML, else none), "
+                 "nvml, file or fake")
+      ->check(CLI::IsMember({"auto", "nvml", "file", "fake"}))
+      ->capture_default_str();
+  app.add_option("--topology-file", options.topology_file,
+                 "a saved `nvidia-smi topo -m` output: GPUs wired like that machine, without its GPUs")
+      ->check(CLI::ExistingFile);
+  app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs (no topology: every pair SYS)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  app.add_option("--gpu-model", options.fake_gpu_model, "model name of the fake GPUs")->capture_default_str();
-  app.add_option("--gpu-memory-mb", options.fake_gpu_memory_mb, "memory of each fake GPU in MB")
+  app.add_option("--gpu-model", options.gpu_model, "model name of file or fake GPUs")->capture_default_str();
+  app.add_option("--gpu-memory-mb", options.gpu_memory_mb, "memory of each file or fake GPU in MB")
       ->check(CLI::Range(int64_t{1}, kMaxMb))
       ->capture_default_str();
   app.add_option("--cpus", options.cpus, "CPUs to offer (default: detect)")->check(CLI::Range(0, 1 << 20));
@@ -82,6 +91,10 @@ int main(int argc, char** argv) {
     options.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
   options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  options.gpu_source = gpu_source == "nvml"   ? gpusched::agent::GpuSource::kNvml
+                       : gpu_source == "file" ? gpusched::agent::GpuSource::kFile
+                       : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake
+                                              : gpusched::agent::GpuSource::kAuto;
   gpusched::SetLogLevel(log_level);
 
   // Blocked before any thread exists, so every thread inherits the mask and

@@ -76,8 +76,10 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
   const std::string address = (*cluster)->daemon().address();
   std::cout << "gpuschedd dev: daemon on " << address << ", state in " << (*cluster)->daemon().db_path() << "\n";
   for (const auto& node : nodes) {
-    std::cout << "gpuschedd dev: agent " << node.name << " with " << node.gpus << "x " << node.gpu_model
-              << " (fake GPUs, real processes)\n";
+    std::cout << "gpuschedd dev: agent " << node.name << " with " << node.gpus << "x " << node.gpu_model << " ("
+              << (node.topology_text.empty() ? "fake GPUs, no topology"
+                                             : absl::StrCat("fake GPUs wired as in ", node.topology_name))
+              << ", real processes)\n";
   }
   if (demo) {
     if (absl::Status s = gpusched::dev::RunDemoJob(address); !s.ok()) {
@@ -89,6 +91,7 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
       address == gpusched::kDefaultDaemonAddress ? "" : absl::StrCat("GPUSCHED_ADDR=", address, " ");
   std::cout << "\ngpuschedd dev is running. In another terminal:\n"
             << "  " << addr_hint << "gpusched nodes\n"
+            << "  " << addr_hint << "gpusched nodes show " << nodes.front().name << "\n"
             << "  " << addr_hint << "gpusched submit --gpus 4 -- sh -c 'echo rank $RANK of $WORLD_SIZE'\n"
             << "  " << addr_hint << "gpusched status\n"
             << "Press Ctrl-C to stop.\n"

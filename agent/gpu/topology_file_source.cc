@@ -16,11 +16,17 @@ absl::StatusOr<topology::NodeTopology> TopologyFileSource::Discover() {
   if (options_.gpu_memory_mb <= 0) {
     return absl::InvalidArgumentError(absl::StrCat("GPU memory must be > 0 MB, got ", options_.gpu_memory_mb));
   }
-  std::ifstream in(options_.path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read topology file ", options_.path));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto parsed = topology::ParseNvidiaSmiTopo(text.str());
+  std::string text;
+  if (options_.text.has_value()) {
+    text = *options_.text;
+  } else {
+    std::ifstream in(options_.path, std::ios::binary);
+    if (!in) return absl::NotFoundError(absl::StrCat("cannot read topology file ", options_.path));
+    std::stringstream content;
+    content << in.rdbuf();
+    text = content.str();
+  }
+  auto parsed = topology::ParseNvidiaSmiTopo(text);
   if (!parsed.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(options_.path, ": ", parsed.status().message()));
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agent/gpu/topology_source.h"
@@ -12,7 +13,8 @@ namespace gpusched::agent {
 // rehearsing a cluster. topo -m does not name the GPU model or its memory, so
 // the caller supplies them; UUIDs are made up from the node name.
 struct TopologyFileOptions {
-  std::string path;
+  std::string path;  // read unless `text` is set; then only named in errors
+  std::optional<std::string> text;
   std::string node_name;
   std::string gpu_model;
   int64_t gpu_memory_mb = 0;

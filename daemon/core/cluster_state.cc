@@ -1,6 +1,7 @@
 #include "daemon/core/cluster_state.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/convert/topology_proto.h"
 
 namespace gpusched::core {
 
@@ -34,6 +35,8 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     if (old >= 0 && old < static_cast<int>(slot.gpu_owner.size())) owners[i] = slot.gpu_owner[old];
   }
   slot.info = info;
+  auto topo = convert::TopologyFromProto(info);
+  slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
   slot.gpu_owner = std::move(owners);
 }
 

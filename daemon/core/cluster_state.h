@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/topology/node_topology.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::core {
@@ -15,6 +16,7 @@ namespace gpusched::core {
 // memory are spoken for. Decides nothing.
 struct NodeSlot {
   v1::NodeInfo info;
+  topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
   v1::NodeState state = v1::NODE_STATE_DOWN;
   std::string reason;              // why it is not up
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
@@ -34,7 +36,9 @@ struct NodeSlot {
 
 class ClusterState {
  public:
-  // A node (re)registered: keeps the allocations it already had.
+  // A node (re)registered: keeps the allocations it already had. `info` was
+  // checked by ValidateNodeInfo; a topology that still fails to convert is
+  // kept as GPUs without known links.
   void UpsertNode(const v1::NodeInfo& info);
   void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
 

@@ -4,35 +4,48 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "daemon/dev/dev_topologies.h"
 
 namespace gpusched::dev {
 
-std::vector<FakeNode> DefaultDevNodes() {
+std::vector<DevNode> DefaultDevNodes() {
+  const std::string hgx = "hgx-h200-8gpu-12nic.txt";
+  const std::string pcie = "pcie-8x-rtx4090.txt";
   return {
-      {"dgx-h100-01", 8, "NVIDIA H100 80GB HBM3", 81559, 224, 2063937},
-      {"pcie-l40s-01", 4, "NVIDIA L40S", 46068, 48, 386000},
+      {"hgx-h200-01", EmbeddedTopology(hgx), hgx, 8, "NVIDIA H200", 143771, 224, 2063937,
+       {{"rack", "r01"}, {"leaf", "leaf-01"}, {"spine", "spine-01"}}},
+      {"pcie-4090-01", EmbeddedTopology(pcie), pcie, 8, "NVIDIA GeForce RTX 4090", 24564, 224, 1031560,
+       {{"rack", "r02"}, {"leaf", "leaf-02"}, {"spine", "spine-01"}}},
   };
 }
 
 absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::DaemonOptions& daemon_options,
-                                                              const std::vector<FakeNode>& nodes,
+                                                              const std::vector<DevNode>& nodes,
                                                               const Clock& clock) {
   std::unique_ptr<DevCluster> cluster(new DevCluster());
   auto daemon = server::Daemon::Start(daemon_options, clock);
   if (!daemon.ok()) return daemon.status();
   cluster->daemon_ = std::move(*daemon);
-  for (const FakeNode& node : nodes) {
+  for (const DevNode& node : nodes) {
     agent::AgentOptions options;
     options.daemon_address = cluster->daemon_->address();
     options.node_name = node.name;
     options.advertise_address = "127.0.0.1";
-    options.fake_gpus = node.gpus;
-    options.fake_gpu_model = node.gpu_model;
-    options.fake_gpu_memory_mb = node.gpu_memory_mb;
+    if (node.topology_text.empty()) {
+      options.gpu_source = agent::GpuSource::kFake;
+      options.fake_gpus = node.gpus;
+    } else {
+      options.gpu_source = agent::GpuSource::kFile;
+      options.topology_file = node.topology_name;
+      options.topology_text = node.topology_text;
+    }
+    options.gpu_model = node.gpu_model;
+    options.gpu_memory_mb = node.gpu_memory_mb;
     options.cpus = node.cpus;
     options.memory_mb = node.memory_mb;
     options.log_dir = absl::StrCat(daemon_options.state_dir, "/logs/", node.name);
-    options.labels = {{"gpusched.dev/fake", "true"}};
+    options.labels = node.labels;
+    options.labels["gpusched.dev/fake"] = "true";
     options.heartbeat_interval = absl::Seconds(2);
     auto agent = std::make_unique<agent::Agent>(std::move(options));
     if (absl::Status s = agent->Start(); !s.ok()) return s;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,25 +12,29 @@
 
 namespace gpusched::dev {
 
-struct FakeNode {
+struct DevNode {
   std::string name;
+  // A real machine's `nvidia-smi topo -m` output; when empty (the build did
+  // not find the fixture) the node gets `gpus` fake GPUs, all SYS.
+  std::string topology_text;
+  std::string topology_name;  // the fixture's file name, for messages
   int gpus;
   std::string gpu_model;
   int64_t gpu_memory_mb;
   int64_t cpus;
   int64_t memory_mb;
+  std::map<std::string, std::string> labels;
 };
 
-// The nodes `gpuschedd dev` starts: one NVLink training node and one PCIe
-// inference node, shaped like real machines (fixtures replace the fake
-// topologies once topology discovery lands).
-std::vector<FakeNode> DefaultDevNodes();
+// The nodes `gpuschedd dev` starts, wired like two real machines: an HGX H200
+// (NVSwitch, 12 NICs) and a PCIe server with 8 RTX 4090s, in different racks.
+std::vector<DevNode> DefaultDevNodes();
 
 // A daemon and its agents in one process, on loopback.
 class DevCluster {
  public:
   static absl::StatusOr<std::unique_ptr<DevCluster>> Start(const server::DaemonOptions& daemon_options,
-                                                           const std::vector<FakeNode>& nodes, const Clock& clock);
+                                                           const std::vector<DevNode>& nodes, const Clock& clock);
   ~DevCluster();
   // Waits until every agent has registered, or fails naming those that did not.
   absl::Status WaitForAgents(absl::Duration timeout);

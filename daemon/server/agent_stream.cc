@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "daemon/core/node_validator.h"
 
 namespace gpusched::server {
 
@@ -44,11 +45,13 @@ void AgentStream::OnReadDone(bool ok) {
 void AgentStream::Dispatch(const v1::AgentMessage& message) {
   if (message.has_register_()) {
     const std::string& name = message.register_().node().name();
-    if (name.empty() || (!node_.empty() && name != node_)) {
+    absl::Status valid = core::ValidateNodeInfo(message.register_().node());
+    if (!valid.ok() || (!node_.empty() && name != node_)) {
+      std::string why = !valid.ok() ? absl::StrCat("register.", valid.message())
+                                    : absl::StrCat("this stream belongs to node ", node_, ", not ", name);
+      GetLogger("daemon")->warn("agent at {} refused: {}", peer_, why);
       std::lock_guard<std::mutex> lock(mu_);
-      FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                              name.empty() ? "register.node.name is empty"
-                                           : absl::StrCat("this stream belongs to node ", node_, ", not ", name)));
+      FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why));
       return;
     }
     node_ = name;
