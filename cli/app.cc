@@ -102,6 +102,9 @@ CLI::App* DefineLogs(CLI::App& app, LogsOptions& o) {
 CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   CLI::App* sub = app.add_subcommand("nodes", "Show the cluster's nodes");
   sub->add_flag("--json", o.json, "Print the ListNodesResponse as JSON");
+  CLI::App* show = sub->add_subcommand("show", "Show one node: GPUs, NICs and how they are wired");
+  show->add_option("NODE", o.show, "The node")->type_name("")->required();
+  show->add_flag("--json", o.json, "Print the Node as JSON");
   return sub;
 }
 

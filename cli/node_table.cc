@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -15,7 +16,9 @@ namespace {
 // More ids than this would make the row wrap; the count says the rest.
 constexpr int kMaxJobIdsShown = 4;
 
-std::string StateWord(v1::NodeState state) {
+}  // namespace
+
+std::string NodeStateWord(v1::NodeState state) {
   switch (state) {
     case v1::NODE_STATE_UP: return "UP";
     case v1::NODE_STATE_DOWN: return "DOWN";
@@ -23,6 +26,8 @@ std::string StateWord(v1::NodeState state) {
     default: return "UNKNOWN";
   }
 }
+
+namespace {
 
 // Nodes are normally homogeneous; a mixed node lists each model once.
 std::string Models(const v1::NodeInfo& info) {
@@ -35,6 +40,31 @@ std::string Models(const v1::NodeInfo& info) {
   return absl::StrJoin(models, ",");
 }
 
+// How the GPUs talk to each other, in one word: "NV18/NVSwitch" for an
+// NVSwitch board, "NV1-NV2" for point-to-point NVLink, "PCIe" when no pair has
+// NVLink, "-" for fewer than two GPUs.
+std::string GpuLinks(const v1::NodeInfo& info) {
+  if (info.gpus_size() < 2) return "";
+  int low = 0;
+  int high = 0;
+  for (const v1::Link& link : info.topology().gpu_links()) {
+    if (link.kind() != v1::LINK_KIND_NVLINK) continue;
+    low = low == 0 ? link.nvlinks() : std::min(low, link.nvlinks());
+    high = std::max(high, link.nvlinks());
+  }
+  if (high == 0) return "PCIe";
+  std::string range = low == high ? absl::StrCat("NV", high) : absl::StrCat("NV", low, "-NV", high);
+  return info.topology().nvswitch() ? absl::StrCat(range, "/NVSwitch") : range;
+}
+
+// key=value, sorted by key, comma-separated.
+std::string Labels(const v1::NodeInfo& info) {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : info.labels()) parts.push_back(absl::StrCat(key, "=", value));
+  std::sort(parts.begin(), parts.end());
+  return absl::StrJoin(parts, ",");
+}
+
 std::string Jobs(const v1::Node& node) {
   const auto& ids = node.running_jobs();
   if (ids.size() <= kMaxJobIdsShown) return absl::StrJoin(ids, ",");
@@ -45,14 +75,18 @@ std::string Jobs(const v1::Node& node) {
 }  // namespace
 
 std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& nodes) {
-  Table table({"NAME", "STATE", "GPUS", "MODEL", "CPUS", "MEMORY", "JOBS", "REASON"});
+  Table table({"NAME", "STATE", "GPUS", "MODEL", "GPU-LINKS", "NVL-DOMAIN", "CPUS", "MEMORY", "JOBS", "LABELS",
+               "REASON"});
   for (const v1::Node& node : nodes) {
     const v1::NodeInfo& info = node.info();
-    table.AddRow({info.name(), StateWord(node.state()),
-                  absl::StrCat(node.gpus_free(), "/", info.gpus_size()), Models(info),
-                  absl::StrCat(node.cpus_free(), "/", info.cpus()),
+    // One word per cell keeps the table awk-friendly: "NVIDIA H100 80GB HBM3"
+    // shows as H100-80GB-HBM3.
+    std::string model = absl::StrReplaceAll(Models(info), {{"NVIDIA ", ""}, {" ", "-"}});
+    table.AddRow({info.name(), NodeStateWord(node.state()),
+                  absl::StrCat(node.gpus_free(), "/", info.gpus_size()), model, GpuLinks(info),
+                  info.topology().network().nvlink_domain(), absl::StrCat(node.cpus_free(), "/", info.cpus()),
                   absl::StrCat(FormatSizeMb(node.mem_free_mb()), "/", FormatSizeMb(info.memory_mb())),
-                  Jobs(node), node.reason()});
+                  Jobs(node), Labels(info), node.reason()});
   }
   return table.ToString();
 }

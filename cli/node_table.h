@@ -7,8 +7,11 @@
 
 namespace gpusched::cli {
 
-// `gpusched nodes`: NAME STATE GPUS MODEL CPUS MEMORY JOBS REASON, with
-// free/total for GPUs, CPUs and memory.
+// `gpusched nodes`: NAME STATE GPUS MODEL GPU-LINKS NVL-DOMAIN CPUS MEMORY
+// JOBS LABELS REASON, with free/total for GPUs, CPUs and memory.
 std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& nodes);
+
+// "UP", "DOWN", "NOT_RESPONDING".
+std::string NodeStateWord(v1::NodeState state);
 
 }  // namespace gpusched::cli

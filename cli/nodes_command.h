@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include "absl/status/statusor.h"
 
 #include "cli/command_context.h"
@@ -8,9 +10,11 @@ namespace gpusched::cli {
 
 struct NodesOptions {
   bool json = false;
+  std::string show;  // `nodes show NODE`: that node in detail
 };
 
-// The node table, or the ListNodesResponse as JSON.
+// The node table, or the ListNodesResponse as JSON; with `show`, one node in
+// detail (or its Node message as JSON), exit 1 when there is no such node.
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd);
 
 }  // namespace gpusched::cli

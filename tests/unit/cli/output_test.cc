@@ -113,9 +113,10 @@ TEST_CASE("the node table shows free/total and the running jobs") {
   b.set_state(v1::NODE_STATE_DOWN);
   b.set_reason("agent disconnected 5m ago");
   CHECK(RenderNodeTable(nodes) ==
-        "NAME    STATE  GPUS  MODEL                  CPUS    MEMORY   JOBS       REASON\n"
-        "dgx-01  UP     2/8   NVIDIA H100 80GB HBM3  64/256  512G/2T  7,9,11,+3  -\n"
-        "cpu-01  DOWN   0/0   -                      0/64    0M/256G  -          agent disconnected 5m ago\n");
+        "NAME    STATE  GPUS  MODEL           GPU-LINKS  NVL-DOMAIN  CPUS    MEMORY   JOBS       LABELS  REASON\n"
+        "dgx-01  UP     2/8   H100-80GB-HBM3  PCIe       -           64/256  512G/2T  7,9,11,+3  -       -\n"
+        "cpu-01  DOWN   0/0   -               -          -           0/64    0M/256G  -          -       "
+        "agent disconnected 5m ago\n");
 }
 
 TEST_CASE("the detailed job view shows spec, times, allocation and events") {

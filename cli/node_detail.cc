@@ -1,0 +1,108 @@
+#include "cli/node_detail.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "cli/node_table.h"
+#include "cli/sizes.h"
+#include "cli/table.h"
+#include "common/convert/topology_proto.h"
+#include "common/topology/cpu_list.h"
+#include "common/topology/nvidia_smi_topo_format.h"
+
+namespace gpusched::cli {
+namespace {
+
+std::string OrUnknown(const std::string& value) { return value.empty() ? "-" : value; }
+
+std::string NumaWord(int numa) { return numa < 0 ? "-" : absl::StrCat(numa); }
+
+void AppendField(std::string& out, const char* name, const std::string& value) {
+  // Values line up in column 14, like `scontrol show node`'s readers expect
+  // of a key: value listing.
+  size_t width = std::string(name).size() + 1;
+  absl::StrAppend(&out, name, ":", std::string(width < 14 ? 14 - width : 1, ' '), value, "\n");
+}
+
+std::string Network(const v1::NetworkLocation& net) {
+  std::vector<std::string> parts;
+  if (!net.rack().empty()) parts.push_back(absl::StrCat("rack ", net.rack()));
+  if (!net.leaf().empty()) parts.push_back(absl::StrCat("leaf ", net.leaf()));
+  if (!net.spine().empty()) parts.push_back(absl::StrCat("spine ", net.spine()));
+  if (!net.nvlink_domain().empty()) parts.push_back(absl::StrCat("NVLink domain ", net.nvlink_domain()));
+  return parts.empty() ? "unknown (no rack/leaf/spine/nvlink-domain labels)" : absl::StrJoin(parts, ", ");
+}
+
+std::string GpuTable(const v1::Node& node) {
+  const v1::NodeInfo& info = node.info();
+  // Who holds each GPU is not on the wire per GPU; the count is.
+  Table table({"GPU", "MODEL", "MEMORY", "PCI", "NUMA", "CC", "PCIE", "MIG", "UUID"});
+  for (const v1::GpuInfo& gpu : info.gpus()) {
+    table.AddRow({absl::StrCat(gpu.index()), absl::StrReplaceAll(gpu.model(), {{" ", "-"}}),
+                  gpu.memory_mb() > 0 ? FormatSizeMb(gpu.memory_mb()) : "",
+                  gpu.pci_bus_id(), NumaWord(gpu.numa_node()),
+                  gpu.compute_capability() > 0
+                      ? absl::StrCat(gpu.compute_capability() / 10, ".", gpu.compute_capability() % 10)
+                      : "",
+                  gpu.pcie_generation() > 0 ? absl::StrCat("gen", gpu.pcie_generation(), "x", gpu.pcie_width()) : "",
+                  gpu.mig_enabled() ? "on" : "off", gpu.uuid()});
+  }
+  return table.ToString();
+}
+
+std::string NicTable(const v1::NodeTopology& topo) {
+  Table table({"NIC", "DEVICE", "PCI", "NUMA", "SPEED"});
+  for (int k = 0; k < topo.nics_size(); ++k) {
+    // Titled by position, as in the matrix below; the device is the name the
+    // operator knows (NCCL_IB_HCA takes it).
+    const v1::NicInfo& nic = topo.nics(k);
+    table.AddRow({absl::StrCat("NIC", k), nic.device().empty() ? nic.name() : nic.device(), nic.pci_bus_id(), NumaWord(nic.numa_node()),
+                  nic.link_speed_gbps() > 0 ? absl::StrCat(nic.link_speed_gbps(), "Gb/s") : ""});
+  }
+  return table.ToString();
+}
+
+}  // namespace
+
+std::string RenderNodeDetail(const v1::Node& node) {
+  const v1::NodeInfo& info = node.info();
+  const v1::NodeTopology& topo = info.topology();
+  std::string out;
+  AppendField(out, "Node", info.name());
+  AppendField(out, "State", node.reason().empty() ? NodeStateWord(node.state())
+                                                   : absl::StrCat(NodeStateWord(node.state()), " (", node.reason(), ")"));
+  AppendField(out, "Address", OrUnknown(info.address()));
+  AppendField(out, "Agent", OrUnknown(info.agent_version()));
+  AppendField(out, "GPUs", absl::StrCat(node.gpus_free(), " free of ", info.gpus_size(),
+                                        topo.source().empty() ? "" : absl::StrCat(" (from ", topo.source(), ")")));
+  AppendField(out, "CPUs", absl::StrCat(node.cpus_free(), " free of ", info.cpus()));
+  AppendField(out, "Memory", absl::StrCat(FormatSizeMb(node.mem_free_mb()), " free of ", FormatSizeMb(info.memory_mb())));
+  AppendField(out, "Network", Network(topo.network()));
+  AppendField(out, "NVSwitch", topo.nvswitch() ? "yes" : "no");
+  std::vector<std::string> labels;
+  for (const auto& [key, value] : info.labels()) labels.push_back(absl::StrCat(key, "=", value));
+  std::sort(labels.begin(), labels.end());
+  AppendField(out, "Labels", labels.empty() ? "-" : absl::StrJoin(labels, ", "));
+  AppendField(out, "Running jobs", node.running_jobs().empty() ? "-" : absl::StrJoin(node.running_jobs(), ", "));
+  for (const v1::NumaNodeInfo& numa : topo.numa_nodes()) {
+    AppendField(out, absl::StrCat("NUMA ", numa.id()).c_str(),
+                absl::StrCat("CPUs ", topology::FormatCpuList({numa.cpus().begin(), numa.cpus().end()}),
+                             numa.memory_mb() > 0 ? absl::StrCat(", ", FormatSizeMb(numa.memory_mb())) : ""));
+  }
+  if (info.gpus_size() > 0) absl::StrAppend(&out, "\n", GpuTable(node));
+  if (topo.nics_size() > 0) absl::StrAppend(&out, "\n", NicTable(topo));
+  if (info.gpus_size() > 0) {
+    auto model = convert::TopologyFromProto(info);
+    if (model.ok()) {
+      absl::StrAppend(&out, "\n", topology::FormatNvidiaSmiTopo(*model));
+    } else {
+      absl::StrAppend(&out, "\n(topology not shown: ", model.status().message(), ")\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace gpusched::cli

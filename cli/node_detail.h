@@ -1,0 +1,14 @@
+#pragma once
+
+#include <string>
+
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::cli {
+
+// `gpusched nodes show NODE`: the node's state, place in the network and
+// labels, a table of its GPUs and NICs, then the GPU/NIC link matrix drawn
+// the way `nvidia-smi topo -m` draws it.
+std::string RenderNodeDetail(const v1::Node& node);
+
+}  // namespace gpusched::cli

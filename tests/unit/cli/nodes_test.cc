@@ -1,0 +1,121 @@
+// `gpusched nodes` and `gpusched nodes show` against a fake daemon whose nodes
+// carry real machines' topologies.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "common/convert/topology_proto.h"
+#include "common/topology/nvidia_smi_topo.h"
+#include "google/protobuf/util/json_util.h"
+#include "jobs_fixture.h"
+
+using namespace gpusched;
+using namespace gpusched::cli::testing;
+
+namespace {
+
+v1::Node FixtureNode(const std::string& name, const std::string& fixture, const std::string& model) {
+  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + fixture);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto topo = topology::ParseNvidiaSmiTopo(text.str());
+  REQUIRE(topo.ok());
+  topo->set_nvswitch(topo->LooksLikeNvSwitch());
+  for (auto& gpu : topo->gpus()) {
+    gpu.model = model;
+    gpu.memory_mb = 81920;
+  }
+  v1::Node node;
+  convert::TopologyToProto(*topo, node.mutable_info());
+  node.mutable_info()->set_name(name);
+  node.mutable_info()->set_cpus(96);
+  node.mutable_info()->set_memory_mb(1 << 20);
+  node.mutable_info()->mutable_topology()->set_source("file:" + fixture);
+  node.set_state(v1::NODE_STATE_UP);
+  node.set_gpus_free(topo->num_gpus() - 2);
+  node.set_cpus_free(90);
+  node.set_mem_free_mb(1 << 19);
+  return node;
+}
+
+}  // namespace
+
+TEST_CASE("nodes lists GPU links, NVLink domain and labels, one word per cell") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node dgx = FixtureNode("dgx-a100-01", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB");
+  dgx.mutable_info()->mutable_topology()->mutable_network()->set_nvlink_domain("nvl-7");
+  (*dgx.mutable_info()->mutable_labels())["rack"] = "r1";
+  (*dgx.mutable_info()->mutable_labels())["leaf"] = "l3";
+  *client.nodes.add_nodes() = dgx;
+  *client.nodes.add_nodes() = FixtureNode("dgx1-01", "dgx1-v100.txt", "Tesla V100-SXM2-32GB");
+  *client.nodes.add_nodes() = FixtureNode("g6e-01", "aws-g6e.12xlarge-4xL40S.txt", "NVIDIA L40S");
+
+  Invocation run = RunGpusched({"nodes"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  std::istringstream lines(run.out);
+  std::string header, a100, v100, l40s;
+  std::getline(lines, header);
+  std::getline(lines, a100);
+  std::getline(lines, v100);
+  std::getline(lines, l40s);
+  CHECK_THAT(header, Catch::StartsWith("NAME         STATE  GPUS  MODEL"));
+  CHECK_THAT(header, Catch::Matches(".* GPU-LINKS +NVL-DOMAIN +CPUS +MEMORY +JOBS +LABELS +REASON"));
+  CHECK_THAT(a100, Catch::Contains("6/8   A100-SXM4-80GB"));
+  CHECK_THAT(a100, Catch::Contains("NV12/NVSwitch  nvl-7"));
+  CHECK_THAT(a100, Catch::Contains("leaf=l3,rack=r1"));
+  CHECK_THAT(v100, Catch::Contains("NV1-NV2"));       // DGX-1's hybrid cube mesh
+  CHECK_THAT(l40s, Catch::Matches("g6e-01 +UP +2/4 +L40S +PCIe .*"));
+  for (const std::string& row : {a100, v100, l40s}) {
+    std::istringstream words(row);
+    int count = 0;
+    for (std::string w; words >> w;) ++count;
+    CHECK(count == 11);  // every column one word, "-" when empty
+  }
+}
+
+TEST_CASE("nodes show draws the node's GPUs, NICs and its topo -m matrix") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  *client.nodes.add_nodes() = FixtureNode("dgx-a100-01", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB");
+
+  Invocation run = RunGpusched({"nodes", "show", "dgx-a100-01"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::StartsWith("Node:         dgx-a100-01\nState:        UP\n"));
+  CHECK_THAT(run.out, Catch::Contains("GPUs:         6 free of 8 (from file:dgx-a100.txt)"));
+  CHECK_THAT(run.out, Catch::Contains("NVSwitch:     yes"));
+  CHECK_THAT(run.out, Catch::Contains("\nGPU  MODEL"));
+  CHECK_THAT(run.out, Catch::Contains("\nNIC    DEVICE"));
+  CHECK_THAT(run.out, Catch::Contains("mlx5_11"));
+  // The matrix parses back into the same wiring it was drawn from.
+  size_t matrix = run.out.find("\tGPU0");
+  REQUIRE(matrix != std::string::npos);
+  auto drawn = topology::ParseNvidiaSmiTopo(run.out.substr(matrix));
+  REQUIRE(drawn.ok());
+  auto original = convert::TopologyFromProto(client.nodes.nodes(0).info());
+  REQUIRE(original.ok());
+  REQUIRE(drawn->num_gpus() == 8);
+  REQUIRE(drawn->num_nics() == original->num_nics());
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) CHECK(drawn->GpuLink(i, j) == original->GpuLink(i, j));
+    for (int k = 0; k < drawn->num_nics(); ++k) CHECK(drawn->GpuNicLink(i, k) == original->GpuNicLink(i, k));
+  }
+
+  run = RunGpusched({"nodes", "show", "dgx-a100-01", "--json"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  v1::Node parsed;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok());
+  CHECK(parsed.info().topology().gpu_links_size() == 64);
+}
+
+TEST_CASE("nodes show of an unknown node fails naming it; without a name it is a usage error") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  Invocation run = RunGpusched({"nodes", "show", "nope"}, client, host);
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("no node named \"nope\""));
+  run = RunGpusched({"nodes", "show"}, client, host);
+  CHECK(run.exit_code == 2);
+}
