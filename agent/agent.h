@@ -23,6 +23,7 @@ struct AgentOptions {
   GpuSource gpu_source = GpuSource::kAuto;
   std::string topology_file;             // a saved `nvidia-smi topo -m` output
   std::string topology_text;             // the same, already read (gpuschedd dev's embedded nodes)
+  std::string nvml_library;              // default libnvidia-ml.so.1; tests load a fake
   int fake_gpus = 0;                     // N fake GPUs, every pair SYS
   // topo -m and fake GPUs carry no model or memory; NVML ignores these.
   std::string gpu_model = "NVIDIA H100 80GB HBM3";

@@ -13,6 +13,10 @@
 #include "absl/strings/str_cat.h"
 
 #include "agent/agent.h"
+#include "agent/discover_report.h"
+#include "agent/host_info.h"
+#include "agent/node_info.h"
+#include "agent/topology_discovery.h"
 #include "common/defaults.h"
 #include "common/logging.h"
 
@@ -26,6 +30,20 @@ constexpr int64_t kMaxMb = int64_t{1} << 40;
 int UsageError(const std::string& message) {
   std::cerr << "gpusched-agent: " << message << " (see --help)\n";
   return kUsageError;
+}
+
+int Discover(gpusched::agent::AgentOptions options, gpusched::agent::DiscoverFormat format) {
+  if (options.node_name.empty()) options.node_name = gpusched::agent::HostName();
+  auto discovered = gpusched::agent::DiscoverTopology(options);
+  if (!discovered.ok()) {
+    std::cerr << "gpusched-agent: " << discovered.status().message() << "\n";
+    return 1;
+  }
+  if (!discovered->fallback_reason.empty()) {
+    std::cerr << "gpusched-agent: no GPUs: " << discovered->fallback_reason << "\n";
+  }
+  std::cout << gpusched::agent::DiscoverReport(gpusched::agent::DescribeNode(options, *discovered), format);
+  return 0;
 }
 
 }  // namespace
@@ -57,6 +75,8 @@ int main(int argc, char** argv) {
   app.add_option("--topology-file", options.topology_file,
                  "a saved `nvidia-smi topo -m` output: GPUs wired like that machine, without its GPUs")
       ->check(CLI::ExistingFile);
+  app.add_option("--nvml-library", options.nvml_library,
+                 "NVML library to load (default libnvidia-ml.so.1, found the usual way)");
   app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs (no topology: every pair SYS)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
@@ -71,6 +91,13 @@ int main(int argc, char** argv) {
   app.add_option("--label", labels, "node label key=value (repeatable)");
   app.add_option("--heartbeat-interval-ms", heartbeat_ms, "heartbeat interval until the daemon sets one")
       ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
+      ->capture_default_str();
+  bool discover = false;
+  std::string discover_format = "text";
+  app.add_flag("--discover", discover,
+               "print this node as it would register (GPUs, NICs, NUMA, link matrix) and exit");
+  app.add_option("--discover-format", discover_format, "text, json (the NodeInfo) or nccl-xml (NCCL_TOPO_FILE)")
+      ->check(CLI::IsMember({"text", "json", "nccl-xml"}))
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
@@ -96,6 +123,11 @@ int main(int argc, char** argv) {
                        : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake
                                               : gpusched::agent::GpuSource::kAuto;
   gpusched::SetLogLevel(log_level);
+  if (discover) {
+    return Discover(std::move(options), discover_format == "json"       ? gpusched::agent::DiscoverFormat::kJson
+                                        : discover_format == "nccl-xml" ? gpusched::agent::DiscoverFormat::kNcclXml
+                                                                        : gpusched::agent::DiscoverFormat::kText);
+  }
 
   // Blocked before any thread exists, so every thread inherits the mask and
   // the signals wait for sigwait below (job processes get a clean mask).

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/gpu/fake_gpu_source.h"
+#include "agent/gpu/nvml_topology_source.h"
 #include "agent/gpu/topology_file_source.h"
 
 namespace gpusched::agent {
@@ -27,8 +28,28 @@ absl::StatusOr<DiscoveredTopology> Fake(const AgentOptions& options) {
   return DiscoveredTopology{*std::move(topo), "fake", ""};
 }
 
-absl::StatusOr<DiscoveredTopology> Nvml(const AgentOptions&) {
-  return absl::UnavailableError("NVML discovery is not built into this agent");
+NvmlTopologyOptions NvmlOptions(const AgentOptions& options) {
+  NvmlTopologyOptions nvml;
+  if (!options.nvml_library.empty()) nvml.nvml_library = options.nvml_library;
+  return nvml;
+}
+
+absl::StatusOr<DiscoveredTopology> Nvml(const AgentOptions& options) {
+  auto source = NvmlTopologySource::Open(NvmlOptions(options));
+  if (!source.ok()) return source.status();
+  auto topo = (*source)->Discover();
+  if (!topo.ok()) return topo.status();
+  return DiscoveredTopology{*std::move(topo), "nvml", ""};
+}
+
+// NVML when it loads, else the host alone (NUMA nodes and NICs from hwloc, no
+// GPUs), so that a node without a driver still runs CPU jobs.
+absl::StatusOr<DiscoveredTopology> NvmlOrHost(const AgentOptions& options) {
+  AutoTopologySource chosen = OpenAutoTopologySource(NvmlOptions(options));
+  auto topo = chosen.source->Discover();
+  if (!topo.ok()) return topo.status();
+  if (chosen.nvml_status.ok()) return DiscoveredTopology{*std::move(topo), "nvml", ""};
+  return DiscoveredTopology{*std::move(topo), "host", std::string(chosen.nvml_status.message())};
 }
 
 }  // namespace
@@ -49,9 +70,7 @@ absl::StatusOr<DiscoveredTopology> DiscoverTopology(const AgentOptions& options)
   }
   if (!options.topology_file.empty() || !options.topology_text.empty()) return FromFile(options);
   if (options.fake_gpus != 0) return Fake(options);
-  auto nvml = Nvml(options);
-  if (nvml.ok()) return nvml;
-  return DiscoveredTopology{topology::NodeTopology(), "none", std::string(nvml.status().message())};
+  return NvmlOrHost(options);
 }
 
 }  // namespace gpusched::agent
