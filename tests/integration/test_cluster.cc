@@ -93,11 +93,14 @@ void TestCluster::CrashDaemon() {
 
 void TestCluster::StartAgents() {
   for (const AgentSpec& spec : agent_specs_) {
-    agents_.push_back(std::make_unique<Subprocess>(
-        std::vector<std::string>{GPUSCHED_AGENT_BIN, "--daemon", address_, "--node-name", spec.name, "--fake-gpus",
-                                 std::to_string(spec.gpus), "--log-dir", dir_ + "/logs/" + spec.name,
-                                 "--heartbeat-interval-ms", "500"},
-        dir_ + "/agent-" + spec.name + ".log"));
+    // env(1) execs the agent, so the pid stays the agent's own.
+    std::vector<std::string> argv = {"/usr/bin/env"};
+    argv.insert(argv.end(), spec.env.begin(), spec.env.end());
+    argv.insert(argv.end(), {GPUSCHED_AGENT_BIN, "--daemon", address_, "--node-name", spec.name, "--log-dir",
+                             dir_ + "/logs/" + spec.name, "--heartbeat-interval-ms", "500"});
+    if (spec.gpus > 0) argv.insert(argv.end(), {"--fake-gpus", std::to_string(spec.gpus)});
+    argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
+    agents_.push_back(std::make_unique<Subprocess>(std::move(argv), dir_ + "/agent-" + spec.name + ".log"));
   }
 }
 
