@@ -16,6 +16,7 @@
 #include "agent/host_info.h"
 #include "agent/node_info.h"
 #include "agent/runner/job_runner.h"
+#include "agent/runner/nccl_topo_file.h"
 #include "common/logging.h"
 
 namespace gpusched::agent {
@@ -105,6 +106,19 @@ absl::Status Agent::Start() {
   runner_options.node_name = options.node_name;
   runner_options.log_dir = options.log_dir;
   runner_options.advertise_address = options.advertise_address;
+  runner_options.cpu_bind = options.cpu_bind;
+  if (options.nccl_topo_file) {
+    auto written = WriteNcclTopoFile(discovered->topology, options.log_dir);
+    if (!written.ok()) return written.status();
+    runner_options.nccl_topo_file = *written;
+    if (discovered->source != "nvml") {
+      log->warn("--nccl-topo-file: the topology came from {}, not NVML, so the GPUs in {} carry placeholder PCI "
+                "bus ids that NCCL will not match to its devices; jobs get it as NCCL_TOPO_FILE all the same",
+                discovered->source, *written);
+    }
+  }
+  runner_options.topology = std::move(discovered->topology);
+  const std::string nccl_topo_file = runner_options.nccl_topo_file;
   SessionOptions session_options;
   session_options.daemon_address = options.daemon_address;
   session_options.node_name = options.node_name;
@@ -115,16 +129,18 @@ absl::Status Agent::Start() {
   // The runner reports through the session, the session hands commands to the
   // dispatcher, the dispatcher drives the runner. No job exists before the
   // session starts, so the runner never reports before session_ is set.
-  runner_ = std::make_unique<JobRunner>(runner_options, [this](const v1::JobUpdate& update) {
+  runner_ = std::make_unique<JobRunner>(std::move(runner_options), [this](const v1::JobUpdate& update) {
     v1::AgentMessage message;
     *message.mutable_job_update() = update;
     session_->Send(std::move(message));
   });
   dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
-  log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}", node.name(),
-            node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(), node.memory_mb(),
-            options.log_dir, options.daemon_address);
+  log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
+            node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
+            node.memory_mb(), options.log_dir, options.daemon_address,
+            options.cpu_bind == CpuBindMode::kNone ? "off" : "by NUMA node",
+            nccl_topo_file.empty() ? "" : absl::StrCat(", NCCL_TOPO_FILE ", nccl_topo_file));
   session_->Start();
   started_ = true;
   return absl::OkStatus();

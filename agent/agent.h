@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
+#include "agent/runner/cpu_binding.h"
+
 namespace gpusched::agent {
 
 enum class GpuSource { kAuto, kNvml, kFile, kFake };
@@ -31,6 +33,12 @@ struct AgentOptions {
   int64_t cpus = 0;                      // 0 = detect
   int64_t memory_mb = 0;                 // 0 = detect
   std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log
+  // kNuma: each job process runs on the CPUs of its GPUs' NUMA node(s).
+  CpuBindMode cpu_bind = CpuBindMode::kNuma;
+  // Write the topology to <log_dir>/nccl-topo.xml at start and hand it to
+  // every job as NCCL_TOPO_FILE. Off by default: only NVML's topology carries
+  // the real PCI bus ids NCCL needs to match its devices.
+  bool nccl_topo_file = false;
   std::map<std::string, std::string> labels;
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);

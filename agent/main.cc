@@ -88,6 +88,15 @@ int main(int argc, char** argv) {
   app.add_option("--memory-mb", options.memory_mb, "memory to offer in MB (default: detect)")
       ->check(CLI::Range(int64_t{0}, kMaxMb));
   app.add_option("--log-dir", options.log_dir, "job logs go to <dir>/job-<id>/rank-<R>.log")->capture_default_str();
+  std::string cpu_bind = "numa";
+  app.add_option("--cpu-bind", cpu_bind,
+                 "numa: run each job process on the CPUs of its GPU's NUMA node (within the agent's own CPUs); "
+                 "none: leave processes where the agent runs")
+      ->check(CLI::IsMember({"none", "numa"}))
+      ->capture_default_str();
+  app.add_flag("--nccl-topo-file", options.nccl_topo_file,
+               "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
+               "none (meant for NVML-discovered nodes)");
   app.add_option("--label", labels, "node label key=value (repeatable)");
   app.add_option("--heartbeat-interval-ms", heartbeat_ms, "heartbeat interval until the daemon sets one")
       ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
@@ -118,6 +127,7 @@ int main(int argc, char** argv) {
     options.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
   options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  options.cpu_bind = cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
   options.gpu_source = gpu_source == "nvml"   ? gpusched::agent::GpuSource::kNvml
                        : gpu_source == "file" ? gpusched::agent::GpuSource::kFile
                        : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake

@@ -117,9 +117,32 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
 }
 
 absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& launch) {
-  LaunchContext context{options_.node_name, options_.log_dir, options_.advertise_address, agent_env_};
+  LaunchContext context;
+  context.node_name = options_.node_name;
+  context.log_dir = options_.log_dir;
+  context.advertise_address = options_.advertise_address;
+  context.agent_env = agent_env_;
+  context.topology = &options_.topology;
+  context.cpu_bind = options_.cpu_bind;
+  context.nccl_topo_file = options_.nccl_topo_file;
+  if (options_.cpu_bind != CpuBindMode::kNone) {
+    // Asked at each launch: an operator may move the agent (taskset, cgroup)
+    // while it runs.
+    auto allowed = AllowedCpusOfThisThread();
+    if (allowed.ok()) {
+      context.agent_cpus = *std::move(allowed);
+    } else {
+      log_->warn("job {}: not binding to CPUs: {}", launch.job_id(), std::string(allowed.status().message()));
+      context.cpu_bind = CpuBindMode::kNone;
+    }
+  }
   auto plan = PrepareLaunch(launch, context);
   if (!plan.ok()) return plan.status();
+  if (!plan->cpu_bind_note.empty() && !cpu_bind_note_logged_.exchange(true)) {
+    log_->info("job {}: not binding its processes to CPUs: {} (said once; GPUSCHED_CPU_BIND shows each "
+               "process's binding)",
+               launch.job_id(), plan->cpu_bind_note);
+  }
 
   Job job;
   job.id = launch.job_id();

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -19,7 +20,9 @@
 #include "absl/time/time.h"
 #include "spdlog/logger.h"
 
+#include "agent/runner/cpu_binding.h"
 #include "agent/runner/recent_exits.h"
+#include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent {
@@ -28,6 +31,11 @@ struct JobRunnerOptions {
   std::string node_name;
   std::string log_dir;  // must exist
   std::string advertise_address = "127.0.0.1";
+  // The node as discovered: NCCL NIC hints and CPU binding come from it (see
+  // PrepareLaunch). Empty (no GPUs, no NICs): neither.
+  topology::NodeTopology topology;
+  CpuBindMode cpu_bind = CpuBindMode::kNuma;
+  std::string nccl_topo_file;  // NCCL_TOPO_FILE for every job that sets none; "" = none
   // For a KillJob with grace_ms <= 0: an unset grace should not cost a job its checkpoint.
   absl::Duration default_kill_grace = absl::Seconds(10);
   // How often the monitor looks for exited processes and overdue kills.
@@ -95,6 +103,9 @@ class JobRunner {
   const ReportFn report_;
   const std::map<std::string, std::string> agent_env_;
   std::shared_ptr<spdlog::logger> log_;
+  // Unbound processes are the rule on a node whose topology describes another
+  // machine; one line says so, not one per job.
+  std::atomic<bool> cpu_bind_note_logged_{false};
 
   std::mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
   mutable std::mutex mu_;

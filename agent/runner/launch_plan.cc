@@ -13,8 +13,10 @@
 
 #include "agent/runner/exec_path.h"
 #include "agent/runner/job_user.h"
+#include "agent/runner/nccl_hints.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/safe_open.h"
+#include "common/topology/cpu_list.h"
 
 namespace gpusched::agent {
 namespace {
@@ -87,6 +89,28 @@ absl::Status CreateLog(const std::string& path, const JobIdentity& identity) {
   return absl::OkStatus();
 }
 
+// Suggestions from the node: they go under spec.env, so a job that sets one
+// of these itself keeps its own value.
+std::map<std::string, std::string> NodeSuggestions(const v1::LaunchJob& launch, const LaunchContext& context) {
+  std::map<std::string, std::string> env;
+  if (context.topology != nullptr) {
+    env = NcclNetworkEnv(*context.topology, {launch.gpu_indices().begin(), launch.gpu_indices().end()});
+  }
+  if (!context.nccl_topo_file.empty()) env["NCCL_TOPO_FILE"] = context.nccl_topo_file;
+  return env;
+}
+
+CpuBinding BindingFor(const v1::LaunchJob& launch, int local, const LaunchContext& context) {
+  if (context.cpu_bind == CpuBindMode::kNone || context.topology == nullptr) return {};
+  std::vector<int> gpus;
+  if (launch.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE) {
+    gpus.assign(launch.gpu_indices().begin(), launch.gpu_indices().end());
+  } else if (local < launch.gpu_indices_size()) {
+    gpus.push_back(launch.gpu_indices(local));
+  }
+  return ChooseCpuBinding(*context.topology, gpus, context.agent_cpus);
+}
+
 std::vector<std::string> ToEnvp(const std::map<std::string, std::string>& env) {
   std::vector<std::string> out;
   out.reserve(env.size());
@@ -117,7 +141,7 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
 
   RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
                              identity->user.shell, context.node_name,      context.advertise_address,
-                             plan.job_log_dir};
+                             plan.job_log_dir,     NodeSuggestions(launch, context)};
 
   std::vector<std::string> argv;
   std::string executable;
@@ -148,7 +172,12 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     process.rank = launch.rank_offset() + (per_node ? 0 : local);
     process.executable = executable;
     process.argv = argv;
-    process.env = ToEnvp(RankEnvironment(launch, local, env_context));
+    CpuBinding binding = BindingFor(launch, local, context);
+    if (plan.cpu_bind_note.empty()) plan.cpu_bind_note = binding.not_bound_reason;
+    std::map<std::string, std::string> env = RankEnvironment(launch, local, env_context);
+    env["GPUSCHED_CPU_BIND"] = topology::FormatCpuList(binding.cpus);
+    process.env = ToEnvp(env);
+    process.cpus = std::move(binding.cpus);
     process.workdir = workdir;
     process.log_path = absl::StrCat(plan.job_log_dir, "/rank-", process.rank, ".log");
     process.credentials = credentials;

@@ -2,23 +2,27 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
 #include "agent/runner/safe_open.h"
+#include "common/topology/cpu_list.h"
 
 namespace gpusched::agent {
 namespace {
 
 // What the child reports through the close-on-exec pipe when it cannot exec.
-enum class Stage : int { kSignals, kSetsid, kStdio, kSetgroups, kSetgid, kSetuid, kChdir, kExec };
+enum class Stage : int { kSignals, kSetsid, kStdio, kCpuBind, kSetgroups, kSetgid, kSetuid, kChdir, kExec };
 
 struct ChildError {
   Stage stage;
@@ -44,6 +48,36 @@ int AboveStdio(int fd) {
   return moved;
 }
 
+// A sched_setaffinity mask sized for the highest CPU asked for; built before
+// fork because CPU_ALLOC allocates.
+class CpuMask {
+ public:
+  static absl::StatusOr<CpuMask> Of(const std::vector<int>& cpus) {
+    CpuMask mask;
+    if (cpus.empty()) return mask;
+    int highest = 0;
+    for (int cpu : cpus) {
+      if (cpu < 0) return absl::InvalidArgumentError(absl::StrCat("CPU binding: negative CPU id ", cpu));
+      highest = std::max(highest, cpu);
+    }
+    mask.set_.reset(CPU_ALLOC(highest + 1));
+    if (!mask.set_) return absl::ResourceExhaustedError("CPU binding: CPU_ALLOC failed");
+    mask.size_ = CPU_ALLOC_SIZE(highest + 1);
+    CPU_ZERO_S(mask.size_, mask.set_.get());
+    for (int cpu : cpus) CPU_SET_S(cpu, mask.size_, mask.set_.get());
+    return mask;
+  }
+  const cpu_set_t* get() const { return set_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(cpu_set_t* set) const { CPU_FREE(set); }
+  };
+  std::unique_ptr<cpu_set_t, Free> set_;
+  size_t size_ = 0;
+};
+
 class Fd {
  public:
   explicit Fd(int fd = -1) : fd_(fd) {}
@@ -63,7 +97,7 @@ class Fd {
 // Runs in the forked child of a threaded process: only async-signal-safe calls,
 // no allocation, until execve.
 [[noreturn]] void RunChild(const ProcessSpec& spec, char* const* argv, char* const* envp, char* const* sh_argv,
-                           int devnull, int log, int err_pipe) {
+                           const CpuMask& cpus, int devnull, int log, int err_pipe) {
   auto fail = [err_pipe](Stage stage) {
     ChildError report{stage, errno};
     ssize_t ignored = write(err_pipe, &report, sizeof(report));
@@ -88,6 +122,10 @@ class Fd {
   if (dup2(devnull, STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) {
     fail(Stage::kStdio);
   }
+  // A plain system call (no allocation, no locks in glibc), so safe here.
+  // Before exec, so that even the job's first thread and everything it
+  // starts stay on these CPUs.
+  if (cpus.get() != nullptr && sched_setaffinity(0, cpus.size(), cpus.get()) != 0) fail(Stage::kCpuBind);
   if (spec.credentials) {
     const Credentials& c = *spec.credentials;
     if (setgroups(c.groups.size(), c.groups.data()) != 0) fail(Stage::kSetgroups);
@@ -119,6 +157,9 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
       return absl::StrCat("setsid: ", error);
     case Stage::kStdio:
       return absl::StrCat("redirecting stdin/stdout/stderr: ", error);
+    case Stage::kCpuBind:
+      return absl::StrCat("binding to CPUs ", topology::FormatCpuList(spec.cpus), ": ", error,
+                          " (the agent's --cpu-bind none turns binding off)");
     case Stage::kSetgroups:
     case Stage::kSetgid:
     case Stage::kSetuid:
@@ -142,6 +183,8 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   std::vector<std::string> sh_strings = {"/bin/sh", spec.executable};
   sh_strings.insert(sh_strings.end(), spec.argv.begin() + 1, spec.argv.end());
   std::vector<char*> sh_argv = CArray(sh_strings);
+  auto cpus = CpuMask::Of(spec.cpus);
+  if (!cpus.ok()) return cpus.status();
 
   Fd devnull(AboveStdio(open("/dev/null", O_RDONLY | O_CLOEXEC)));
   if (devnull.get() < 0) return absl::InternalError(absl::StrCat("open /dev/null: ", std::strerror(errno)));
@@ -163,7 +206,9 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
 
   pid_t pid = fork();
   if (pid < 0) return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(errno)));
-  if (pid == 0) RunChild(spec, argv.data(), envp.data(), sh_argv.data(), devnull.get(), log.get(), err_write.get());
+  if (pid == 0) {
+    RunChild(spec, argv.data(), envp.data(), sh_argv.data(), *cpus, devnull.get(), log.get(), err_write.get());
+  }
 
   err_write.Reset();
   ChildError report{};

@@ -27,11 +27,14 @@ struct ProcessSpec {
   std::string workdir;
   std::string log_path;            // stdout and stderr, appended
   std::optional<Credentials> credentials;
+  // CPUs to bind the process to (sched_setaffinity before exec); empty: it
+  // keeps the affinity of the thread that spawns it.
+  std::vector<int> cpus;
 };
 
 // Starts the process as the leader of a new session and process group, so that
 // its pid is also the group to signal. Returns once the command is exec'd; a
-// failure on the way (log file, workdir, user switch, exec) comes back as an
+// failure on the way (log file, CPU binding, workdir, user switch, exec) comes back as an
 // error a person can act on, e.g. exec "foo": No such file or directory, and
 // leaves no process behind.
 absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec);

@@ -35,7 +35,12 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   env["USER"] = context.user;
   env["LOGNAME"] = context.user;
   env["SHELL"] = context.shell.empty() ? "/bin/sh" : context.shell;
+  // CUDA numbers GPUs fastest first unless told otherwise; the indices in
+  // CUDA_VISIBLE_DEVICES are NVML's, which follow the PCI bus. The two agree
+  // only on nodes whose GPUs are all alike.
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
 
+  for (const auto& [key, value] : context.node_suggestions) env[key] = value;
   for (const auto& [key, value] : launch.spec().env()) env[key] = value;
 
   const bool per_node = PerNode(launch);

@@ -17,6 +17,9 @@ struct RankEnvContext {
   std::string node_name;
   std::string advertise_address;  // MASTER_ADDR when the launch names none
   std::string job_log_dir;
+  // What the node suggests (NCCL NIC hints, NCCL_TOPO_FILE): applied before
+  // spec.env, so the job's own value wins.
+  std::map<std::string, std::string> node_suggestions;
 };
 
 // How many processes this node starts for the job: one per allocated GPU (at
@@ -24,7 +27,10 @@ struct RankEnvContext {
 int LocalProcessCount(const v1::LaunchJob& launch);
 
 // The environment of local process `local_index` (0-based) of the job: a small
-// clean base, then spec.env, then the scheduler's variables, which always win.
+// clean base, then the node's suggestions, then spec.env, then the
+// scheduler's variables, which always win. CUDA_VISIBLE_DEVICES keeps the
+// order of launch.gpu_indices, the daemon's ring order: local rank i drives
+// CUDA device i, so consecutive ranks sit on well-connected GPUs.
 std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, int local_index,
                                                    const RankEnvContext& context);
 

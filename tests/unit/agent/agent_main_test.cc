@@ -72,6 +72,8 @@ TEST_CASE("gpusched-agent: bad flags are a one-line usage error with exit code 2
   CHECK_THAT(out, Catch::StartsWith("gpusched-agent: --fake-gpus"));
   CHECK(Run({"--heartbeat-interval-ms", "0"}, &out) == 2);
   CHECK(Run({"--log-level", "chatty"}, &out) == 2);
+  CHECK(Run({"--cpu-bind", "sideways"}, &out) == 2);
+  CHECK_THAT(out, Catch::StartsWith("gpusched-agent: --cpu-bind"));
   CHECK(Run({"--no-such-flag"}, &out) == 2);
   CHECK(std::count(out.begin(), out.end(), '\n') == 1);
 }
@@ -113,4 +115,19 @@ TEST_CASE("gpusched-agent: registers what its flags say and exits 0 on SIGTERM a
     kill(pid, sig);
     CHECK(WaitExit(pid) == 0);
   }
+}
+
+TEST_CASE("gpusched-agent: --nccl-topo-file writes the topology next to the job logs; --cpu-bind is accepted") {
+  TempDir dir;
+  FakeDaemon daemon;
+  pid_t pid = Spawn({"--daemon", daemon.address(), "--node-name", "topo-node", "--topology-file",
+                     FixturePath("hgx-h200-8gpu-12nic.txt"), "--nccl-topo-file", "--cpu-bind", "none", "--log-dir",
+                     dir / "logs", "--log-level", "warn"},
+                    dir / "out");
+  REQUIRE(daemon.WaitForRegistrations(1).size() == 1);
+  CHECK_THAT(ReadFile(dir / "logs/nccl-topo.xml"), Catch::StartsWith("<system"));
+  // Not NVML: the agent warns that NCCL will not match the file's GPUs.
+  CHECK_THAT(ReadFile(dir / "out"), Catch::Contains("placeholder PCI bus ids"));
+  kill(pid, SIGTERM);
+  CHECK(WaitExit(pid) == 0);
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
@@ -285,4 +286,47 @@ TEST_CASE("Start rejects options it cannot work with, saying which") {
   Agent agent(options);
   REQUIRE(agent.Start().ok());
   CHECK(agent.Start().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("the agent hands its node's NIC hints and, when asked, its NCCL topology file to jobs") {
+  TempDir dir;
+  FakeDaemon daemon;
+  AgentOptions options = Options(daemon, dir);
+  options.gpu_source = GpuSource::kFile;
+  options.topology_file = FixturePath("dgx-a100.txt");
+  options.nccl_topo_file = true;
+  Agent agent(options);
+  REQUIRE(agent.Start().ok());
+  REQUIRE(WaitConnected(agent));
+  const std::string topo_file = dir / "logs/nccl-topo.xml";
+  CHECK_THAT(ReadFile(topo_file), Catch::StartsWith("<system"));
+
+  const std::string report = "echo \"topo=$NCCL_TOPO_FILE hca=$NCCL_IB_HCA gpus=$CUDA_VISIBLE_DEVICES\"";
+  REQUIRE(daemon.Send(Launch(MakeShellLaunch(1, report, {3, 2}))));
+  auto exited = daemon.WaitForUpdate(1, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(ReadFile(dir / "logs/job-1/rank-0.log") ==
+        "topo=" + topo_file + " hca==mlx5_2,mlx5_3 gpus=3,2\n");
+
+  // The job's own settings stay.
+  v1::LaunchJob own = MakeShellLaunch(2, report, {0});
+  (*own.mutable_spec()->mutable_env())["NCCL_TOPO_FILE"] = "/home/alice/topo.xml";
+  (*own.mutable_spec()->mutable_env())["NCCL_IB_HCA"] = "mlx5_4";
+  REQUIRE(daemon.Send(Launch(own)));
+  REQUIRE(daemon.WaitForUpdate(2, Kind::KIND_EXITED));
+  CHECK(ReadFile(dir / "logs/job-2/rank-0.log") == "topo=/home/alice/topo.xml hca=mlx5_4 gpus=0\n");
+}
+
+TEST_CASE("without --nccl-topo-file there is no topology file and no NCCL_TOPO_FILE") {
+  TempDir dir;
+  FakeDaemon daemon;
+  AgentOptions options = Options(daemon, dir);
+  options.fake_gpus = 2;
+  Agent agent(options);
+  REQUIRE(agent.Start().ok());
+  REQUIRE(WaitConnected(agent));
+  REQUIRE(daemon.Send(Launch(MakeShellLaunch(1, "echo \"topo=${NCCL_TOPO_FILE-unset}\"", {0}))));
+  REQUIRE(daemon.WaitForUpdate(1, Kind::KIND_EXITED));
+  CHECK(ReadFile(dir / "logs/job-1/rank-0.log") == "topo=unset\n");
+  CHECK_FALSE(std::filesystem::exists(dir / "logs/nccl-topo.xml"));
 }

@@ -15,7 +15,12 @@ namespace v1 = gpusched::v1;
 namespace {
 
 LaunchContext Context(const TempDir& dir) {
-  return LaunchContext{"node-a", dir.path(), "127.0.0.1", {{"PATH", "/usr/bin:/bin"}}};
+  LaunchContext c;
+  c.node_name = "node-a";
+  c.log_dir = dir.path();
+  c.advertise_address = "127.0.0.1";
+  c.agent_env = {{"PATH", "/usr/bin:/bin"}};
+  return c;
 }
 
 std::string OwnHome() {

@@ -18,6 +18,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 
+#include "common/topology/nvidia_smi_topo.h"
+
 namespace gpusched::agent::testing {
 
 TempDir::TempDir() {
@@ -131,6 +133,17 @@ pid_t ReadPid(const std::string& path) {
   int pid = 0;
   REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(ReadFile(path)), &pid));
   return pid;
+}
+
+std::string FixturePath(const std::string& name) { return std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + name; }
+
+topology::NodeTopology FixtureTopology(const std::string& name) {
+  const std::string text = ReadFile(FixturePath(name));
+  REQUIRE_FALSE(text.empty());
+  auto topo = topology::ParseNvidiaSmiTopo(text);
+  INFO(topo.status().message());
+  REQUIRE(topo.ok());
+  return *std::move(topo);
 }
 
 }  // namespace gpusched::agent::testing

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
+#include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent::testing {
@@ -61,5 +62,10 @@ pid_t ReadPid(const std::string& path);
 // Dead: no such process, or a zombie nobody reaps (PID 1 in a container may not).
 bool ProcessGone(pid_t pid);
 bool WaitForProcessGone(pid_t pid, absl::Duration timeout = absl::Seconds(5));
+
+// A saved `nvidia-smi topo -m` from shared/fixtures/topo, parsed (REQUIREs
+// that it parses).
+topology::NodeTopology FixtureTopology(const std::string& name);
+std::string FixturePath(const std::string& name);
 
 }  // namespace gpusched::agent::testing
