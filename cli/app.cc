@@ -61,6 +61,12 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--mem-per-gpu", &o.mem_per_gpu, "SIZE", "Host memory for each GPU: 512M, 16G; a plain number is MB");
   AddText(sub, "--cpus", &o.cpus, "N", "CPUs of a CPU-only job");
   AddText(sub, "--mem", &o.mem, "SIZE", "Memory of a CPU-only job: 512M, 16G; a plain number is MB");
+  AddText(sub, "--gpu-model", &o.gpu_model, "TEXT", "Only GPUs whose model contains TEXT (H100, A100-SXM4-80GB)");
+  AddText(sub, "--gpu-mem", &o.gpu_mem, "SIZE", "Only GPUs with at least this much memory each: 80G");
+  AddText(sub, "--topology", &o.topology, "MODE",
+          "prefer (default: the best placement free now), strict (wait for the ideal one) or any");
+  AddText(sub, "--topology-wait", &o.topology_wait, "LIMIT",
+          "With strict: take the best free placement after waiting this long (Slurm time notation)");
   AddText(sub, "--time", &o.time, "LIMIT", "Time limit, as in Slurm: 90 (minutes), 1:30:00, 2-00:00:00");
   AddText(sub, "--name", &o.name, "NAME", "Job name");
   AddText(sub, "--queue", &o.queue, "QUEUE", "Queue to submit to");

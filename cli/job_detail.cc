@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
@@ -38,6 +39,18 @@ std::string DescribeScript(const std::string& script) {
   return absl::StrCat(lines.size(), lines.size() == 1 ? " line: " : " lines, first: ", lines.front());
 }
 
+std::string DescribeTopologyMode(const v1::JobSpec& spec) {
+  switch (spec.topology()) {
+    case v1::TOPOLOGY_MODE_STRICT:
+      return spec.topology_wait_s() > 0
+                 ? absl::StrCat("strict (takes the best free placement after ", FormatTimeLimit(spec.topology_wait_s()),
+                                ")")
+                 : "strict (waits for the ideal placement)";
+    case v1::TOPOLOGY_MODE_ANY: return "any";
+    default: return "prefer";
+  }
+}
+
 }  // namespace
 
 std::string DescribeResources(const v1::Resources& r) {
@@ -55,6 +68,8 @@ std::string DescribeResources(const v1::Resources& r) {
   if (r.mem_per_gpu_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_per_gpu_mb()), "/GPU"));
   if (r.cpus() > 0) parts.push_back(absl::StrCat(r.cpus(), r.cpus() == 1 ? " CPU" : " CPUs"));
   if (r.mem_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_mb()), " memory"));
+  if (!r.gpu_model().empty()) parts.push_back(absl::StrCat("model ~ \"", r.gpu_model(), "\""));
+  if (r.gpu_memory_mb() > 0) parts.push_back(absl::StrCat(">= ", FormatSizeMb(r.gpu_memory_mb()), " per GPU"));
   if (parts.empty()) return "daemon defaults";
   return absl::StrJoin(parts, ", ");
 }
@@ -86,6 +101,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   }
   Field(out, "Resources", DescribeResources(spec.resources()));
   Field(out, "Launch", LaunchModeName(spec.launch_mode()));
+  Field(out, "Topology", DescribeTopologyMode(spec));
   Field(out, "Time limit", FormatTimeLimit(spec.time_limit_s()));
   Field(out, "Submitted", FormatTimestamp(job.submit_time(), zone));
   Field(out, "Started", FormatTimestamp(job.start_time(), zone));
@@ -100,15 +116,21 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     if (!alloc.master_addr().empty()) {
       Field(out, "Master", absl::StrCat(alloc.master_addr(), ":", alloc.master_port()));
     }
+    if (!alloc.worst_link().empty()) {
+      Field(out, "Estimated",
+            absl::StrCat(absl::StrFormat("%.0f", alloc.est_bus_bandwidth_gbps()),
+                         " GB/s ring bus bandwidth; worst link ", alloc.worst_link(), "; spans ", alloc.span(),
+                         alloc.policy().empty() ? "" : absl::StrCat(" (", alloc.policy(), " policy)")));
+    }
     std::vector<const v1::NodeAllocation*> nodes;
     for (const auto& node : alloc.nodes()) nodes.push_back(&node);
     std::stable_sort(nodes.begin(), nodes.end(),
                      [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
+    // GPUs in the order the ranks get them: the ring the placement chose.
     Table table({"NODE", "RANK", "ADDRESS", "GPUS", "CPUS", "MEMORY", "LOG DIR"});
     for (const v1::NodeAllocation* node : nodes) {
-      std::vector<int32_t> gpus(node->gpu_indices().begin(), node->gpu_indices().end());
       table.AddRow({node->node(), absl::StrCat(node->node_rank()), node->address(),
-                    FormatIndexList(gpus), node->cpus() > 0 ? absl::StrCat(node->cpus()) : "",
+                    absl::StrJoin(node->gpu_indices(), ","), node->cpus() > 0 ? absl::StrCat(node->cpus()) : "",
                     node->mem_mb() > 0 ? FormatSizeMb(node->mem_mb()) : "", node->log_dir()});
     }
     out << "Allocation:\n" << Indent(table.ToString());

@@ -19,6 +19,10 @@ struct SubmitOptions {
   std::optional<std::string> mem_per_gpu;
   std::optional<std::string> cpus;
   std::optional<std::string> mem;
+  std::optional<std::string> gpu_model;
+  std::optional<std::string> gpu_mem;
+  std::optional<std::string> topology;       // prefer, strict, any
+  std::optional<std::string> topology_wait;  // Slurm time notation
   std::optional<std::string> time;
   std::optional<std::string> priority;
 

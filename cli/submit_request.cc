@@ -125,6 +125,11 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     if (auto s = ParseSize("--mem", options.mem, &value); !s.ok()) return s;
     res.set_mem_mb(value);
   }
+  if (options.gpu_mem.has_value()) {
+    if (auto s = ParseSize("--gpu-mem", options.gpu_mem, &value); !s.ok()) return s;
+    res.set_gpu_memory_mb(value);
+  }
+  if (options.gpu_model.has_value()) res.set_gpu_model(*options.gpu_model);
   if (options.priority.has_value()) {
     if (auto s = ParseInt("--priority", options.priority, &value, /*allow_negative=*/true); !s.ok()) {
       return s;
@@ -144,6 +149,24 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     } else {
       return FlagError("--launch", *options.launch, "expected per-gpu or per-node");
     }
+  }
+  if (options.topology.has_value()) {
+    if (*options.topology == "prefer") {
+      spec.set_topology(v1::TOPOLOGY_MODE_PREFER);
+    } else if (*options.topology == "strict") {
+      spec.set_topology(v1::TOPOLOGY_MODE_STRICT);
+    } else if (*options.topology == "any") {
+      spec.set_topology(v1::TOPOLOGY_MODE_ANY);
+    } else {
+      return FlagError("--topology", *options.topology, "expected prefer, strict or any");
+    }
+  }
+  if (options.topology_wait.has_value()) {
+    auto seconds = ParseTimeLimit(*options.topology_wait);
+    if (!seconds.ok()) return UsageError(absl::StrCat("invalid --topology-wait: ", seconds.status().message()));
+    spec.set_topology_wait_s(*seconds);
+    // Waiting only means something for a strict request.
+    if (!options.topology.has_value()) spec.set_topology(v1::TOPOLOGY_MODE_STRICT);
   }
   for (const std::string& item : options.env) {
     if (auto s = AddEnv(item, ctx, &spec); !s.ok()) return s;

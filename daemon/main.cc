@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
@@ -14,6 +17,8 @@
 #include "common/clock.h"
 #include "common/defaults.h"
 #include "common/logging.h"
+#include "common/net/network_topology_conf.h"
+#include "daemon/core/policy/placement_policy.h"
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
 #include "daemon/server/daemon.h"
@@ -59,6 +64,17 @@ int RunServe(const DaemonOptions& options, const sigset_t& signals) {
   gpusched::GetLogger("daemon")->info("signal {}: shutting down", sig);
   (*daemon)->Shutdown();
   return 0;
+}
+
+// Read here, parsed by the pure parser; errors name the file and line.
+absl::StatusOr<std::shared_ptr<const gpusched::NetworkTopologyConf>> LoadNetworkTopology(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read network topology file ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  auto conf = gpusched::ParseNetworkTopologyConf(text.str());
+  if (!conf.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", conf.status().message()));
+  return std::make_shared<const gpusched::NetworkTopologyConf>(*std::move(conf));
 }
 
 int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals) {
@@ -139,6 +155,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{100}, int64_t{86400000}))
       ->capture_default_str();
 
+  std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
+  serve->add_option("--placement-policy", placement_policy,
+                    "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
+      ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
+      ->capture_default_str();
+  std::string network_topology_file;
+  serve->add_option("--network-topology", network_topology_file,
+                    "the cluster network in Slurm topology.conf terms: SwitchName=leaf01 Nodes=gpu[001-032], "
+                    "SwitchName=spine01 Switches=leaf[01-02], BlockName=nvl01 Nodes=gb[001-018]; "
+                    "where it names a node it wins over the node's labels")
+      ->check(CLI::ExistingFile);
+
   CLI::App* dev = app.add_subcommand("dev", "daemon + two agents with fake GPUs on loopback, for a first look");
   std::string dev_state_dir;
   std::string dev_listen = gpusched::kDefaultDaemonAddress;
@@ -160,6 +188,12 @@ int main(int argc, char** argv) {
   options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);
   options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
 
+  options.core.placement_policy = placement_policy;
+  if (!network_topology_file.empty()) {
+    auto network = LoadNetworkTopology(network_topology_file);
+    if (!network.ok()) return Fail(network.status());
+    options.core.network = *std::move(network);
+  }
   if (*serve) return RunServe(options, signals);
   options.listen_address = dev_listen;
   options.state_dir = dev_state_dir;

@@ -26,6 +26,14 @@ int NodeSlot::PositionOf(int32_t index) const {
   return -1;
 }
 
+uint64_t NodeSlot::FreeMask() const {
+  uint64_t mask = 0;
+  for (size_t p = 0; p < gpu_owner.size() && p < 64; ++p) {
+    if (gpu_owner[p] == 0) mask |= uint64_t{1} << p;
+  }
+  return mask;
+}
+
 void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   NodeSlot& slot = nodes_[info.name()];
   std::vector<uint64_t> owners(info.gpus_size(), 0);
@@ -38,6 +46,23 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   auto topo = convert::TopologyFromProto(info);
   slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
   slot.gpu_owner = std::move(owners);
+  const topology::NetworkLocation& net = slot.topology.network();
+  slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
+                      InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};
+  slot.generation = ++generation_;
+}
+
+int ClusterState::InternNetworkName(NetworkTier tier, const std::string& name) {
+  if (name.empty()) return -1;
+  auto [it, inserted] = network_ids_[tier].emplace(name, static_cast<int>(network_names_[tier].size()));
+  if (inserted) network_names_[tier].push_back(name);
+  return it->second;
+}
+
+const std::string& ClusterState::NetworkName(NetworkTier tier, int id) const {
+  static const std::string* const kUnknown = new std::string();
+  if (id < 0 || id >= static_cast<int>(network_names_[tier].size())) return *kUnknown;
+  return network_names_[tier][id];
 }
 
 void ClusterState::SetState(const std::string& name, v1::NodeState state, const std::string& reason) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -23,6 +24,13 @@ struct NodeSlot {
   int64_t cpus_used = 0;
   int64_t mem_used_mb = 0;
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
+  // The node's NVLink domain, leaf and spine (topology.network()) as small
+  // ids (ClusterState interns them), -1 when unknown: placement groups
+  // thousands of nodes by switch without hashing names. Index: NetworkTier.
+  std::array<int, 3> network_ids{-1, -1, -1};
+  // Bumped by every UpsertNode: lets placement caches keyed by node notice a
+  // new topology.
+  uint64_t generation = 0;
 
   bool up() const { return state == v1::NODE_STATE_UP; }
   int64_t FreeGpus() const;
@@ -32,7 +40,12 @@ struct NodeSlot {
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const;
+  // Bit p set when the GPU at position p is free (positions >= 64 are left out).
+  uint64_t FreeMask() const;
 };
+
+// The network tiers above a node, nearest first.
+enum NetworkTier { kNvlinkDomainTier = 0, kLeafTier = 1, kSpineTier = 2 };
 
 class ClusterState {
  public:
@@ -44,6 +57,9 @@ class ClusterState {
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }
+  // The name behind an interned network id of `tier` ("" when unknown).
+  const std::string& NetworkName(NetworkTier tier, int id) const;
+  int NetworkIdCount(NetworkTier tier) const { return static_cast<int>(network_names_[tier].size()); }
 
   // All-or-nothing: either every part of the allocation is free and taken by
   // `job_id`, or nothing changes and the error says which part was not free.
@@ -52,7 +68,12 @@ class ClusterState {
   void Release(uint64_t job_id, const v1::Allocation& allocation);
 
  private:
+  int InternNetworkName(NetworkTier tier, const std::string& name);
+
   std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
+  std::array<std::vector<std::string>, 3> network_names_;
+  std::array<std::map<std::string, int>, 3> network_ids_;
+  uint64_t generation_ = 0;
 };
 
 }  // namespace gpusched::core

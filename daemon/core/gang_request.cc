@@ -4,7 +4,8 @@
 
 namespace gpusched::core {
 
-GangRequest ToGangRequest(const v1::Resources& r) {
+GangRequest ToGangRequest(const v1::JobSpec& spec) {
+  const v1::Resources& r = spec.resources();
   GangRequest g;
   g.nodes = r.nodes();
   g.gpus_per_node = r.gpus_per_node();
@@ -13,6 +14,9 @@ GangRequest ToGangRequest(const v1::Resources& r) {
   g.mem_per_gpu_mb = r.mem_per_gpu_mb();
   g.cpus = std::max<int64_t>(1, r.cpus());
   g.mem_mb = r.mem_mb();
+  g.gpu_model = r.gpu_model();
+  g.gpu_memory_mb = r.gpu_memory_mb();
+  g.topology = spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED ? v1::TOPOLOGY_MODE_PREFER : spec.topology();
   return g;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gpusched/v1/types.pb.h"
 
@@ -16,12 +17,17 @@ struct GangRequest {
   int64_t mem_per_gpu_mb = 0;
   int64_t cpus = 1;           // CPU-only jobs
   int64_t mem_mb = 0;         // CPU-only jobs
+  std::string gpu_model;      // substring of the GPU model, any case; "" = any
+  int64_t gpu_memory_mb = 0;  // per GPU, at least
+  // PREFER, STRICT or ANY as the job asked; the core turns a STRICT whose
+  // wait is over into PREFER before placing.
+  v1::TopologyMode topology = v1::TOPOLOGY_MODE_PREFER;
 
   int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
   int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }
 };
 
-// Assumes `resources` passed ValidateJobSpec.
-GangRequest ToGangRequest(const v1::Resources& resources);
+// Assumes `spec` passed ValidateAndNormalize.
+GangRequest ToGangRequest(const v1::JobSpec& spec);
 
 }  // namespace gpusched::core

@@ -104,6 +104,15 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
   if (r.gpus() > 0 && (r.cpus() > 0 || r.mem_mb() > 0)) {
     return Invalid("resources.cpus", "GPU jobs size CPUs and memory per GPU: use cpus_per_gpu and mem_per_gpu_mb");
   }
+  if (absl::Status s = CheckRange("resources.gpu_memory_mb", r.gpu_memory_mb(), 0, limits.max_mem_mb); !s.ok()) {
+    return s;
+  }
+  if (r.gpu_model().size() > limits.max_name_bytes) {
+    return Invalid("resources.gpu_model", absl::StrCat("longer than ", limits.max_name_bytes, " bytes"));
+  }
+  if (r.gpus() == 0 && (!r.gpu_model().empty() || r.gpu_memory_mb() > 0)) {
+    return Invalid("resources.gpu_model", "GPU constraints need GPUs: ask for gpus too");
+  }
   return absl::OkStatus();
 }
 
@@ -130,6 +139,17 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits) {
     return Invalid("spec.launch_mode", absl::StrCat("unknown value ", spec.launch_mode()));
   }
   if (spec.launch_mode() == v1::LAUNCH_MODE_UNSPECIFIED) spec.set_launch_mode(v1::LAUNCH_MODE_PER_GPU);
+  if (!v1::TopologyMode_IsValid(spec.topology())) {
+    return Invalid("spec.topology", absl::StrCat("unknown value ", spec.topology()));
+  }
+  if (spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED) spec.set_topology(v1::TOPOLOGY_MODE_PREFER);
+  if (absl::Status s = CheckRange("spec.topology_wait_s", spec.topology_wait_s(), 0, limits.max_time_limit_s);
+      !s.ok()) {
+    return s;
+  }
+  if (spec.topology_wait_s() > 0 && spec.topology() != v1::TOPOLOGY_MODE_STRICT) {
+    return Invalid("spec.topology_wait_s", "only a strict topology request waits; set topology to STRICT");
+  }
   // Queues arrive with the queue-policy work; until then there is exactly one.
   if (spec.queue().empty()) spec.set_queue("default");
   if (spec.queue() != "default") {

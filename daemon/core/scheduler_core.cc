@@ -6,7 +6,7 @@
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "common/time_limit.h"
-#include "daemon/core/gang_placer.h"
+#include "daemon/core/ever_fits.h"
 
 namespace gpusched::core {
 namespace {
@@ -17,12 +17,25 @@ constexpr absl::string_view kStoppingPrefix = "stopping: ";
 
 }  // namespace
 
-SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options) : clock_(clock), options_(std::move(options)) {}
+SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options) : clock_(clock), options_(std::move(options)) {
+  auto policy = MakePlacementPolicy(options_.placement_policy);
+  policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
+}
+
+GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
+  GangRequest req = ToGangRequest(job.spec());
+  // A strict request that has waited its bound takes what is best now.
+  if (req.topology == v1::TOPOLOGY_MODE_STRICT && job.spec().topology_wait_s() > 0 &&
+      clock_.Now() - FromProtoTime(job.submit_time()) >= absl::Seconds(job.spec().topology_wait_s())) {
+    req.topology = v1::TOPOLOGY_MODE_PREFER;
+  }
+  return req;
+}
 
 void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
                             const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
   for (const v1::Node& node : nodes) {
-    cluster_.UpsertNode(node.info());
+    cluster_.UpsertNode(WithConfiguredNetwork(node.info()));
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
                       "waiting for its agent to reconnect after a daemon restart");
@@ -54,7 +67,7 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
     if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
   }
   if (absl::Status s = ValidateAndNormalize(spec, options_.limits); !s.ok()) return s;
-  if (absl::Status s = CheckEverFits(cluster_, ToGangRequest(spec.resources())); !s.ok()) return s;
+  if (absl::Status s = CheckEverFits(cluster_, ToGangRequest(spec)); !s.ok()) return s;
 
   ActiveJob a;
   a.job.set_id(next_job_id_++);
@@ -88,9 +101,21 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   return a.job;
 }
 
+v1::NodeInfo SchedulerCore::WithConfiguredNetwork(v1::NodeInfo info) const {
+  if (options_.network == nullptr) return info;
+  std::optional<topology::NetworkLocation> located = options_.network->Locate(info.name());
+  if (!located.has_value()) return info;
+  v1::NetworkLocation* net = info.mutable_topology()->mutable_network();
+  if (!located->rack.empty()) net->set_rack(located->rack);
+  if (!located->leaf.empty()) net->set_leaf(located->leaf);
+  if (!located->spine.empty()) net->set_spine(located->spine);
+  if (!located->nvlink_domain.empty()) net->set_nvlink_domain(located->nvlink_domain);
+  return info;
+}
+
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
-  cluster_.UpsertNode(registration.node());
+  cluster_.UpsertNode(WithConfiguredNetwork(registration.node()));
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
@@ -292,7 +317,7 @@ void SchedulerCore::Schedule(Effects& fx) {
       SetWaitReason(a, blocked_by, fx);
       continue;
     }
-    PlacementResult placement = PlaceGang(cluster_, ToGangRequest(a.job.spec().resources()));
+    PlacementResult placement = policy_->Place(cluster_, RequestFor(a.job));
     if (!placement.placed()) {
       SetWaitReason(a, placement.reason(), fx);
       // Strict priority order: letting smaller jobs pass would starve this

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,6 +16,8 @@
 #include "daemon/core/effects.h"
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_validator.h"
+#include "daemon/core/policy/placement_policy.h"
+#include "common/net/network_topology_conf.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::core {
@@ -33,6 +36,12 @@ struct CoreOptions {
   // NODE_FAIL, so that no half-gang holds GPUs on the other nodes.
   absl::Duration node_down_after = absl::Minutes(2);
   SpecLimits limits;
+  // Which PlacementPolicy decides where gangs go (policy/placement_policy.h);
+  // an unknown name falls back to the default, so validate it first.
+  std::string placement_policy = kDefaultPlacementPolicy;
+  // The cluster network as the operator wrote it (Slurm topology.conf
+  // style): where it names a node, it wins over the node's own labels.
+  std::shared_ptr<const NetworkTopologyConf> network;
 };
 
 struct SubmitOutcome {
@@ -97,8 +106,14 @@ class SchedulerCore {
   void CheckNodeLiveness(absl::Time now, Effects& fx);
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
 
+  GangRequest RequestFor(const v1::Job& job) const;
+  // The node as registered, with the network tiers the operator's topology
+  // file gives it.
+  v1::NodeInfo WithConfiguredNetwork(v1::NodeInfo info) const;
+
   const Clock& clock_;
   CoreOptions options_;
+  std::unique_ptr<PlacementPolicy> policy_;
   ClusterState cluster_;
   uint64_t next_job_id_ = 1;
   std::map<uint64_t, ActiveJob> active_;

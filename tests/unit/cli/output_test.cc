@@ -130,6 +130,10 @@ TEST_CASE("the detailed job view shows spec, times, allocation and events") {
   *e2->mutable_time() = job.start_time();
   e2->set_state(v1::JOB_STATE_RUNNING);
   (*job.mutable_spec()->mutable_env())["SECRET_TOKEN"] = "hunter2";
+  job.mutable_allocation()->set_est_bus_bandwidth_gbps(25.0);
+  job.mutable_allocation()->set_worst_link("NET");
+  job.mutable_allocation()->set_span("leaf leaf-01");
+  job.mutable_allocation()->set_policy("topology");
 
   const std::string view = RenderJobDetail(job, TestNow(), absl::UTCTimeZone());
   INFO(view);
@@ -150,8 +154,11 @@ TEST_CASE("the detailed job view shows spec, times, allocation and events") {
            "Request id:  abc123\n",
            "Placement:   node-a[0,1] node-b[0-3]\n",
            "Master:      10.0.0.1:29500\n",
-           "  node-a  0     -        0,1   -     -       /var/log/gpusched/7/node-a\n",
-           "  node-b  1     -        0-3   -     -       /var/log/gpusched/7/node-b\n",
+           // GPUs in ring order, as the ranks get them.
+           "  node-a  0     -        0,1      -     -       /var/log/gpusched/7/node-a\n",
+           "  node-b  1     -        3,0,1,2  -     -       /var/log/gpusched/7/node-b\n",
+           "Topology:    prefer\n",
+           "Estimated:   25 GB/s ring bus bandwidth; worst link NET; spans leaf leaf-01 (topology policy)\n",
            "Events:\n",
            "  2024-05-01 11:00:00  PENDING  submitted\n",
            "  2024-05-01 12:57:57  RUNNING  -\n",

@@ -1,4 +1,5 @@
-#include "daemon/core/gang_placer.h"
+#include "daemon/core/ever_fits.h"
+#include "daemon/core/policy/placement_policy.h"
 
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,8 @@ core::GangRequest Gpus(int64_t total, int64_t nodes = 0, int64_t per_node = 0) {
   return r;
 }
 
+std::unique_ptr<core::PlacementPolicy> Policy(const char* name) { return *core::MakePlacementPolicy(name); }
+
 // Holds `gpus` GPUs of `node` for a job, as if it were running there.
 void Occupy(core::ClusterState& cluster, const char* node, int gpus, uint64_t job) {
   v1::Allocation a;
@@ -41,7 +44,7 @@ void Occupy(core::ClusterState& cluster, const char* node, int gpus, uint64_t jo
 TEST_CASE("a gang that fits one node goes to the fullest node that can take it") {
   auto cluster = Cluster({{"a", 8}, {"b", 8}, {"c", 4}});
   Occupy(cluster, "b", 5, 99);  // b has 3 free: best fit for 2
-  auto result = core::PlaceGang(cluster, Gpus(2));
+  auto result = Policy("best-fit")->Place(cluster, Gpus(2));
   REQUIRE(result.placed());
   REQUIRE(result.allocation().nodes_size() == 1);
   CHECK(result.allocation().nodes(0).node() == "b");
@@ -52,7 +55,7 @@ TEST_CASE("a gang that fits one node goes to the fullest node that can take it")
 TEST_CASE("nodes x gpus_per_node takes exactly that shape, ranks in order") {
   auto cluster = Cluster({{"a", 8}, {"b", 8}, {"c", 8}});
   Occupy(cluster, "a", 6, 99);  // only 2 free on a
-  auto result = core::PlaceGang(cluster, Gpus(0, 2, 4));
+  auto result = Policy("best-fit")->Place(cluster, Gpus(0, 2, 4));
   REQUIRE(result.placed());
   REQUIRE(result.allocation().nodes_size() == 2);
   for (int i = 0; i < 2; ++i) {
@@ -65,7 +68,7 @@ TEST_CASE("nodes x gpus_per_node takes exactly that shape, ranks in order") {
 TEST_CASE("a gang bigger than any node spans the fewest nodes") {
   auto cluster = Cluster({{"a", 8}, {"b", 8}, {"c", 8}});
   Occupy(cluster, "c", 4, 99);
-  auto result = core::PlaceGang(cluster, Gpus(12));
+  auto result = Policy("best-fit")->Place(cluster, Gpus(12));
   REQUIRE(result.placed());
   REQUIRE(result.allocation().nodes_size() == 2);
   int total = 0;
@@ -77,10 +80,10 @@ TEST_CASE("a gang is all or nothing: too few free GPUs places nothing and says w
   auto cluster = Cluster({{"a", 8}, {"b", 8}});
   Occupy(cluster, "a", 6, 98);
   Occupy(cluster, "b", 6, 99);
-  auto result = core::PlaceGang(cluster, Gpus(0, 2, 4));
+  auto result = Policy("best-fit")->Place(cluster, Gpus(0, 2, 4));
   REQUIRE_FALSE(result.placed());
   CHECK(result.reason() == "waiting for 2 nodes with 4 free GPUs each (0 have them now)");
-  auto any = core::PlaceGang(cluster, Gpus(6));
+  auto any = Policy("best-fit")->Place(cluster, Gpus(6));
   REQUIRE_FALSE(any.placed());
   CHECK(any.reason() == "waiting for 6 free GPUs (4 free on 2 up nodes)");
 }
@@ -88,7 +91,7 @@ TEST_CASE("a gang is all or nothing: too few free GPUs places nothing and says w
 TEST_CASE("down nodes take nothing") {
   auto cluster = Cluster({{"a", 8}});
   cluster.SetState("a", v1::NODE_STATE_NOT_RESPONDING, "agent disconnected");
-  auto result = core::PlaceGang(cluster, Gpus(1));
+  auto result = Policy("best-fit")->Place(cluster, Gpus(1));
   REQUIRE_FALSE(result.placed());
   CHECK(result.reason() == "waiting for a node: no node is up");
 }
@@ -99,10 +102,10 @@ TEST_CASE("CPU and memory per GPU count against the node") {
   cluster.SetState("small", v1::NODE_STATE_UP, "");
   core::GangRequest r = Gpus(4);
   r.cpus_per_gpu = 8;  // 32 CPUs > 16
-  CHECK_FALSE(core::PlaceGang(cluster, r).placed());
+  CHECK_FALSE(Policy("best-fit")->Place(cluster, r).placed());
   CHECK(core::CheckEverFits(cluster, r).code() == absl::StatusCode::kInvalidArgument);
   r.cpus_per_gpu = 4;
-  auto placed = core::PlaceGang(cluster, r);
+  auto placed = Policy("best-fit")->Place(cluster, r);
   REQUIRE(placed.placed());
   CHECK(placed.allocation().nodes(0).cpus() == 16);
 }
@@ -111,7 +114,7 @@ TEST_CASE("CPU-only jobs get a node and no GPU") {
   auto cluster = Cluster({{"a", 8}});
   core::GangRequest r;
   r.cpus = 4;
-  auto result = core::PlaceGang(cluster, r);
+  auto result = Policy("best-fit")->Place(cluster, r);
   REQUIRE(result.placed());
   CHECK(result.allocation().nodes(0).gpu_indices_size() == 0);
   CHECK(result.allocation().nodes(0).cpus() == 4);

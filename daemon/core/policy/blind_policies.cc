@@ -1,0 +1,84 @@
+#include "daemon/core/policy/blind_policies.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "daemon/core/policy/gang_estimate.h"
+#include "daemon/core/policy/node_fit.h"
+#include "daemon/core/policy/ordered_fill.h"
+
+namespace gpusched::core::policy {
+namespace {
+
+using NodeOrder = std::function<void(const GangRequest&, std::vector<const NodeSlot*>& single,
+                                     std::vector<const NodeSlot*>& spanning)>;
+
+// Stable sort on a key computed once per node: the keys are not free and
+// clusters have thousands of nodes.
+template <typename Key>
+void SortBy(std::vector<const NodeSlot*>& nodes, Key key) {
+  std::vector<std::pair<decltype(key(*nodes.front())), const NodeSlot*>> keyed;
+  keyed.reserve(nodes.size());
+  for (const NodeSlot* slot : nodes) keyed.emplace_back(key(*slot), slot);
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = keyed[i].second;
+}
+
+double Utilization(const NodeSlot& slot) {
+  const int total = slot.info.gpus_size();
+  return total == 0 ? 1.0 : 1.0 - static_cast<double>(slot.FreeGpus()) / total;
+}
+
+// A policy is a name and a node order; the fill is shared.
+class OrderedPolicy final : public PlacementPolicy {
+ public:
+  OrderedPolicy(absl::string_view name, NodeOrder order) : name_(name), order_(std::move(order)) {}
+  absl::string_view name() const override { return name_; }
+
+  PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {
+    std::vector<const NodeSlot*> cpu_order;
+    if (req.total_gpus == 0) {
+      for (const auto& [name, slot] : cluster.nodes()) {
+        if (slot.up()) cpu_order.push_back(&slot);
+      }
+    }
+    std::vector<const NodeSlot*> single = req.total_gpus == 0 ? std::vector<const NodeSlot*>{}
+                                                               : GpuCandidates(cluster, req);
+    std::vector<const NodeSlot*> spanning = single;
+    order_(req, single, spanning);
+    PlacementResult result = FillInOrder(cluster, req, single, spanning, cpu_order);
+    if (!result.placed()) return result;
+    v1::Allocation allocation = result.allocation();
+    Annotate(cluster, name_, allocation);
+    return PlacementResult::Placed(std::move(allocation));
+  }
+
+ private:
+  std::string name_;
+  NodeOrder order_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlacementPolicy> MakeFirstFitPolicy() {
+  // Candidates already come in name order.
+  return std::make_unique<OrderedPolicy>("first-fit", [](const GangRequest&, auto&, auto&) {});
+}
+
+std::unique_ptr<PlacementPolicy> MakeBestFitPolicy() {
+  return std::make_unique<OrderedPolicy>("best-fit", [](const GangRequest& req, auto& single, auto& spanning) {
+    if (single.empty()) return;
+    SortBy(single, [&](const NodeSlot& n) { return UsableGpus(n, req); });
+    SortBy(spanning, [&](const NodeSlot& n) { return -UsableGpus(n, req); });
+  });
+}
+
+std::unique_ptr<PlacementPolicy> MakeSpreadPolicy() {
+  return std::make_unique<OrderedPolicy>("spread", [](const GangRequest&, auto& single, auto& spanning) {
+    if (single.empty()) return;
+    SortBy(single, Utilization);
+    SortBy(spanning, Utilization);
+  });
+}
+
+}  // namespace gpusched::core::policy

@@ -1,0 +1,81 @@
+#include "daemon/core/policy/node_fit.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace gpusched::core::policy {
+namespace {
+
+bool ContainsIgnoringCase(absl::string_view haystack, absl::string_view needle) {
+  return absl::StrContains(absl::AsciiStrToLower(haystack), absl::AsciiStrToLower(needle));
+}
+
+}  // namespace
+
+uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
+  const int n = std::min(slot.info.gpus_size(), 64);
+  uint64_t all = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  if (req.gpu_model.empty() && req.gpu_memory_mb <= 0) return all;
+  uint64_t mask = 0;
+  for (int p = 0; p < n; ++p) {
+    const v1::GpuInfo& gpu = slot.info.gpus(p);
+    if (!req.gpu_model.empty() && !ContainsIgnoringCase(gpu.model(), req.gpu_model)) continue;
+    if (req.gpu_memory_mb > 0 && gpu.memory_mb() < req.gpu_memory_mb) continue;
+    mask |= uint64_t{1} << p;
+  }
+  return mask;
+}
+
+uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle) {
+  uint64_t eligible = EligibleGpus(slot, req);
+  return idle ? eligible : eligible & slot.FreeMask();
+}
+
+int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
+  int64_t usable = std::popcount(CandidateMask(slot, req, idle));
+  const int64_t cpus = idle ? slot.info.cpus() : slot.FreeCpus();
+  const int64_t mem = idle ? slot.info.memory_mb() : slot.FreeMemMb();
+  if (req.cpus_per_gpu > 0) usable = std::min(usable, cpus / req.cpus_per_gpu);
+  if (req.mem_per_gpu_mb > 0) usable = std::min(usable, mem / req.mem_per_gpu_mb);
+  return std::max<int64_t>(usable, 0);
+}
+
+std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle) {
+  std::vector<const NodeSlot*> out;
+  for (const auto& [name, slot] : cluster.nodes()) {
+    if (!slot.up() || slot.info.gpus_size() == 0) continue;
+    if (!idle && slot.FreeMask() == 0) continue;  // the common case on a busy cluster: skip cheaply
+    if (UsableGpus(slot, req, idle) > 0) out.push_back(&slot);
+  }
+  return out;
+}
+
+bool CpuJobFits(const NodeSlot& slot, const GangRequest& req) {
+  return slot.up() && slot.FreeCpus() >= req.cpus && slot.FreeMemMb() >= req.mem_mb;
+}
+
+v1::NodeAllocation MakePart(const NodeSlot& slot, const GangRequest& req, const std::vector<int>& positions,
+                            int node_rank) {
+  v1::NodeAllocation part;
+  part.set_node(slot.info.name());
+  part.set_address(slot.info.address());
+  part.set_node_rank(node_rank);
+  for (int p : positions) part.add_gpu_indices(slot.info.gpus(p).index());
+  const int64_t gpus = static_cast<int64_t>(positions.size());
+  part.set_cpus(req.CpusFor(gpus));
+  part.set_mem_mb(req.MemFor(gpus));
+  return part;
+}
+
+std::vector<int> LowestPositions(uint64_t mask, int64_t count) {
+  std::vector<int> out;
+  for (int p = 0; p < 64 && static_cast<int64_t>(out.size()) < count; ++p) {
+    if (mask & (uint64_t{1} << p)) out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace gpusched::core::policy

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "daemon/core/cluster_state.h"
+#include "daemon/core/gang_request.h"
+
+namespace gpusched::core::policy {
+
+// GPUs of `slot` that the request may use at all (model and memory
+// constraints), as a position mask.
+uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req);
+
+// How many GPUs of the request's kind the node can give now, counting the
+// CPUs and host memory each one brings along. With `idle`, as if the node
+// ran nothing (what strict placement and never-fits checks ask).
+int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle = false);
+
+// The free eligible GPUs (or all eligible when idle).
+uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle = false);
+
+// Up nodes that can give at least one GPU of the request's kind now.
+std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false);
+
+// Whether a CPU-only request fits on the node now.
+bool CpuJobFits(const NodeSlot& slot, const GangRequest& req);
+
+// One node's part of a gang: the GPUs at `positions` (in ring order), with
+// the CPUs and memory the request sizes for them.
+v1::NodeAllocation MakePart(const NodeSlot& slot, const GangRequest& req, const std::vector<int>& positions,
+                            int node_rank);
+
+// The lowest `count` positions set in `mask`.
+std::vector<int> LowestPositions(uint64_t mask, int64_t count);
+
+}  // namespace gpusched::core::policy

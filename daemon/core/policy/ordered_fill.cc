@@ -1,0 +1,77 @@
+#include "daemon/core/policy/ordered_fill.h"
+
+#include "absl/strings/str_cat.h"
+#include "daemon/core/policy/node_fit.h"
+
+namespace gpusched::core::policy {
+namespace {
+
+PlacementResult PlaceCpuOnly(const std::vector<const NodeSlot*>& order, const GangRequest& req) {
+  for (const NodeSlot* slot : order) {
+    if (!CpuJobFits(*slot, req)) continue;
+    v1::Allocation a;
+    *a.add_nodes() = MakePart(*slot, req, {}, 0);
+    return PlacementResult::Placed(std::move(a));
+  }
+  return PlacementResult::Unschedulable(
+      absl::StrCat("waiting for a node with ", req.cpus, " free CPUs and ", req.mem_mb, " MB free memory"));
+}
+
+std::string GpuKind(const GangRequest& req) {
+  std::string kind;
+  if (!req.gpu_model.empty()) absl::StrAppend(&kind, " ", req.gpu_model);
+  if (req.gpu_memory_mb > 0) absl::StrAppend(&kind, " (>= ", req.gpu_memory_mb, " MB)");
+  return kind;
+}
+
+}  // namespace
+
+std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
+  int64_t free_total = 0;
+  int64_t nodes_with_part = 0;
+  size_t up = 0;
+  for (const auto& [name, slot] : cluster.nodes()) {
+    if (!slot.up()) continue;
+    ++up;
+    int64_t usable = UsableGpus(slot, req);
+    free_total += usable;
+    if (req.nodes > 0 && usable >= req.gpus_per_node) ++nodes_with_part;
+  }
+  if (up == 0) return "waiting for a node: no node is up";
+  if (req.nodes > 0) {
+    return absl::StrCat("waiting for ", req.nodes, " nodes with ", req.gpus_per_node, " free", GpuKind(req),
+                        " GPUs each (", nodes_with_part, " have them now)");
+  }
+  return absl::StrCat("waiting for ", req.total_gpus, " free", GpuKind(req), " GPUs (", free_total, " free on ", up,
+                      " up nodes)");
+}
+
+PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
+                            const std::vector<const NodeSlot*>& single_node_order,
+                            const std::vector<const NodeSlot*>& spanning_order,
+                            const std::vector<const NodeSlot*>& cpu_order) {
+  if (req.total_gpus == 0) return PlaceCpuOnly(cpu_order, req);
+  const int64_t per_node = req.nodes > 0 ? req.gpus_per_node : req.total_gpus;
+  if (req.nodes <= 1) {
+    for (const NodeSlot* slot : single_node_order) {
+      if (UsableGpus(*slot, req) < per_node) continue;
+      v1::Allocation a;
+      *a.add_nodes() = MakePart(*slot, req, LowestPositions(CandidateMask(*slot, req), per_node), 0);
+      return PlacementResult::Placed(std::move(a));
+    }
+    if (req.nodes == 1) return PlacementResult::Unschedulable(WaitReason(cluster, req));
+  }
+  v1::Allocation a;
+  int64_t remaining = req.total_gpus;
+  for (const NodeSlot* slot : spanning_order) {
+    int64_t take = std::min(remaining, UsableGpus(*slot, req));
+    if (req.nodes > 0) take = take >= req.gpus_per_node ? req.gpus_per_node : 0;
+    if (take <= 0) continue;
+    *a.add_nodes() = MakePart(*slot, req, LowestPositions(CandidateMask(*slot, req), take), a.nodes_size());
+    remaining -= take;
+    if (remaining == 0) return PlacementResult::Placed(std::move(a));
+  }
+  return PlacementResult::Unschedulable(WaitReason(cluster, req));
+}
+
+}  // namespace gpusched::core::policy

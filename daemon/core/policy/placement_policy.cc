@@ -1,0 +1,21 @@
+#include "daemon/core/policy/placement_policy.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "daemon/core/policy/blind_policies.h"
+#include "daemon/core/policy/topology_policy.h"
+
+namespace gpusched::core {
+
+std::vector<std::string> PlacementPolicyNames() { return {"topology", "best-fit", "first-fit", "spread"}; }
+
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(absl::string_view name) {
+  if (name == "topology") return policy::MakeTopologyPolicy();
+  if (name == "best-fit") return policy::MakeBestFitPolicy();
+  if (name == "first-fit") return policy::MakeFirstFitPolicy();
+  if (name == "spread") return policy::MakeSpreadPolicy();
+  return absl::InvalidArgumentError(absl::StrCat("unknown placement policy \"", name, "\" (known: ",
+                                                 absl::StrJoin(PlacementPolicyNames(), ", "), ")"));
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "daemon/core/cluster_state.h"
+#include "daemon/core/gang_request.h"
+
+namespace gpusched::core {
+
+// Where a gang goes, or in plain words why it cannot go anywhere right now.
+class PlacementResult {
+ public:
+  static PlacementResult Placed(v1::Allocation allocation) { return PlacementResult(std::move(allocation), ""); }
+  static PlacementResult Unschedulable(std::string reason) { return PlacementResult({}, std::move(reason)); }
+
+  bool placed() const { return reason_.empty(); }
+  const v1::Allocation& allocation() const { return allocation_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  PlacementResult(v1::Allocation allocation, std::string reason)
+      : allocation_(std::move(allocation)), reason_(std::move(reason)) {}
+  v1::Allocation allocation_;
+  std::string reason_;
+};
+
+// Chooses the nodes and GPUs of one gang: all or nothing, whole GPUs, on up
+// nodes, within the request's model/memory constraints. Policies differ only
+// in which of the possible placements they pick; every placed allocation is
+// annotated with the same estimate (policy/gang_estimate.h), so they can be
+// compared. Place() may keep caches, hence not const; like the rest of the
+// core, a policy belongs to one thread.
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual absl::string_view name() const = 0;
+  virtual PlacementResult Place(const ClusterState& cluster, const GangRequest& request) = 0;
+};
+
+// "topology" (the default), "best-fit", "first-fit" or "spread";
+// InvalidArgument naming the known ones otherwise.
+absl::StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(absl::string_view name);
+std::vector<std::string> PlacementPolicyNames();
+inline constexpr char kDefaultPlacementPolicy[] = "topology";
+
+}  // namespace gpusched::core

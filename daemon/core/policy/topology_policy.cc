@@ -1,0 +1,233 @@
+#include "daemon/core/policy/topology_policy.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "daemon/core/placement/gpu_chooser.h"
+#include "daemon/core/policy/blind_policies.h"
+#include "daemon/core/policy/gang_estimate.h"
+#include "daemon/core/policy/node_fit.h"
+#include "daemon/core/policy/ordered_fill.h"
+
+namespace gpusched::core::policy {
+namespace {
+
+// Estimates within this fraction count as equal, so that float noise never
+// beats the best-fit rule.
+constexpr double kBandwidthTolerance = 1e-6;
+
+int Compare(double a, double b) {
+  if (a > b * (1 + kBandwidthTolerance) + 1e-12) return 1;
+  if (b > a * (1 + kBandwidthTolerance) + 1e-12) return -1;
+  return 0;
+}
+
+struct Option {
+  v1::Allocation allocation;
+  GangEstimate estimate;
+  int64_t free_left = 0;  // free GPUs left on the node or group it uses: less is a better fit
+};
+
+// Better by bandwidth, then by fit; earlier wins a full tie (name order).
+bool Better(const Option& a, const Option& b) {
+  if (int c = Compare(a.estimate.bus_bandwidth_gbps, b.estimate.bus_bandwidth_gbps); c != 0) return c > 0;
+  return a.free_left < b.free_left;
+}
+
+std::string Describe(const GangRequest& req, const Option& option) {
+  const int nodes = option.allocation.nodes_size();
+  std::string where = nodes == 1 ? "on one node"
+                                 : absl::StrCat("on ", nodes, " nodes",
+                                                option.estimate.span == "cluster" ? " across the cluster"
+                                                                                  : absl::StrCat(" within ",
+                                                                                                 option.estimate.span));
+  if (req.total_gpus < 2) return absl::StrCat(req.total_gpus, " GPU ", where);
+  return absl::StrCat(req.total_gpus, " GPUs ", where, " at ~",
+                      absl::StrFormat("%.0f", option.estimate.bus_bandwidth_gbps), " GB/s (",
+                      option.estimate.worst_link, ")");
+}
+
+class TopologyPolicy final : public PlacementPolicy {
+ public:
+  TopologyPolicy() : first_fit_(MakeFirstFitPolicy()) {}
+  absl::string_view name() const override { return "topology"; }
+
+  PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {
+    if (req.total_gpus == 0) return PlaceCpuOnly(cluster, req);
+    if (req.topology == v1::TOPOLOGY_MODE_ANY) return Stamped(cluster, first_fit_->Place(cluster, req));
+
+    std::optional<Option> best = Search(cluster, req, /*idle=*/false);
+    if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
+      std::optional<Option> ideal = Search(cluster, req, /*idle=*/true);
+      if (ideal.has_value() &&
+          (!best.has_value() || Compare(best->estimate.bus_bandwidth_gbps, ideal->estimate.bus_bandwidth_gbps) < 0 ||
+           best->allocation.nodes_size() > ideal->allocation.nodes_size())) {
+        return PlacementResult::Unschedulable(
+            absl::StrCat("strict topology: waiting for ", Describe(req, *ideal), "; the best free now is ",
+                         best.has_value() ? Describe(req, *best) : "nothing"));
+      }
+    } else {
+      // First-fit's answer competes too: topology-aware never means worse.
+      PlacementResult first = first_fit_->Place(cluster, req);
+      if (first.placed()) {
+        Option ff{first.allocation(), EstimateGang(cluster, first.allocation()), 0};
+        if (!best.has_value() || Compare(ff.estimate.bus_bandwidth_gbps, best->estimate.bus_bandwidth_gbps) > 0) {
+          best = std::move(ff);
+        }
+      }
+    }
+    if (!best.has_value()) return PlacementResult::Unschedulable(WaitReason(cluster, req));
+    Annotate(cluster, name(), best->allocation);
+    return PlacementResult::Placed(std::move(best->allocation));
+  }
+
+ private:
+  PlacementResult Stamped(const ClusterState& cluster, PlacementResult result) {
+    if (!result.placed()) return result;
+    v1::Allocation allocation = result.allocation();
+    Annotate(cluster, "topology (any: first-fit)", allocation);
+    return PlacementResult::Placed(std::move(allocation));
+  }
+
+  // CPU-only jobs: the up node with the fewest free CPUs that fits, keeping
+  // large nodes whole.
+  static PlacementResult PlaceCpuOnly(const ClusterState& cluster, const GangRequest& req) {
+    std::vector<const NodeSlot*> order;
+    for (const auto& [name, slot] : cluster.nodes()) {
+      if (slot.up()) order.push_back(&slot);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const NodeSlot* a, const NodeSlot* b) { return a->FreeCpus() < b->FreeCpus(); });
+    return FillInOrder(cluster, req, {}, {}, order);
+  }
+
+  placement::GpuChooser::TopologyId IdFor(const NodeSlot& slot) {
+    auto& cached = ids_[slot.info.name()];
+    if (cached.generation != slot.generation) cached = {slot.generation, chooser_.Intern(slot.topology)};
+    return cached.id;
+  }
+
+  // The node's best `k` GPUs in ring order, or empty.
+  std::vector<int> Choose(const NodeSlot& slot, const GangRequest& req, int64_t k, bool idle) {
+    auto choice = chooser_.Choose(IdFor(slot), CandidateMask(slot, req, idle), static_cast<int>(k));
+    return choice == nullptr ? std::vector<int>{} : choice->gpus;
+  }
+
+  std::optional<Option> Search(const ClusterState& cluster, const GangRequest& req, bool idle) {
+    std::vector<const NodeSlot*> candidates = GpuCandidates(cluster, req, idle);
+    if (req.nodes <= 1) {
+      std::optional<Option> single = BestSingleNode(cluster, req, candidates, idle);
+      if (single.has_value() || req.nodes == 1) return single;
+    }
+    return BestSpanningGang(cluster, req, candidates, idle);
+  }
+
+  std::optional<Option> BestSingleNode(const ClusterState& cluster, const GangRequest& req,
+                                       const std::vector<const NodeSlot*>& candidates, bool idle) {
+    std::optional<Option> best;
+    for (const NodeSlot* slot : candidates) {
+      const int64_t usable = UsableGpus(*slot, req, idle);
+      if (usable < req.total_gpus) continue;
+      std::vector<int> gpus = Choose(*slot, req, req.total_gpus, idle);
+      if (gpus.empty()) continue;
+      Option option;
+      *option.allocation.add_nodes() = MakePart(*slot, req, gpus, 0);
+      option.estimate = EstimateGang(cluster, option.allocation);
+      option.free_left = usable - req.total_gpus;
+      if (!best.has_value() || Better(option, *best)) best = std::move(option);
+    }
+    return best;
+  }
+
+  // The lowest tier whose some group can hold the gang; within it, the best
+  // group by bandwidth, then fit.
+  std::optional<Option> BestSpanningGang(const ClusterState& cluster, const GangRequest& req,
+                                         const std::vector<const NodeSlot*>& candidates, bool idle) {
+    for (NetworkTier tier : {kNvlinkDomainTier, kLeafTier, kSpineTier}) {
+      std::vector<std::vector<const NodeSlot*>> groups(cluster.NetworkIdCount(tier));
+      for (const NodeSlot* slot : candidates) {
+        if (slot->network_ids[tier] >= 0) groups[slot->network_ids[tier]].push_back(slot);
+      }
+      std::optional<Option> best;
+      for (const auto& group : groups) {
+        std::optional<Option> option = FormGang(cluster, req, group, idle);
+        if (option.has_value() && (!best.has_value() || Better(*option, *best))) best = std::move(option);
+      }
+      if (best.has_value()) return best;
+    }
+    return FormGang(cluster, req, candidates, idle);
+  }
+
+  // Fewest nodes of `group`, best fit for the last part; nullopt when the
+  // group cannot hold the gang.
+  std::optional<Option> FormGang(const ClusterState& cluster, const GangRequest& req,
+                                 const std::vector<const NodeSlot*>& group, bool idle) {
+    struct Usable {
+      int64_t gpus;
+      const NodeSlot* slot;
+    };
+    std::vector<Usable> nodes;
+    int64_t group_free = 0;
+    for (const NodeSlot* slot : group) {
+      int64_t usable = UsableGpus(*slot, req, idle);
+      group_free += usable;
+      if (usable > 0) nodes.push_back({usable, slot});
+    }
+    if (group_free < req.total_gpus) return std::nullopt;
+    std::vector<std::pair<const NodeSlot*, int64_t>> parts;
+    if (req.nodes > 0) {
+      // Fixed shape: the nodes with the fewest usable GPUs that still hold a
+      // part, so that emptier nodes stay whole.
+      std::stable_sort(nodes.begin(), nodes.end(), [](const Usable& a, const Usable& b) { return a.gpus < b.gpus; });
+      for (const Usable& n : nodes) {
+        if (n.gpus >= req.gpus_per_node && static_cast<int64_t>(parts.size()) < req.nodes) {
+          parts.emplace_back(n.slot, req.gpus_per_node);
+        }
+      }
+      if (static_cast<int64_t>(parts.size()) < req.nodes) return std::nullopt;
+    } else {
+      // Fewest nodes: the emptiest ones whole, then the last part on the
+      // node that fits it most tightly.
+      std::stable_sort(nodes.begin(), nodes.end(), [](const Usable& a, const Usable& b) { return a.gpus > b.gpus; });
+      int64_t remaining = req.total_gpus;
+      size_t next = 0;
+      while (next < nodes.size() && remaining > nodes[next].gpus) {
+        parts.emplace_back(nodes[next].slot, nodes[next].gpus);
+        remaining -= nodes[next].gpus;
+        ++next;
+      }
+      if (next == nodes.size()) return std::nullopt;
+      size_t tightest = next;
+      for (size_t i = next; i < nodes.size() && nodes[i].gpus >= remaining; ++i) tightest = i;
+      parts.emplace_back(nodes[tightest].slot, remaining);
+    }
+    Option option;
+    for (const auto& [slot, take] : parts) {
+      std::vector<int> gpus = Choose(*slot, req, take, idle);
+      if (static_cast<int64_t>(gpus.size()) != take) return std::nullopt;
+      *option.allocation.add_nodes() = MakePart(*slot, req, gpus, option.allocation.nodes_size());
+    }
+    option.estimate = EstimateGang(cluster, option.allocation);
+    option.free_left = group_free - req.total_gpus;
+    return option;
+  }
+
+  struct CachedId {
+    uint64_t generation = 0;
+    placement::GpuChooser::TopologyId id;
+  };
+  placement::GpuChooser chooser_;
+  absl::flat_hash_map<std::string, CachedId> ids_;
+  std::unique_ptr<PlacementPolicy> first_fit_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlacementPolicy> MakeTopologyPolicy() { return std::make_unique<TopologyPolicy>(); }
+
+}  // namespace gpusched::core::policy
