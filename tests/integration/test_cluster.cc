@@ -39,7 +39,8 @@ std::unique_ptr<grpc::ClientContext> Context(int seconds = 5) {
 
 }  // namespace
 
-TestCluster::TestCluster(std::vector<AgentSpec> agents) : agent_specs_(std::move(agents)) {
+TestCluster::TestCluster(std::vector<AgentSpec> agents, std::vector<std::string> daemon_args)
+    : agent_specs_(std::move(agents)), daemon_args_(std::move(daemon_args)) {
   char tmpl[] = "/tmp/gpusched-it-XXXXXX";
   dir_ = mkdtemp(tmpl);
   port_ = FreeLoopbackPort();
@@ -72,11 +73,11 @@ void TestCluster::StartDaemon() {
     return n;
   };
   const size_t before = count_ready();
-  daemon_ = std::make_unique<Subprocess>(
-      std::vector<std::string>{GPUSCHEDD_BIN, "serve", "--listen", address_, "--state-dir", dir_ + "/state",
-                               "--kill-grace-ms", "1000", "--tick-ms", "50",
-                               "--node-not-responding-ms", "3000", "--node-down-ms", "8000"},
-      log);
+  std::vector<std::string> argv = {GPUSCHEDD_BIN, "serve", "--listen", address_, "--state-dir", dir_ + "/state",
+                                   "--kill-grace-ms", "1000", "--tick-ms", "50",
+                                   "--node-not-responding-ms", "3000", "--node-down-ms", "8000"};
+  argv.insert(argv.end(), daemon_args_.begin(), daemon_args_.end());
+  daemon_ = std::make_unique<Subprocess>(std::move(argv), log);
   for (int i = 0; i < 400 && count_ready() == before; ++i) {
     REQUIRE(daemon_->running());
     Sleep(25);

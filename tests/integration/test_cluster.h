@@ -21,7 +21,8 @@ struct AgentSpec {
 
 class TestCluster {
  public:
-  explicit TestCluster(std::vector<AgentSpec> agents = {{"node-a", 4}, {"node-b", 4}});
+  explicit TestCluster(std::vector<AgentSpec> agents = {{"node-a", 4}, {"node-b", 4}},
+                       std::vector<std::string> daemon_args = {});
   ~TestCluster();
 
   // (Re)starts the daemon on the same state directory and port.
@@ -51,6 +52,7 @@ class TestCluster {
   std::string address_;
   int port_ = 0;
   std::vector<AgentSpec> agent_specs_;
+  std::vector<std::string> daemon_args_;
   std::unique_ptr<Subprocess> daemon_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   std::unique_ptr<v1::Scheduler::Stub> stub_;
