@@ -104,6 +104,10 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   Field(out, "Topology", DescribeTopologyMode(spec));
   Field(out, "Time limit", FormatTimeLimit(spec.time_limit_s()));
   Field(out, "Submitted", FormatTimestamp(job.submit_time(), zone));
+  if (job.has_estimated_start_time()) {
+    Field(out, "Starts by", absl::StrCat(FormatTimestamp(job.estimated_start_time(), zone),
+                                         " (reserved by backfill from running jobs' time limits)"));
+  }
   Field(out, "Started", FormatTimestamp(job.start_time(), zone));
   Field(out, "Ended", FormatTimestamp(job.end_time(), zone));
   Field(out, IsSet(job.start_time()) ? "Run time" : "Waited", FormatElapsed(JobElapsed(job, now)));

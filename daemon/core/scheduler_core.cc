@@ -6,6 +6,7 @@
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "common/time_limit.h"
+#include "daemon/core/backfill.h"
 #include "daemon/core/ever_fits.h"
 
 namespace gpusched::core {
@@ -306,29 +307,86 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
+std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds() const {
+  const absl::Time now = clock_.Now();
+  std::vector<ExpectedEnd> ends;
+  for (uint64_t id : placed_) {
+    const v1::Job& job = active_.at(id).job;
+    absl::Time end = absl::InfiniteFuture();
+    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
+      end = now + options_.kill_grace;  // SIGKILL follows the grace
+    } else if (job.spec().time_limit_s() > 0) {
+      absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
+      end = std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + options_.kill_grace;
+    }
+    if (end != absl::InfiniteFuture()) ends.push_back({end, id, &job.allocation()});
+  }
+  return ends;
+}
+
+bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when) const {
+  return job.spec().time_limit_s() > 0 &&
+         clock_.Now() + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
+}
+
 void SchedulerCore::Schedule(Effects& fx) {
   std::vector<uint64_t> to_start;
   std::string blocked_by;
+  std::optional<Reservation> reservation;
+  std::optional<ReservationHold> hold;
   size_t depth = 0;
   for (const QueueKey& key : pending_) {
     if (++depth > options_.queue_depth) break;
     ActiveJob& a = active_.at(key.job_id);
     if (!blocked_by.empty()) {
+      ClearEstimatedStart(a, fx);
       SetWaitReason(a, blocked_by, fx);
       continue;
     }
-    PlacementResult placement = policy_->Place(cluster_, RequestFor(a.job));
+    const GangRequest request = RequestFor(a.job);
+    PlacementResult placement = policy_->Place(cluster_, request);
+    if (!placement.placed() && hold.has_value() && EndsBy(a.job, reservation->start)) {
+      // Done before the reserved job starts: it may use the reserved GPUs.
+      hold->Drop();
+      placement = policy_->Place(cluster_, request);
+      if (placement.placed() && cluster_.Allocate(key.job_id, placement.allocation()).ok()) {
+        *a.job.mutable_allocation() = placement.allocation();
+        to_start.push_back(key.job_id);
+      }
+      hold->Retake();
+      if (placement.placed()) continue;
+    }
     if (!placement.placed()) {
-      SetWaitReason(a, placement.reason(), fx);
-      // Strict priority order: letting smaller jobs pass would starve this
-      // one until backfill with reservations exists.
-      blocked_by = absl::StrCat("waiting behind job ", key.job_id, " (higher in the queue)");
+      if (reservation.has_value()) {
+        ClearEstimatedStart(a, fx);
+        SetWaitReason(a, absl::StrCat(placement.reason(), "; job ", reservation->job_id, " holds a reservation"), fx);
+        continue;
+      }
+      reservation = PlanReservation(cluster_, *policy_, key.job_id, request, ExpectedEnds());
+      if (!reservation.has_value()) {
+        ClearEstimatedStart(a, fx);
+        SetWaitReason(a, placement.reason(), fx);
+        // Nothing guarantees when it could start (running jobs without time
+        // limits): letting smaller jobs pass could starve it, so none do.
+        blocked_by = absl::StrCat("waiting behind job ", key.job_id, " (higher in the queue)");
+        continue;
+      }
+      SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ",
+                                    absl::FormatTime("%Y-%m-%d %H:%M:%S", reservation->start, absl::UTCTimeZone()),
+                                    " UTC"),
+                    fx);
+      if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
+        *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
+        Touch(a, fx);
+      }
+      hold.emplace(cluster_, *reservation);
       continue;
     }
     if (!cluster_.Allocate(key.job_id, placement.allocation()).ok()) continue;
     *a.job.mutable_allocation() = placement.allocation();
     to_start.push_back(key.job_id);
   }
+  hold.reset();  // before any node is written: the holder is no job
   for (uint64_t id : to_start) {
     ActiveJob& a = active_.at(id);
     pending_.erase(QueueKey::Of(a.job));
@@ -341,6 +399,7 @@ void SchedulerCore::Start(ActiveJob& a, v1::Allocation allocation, Effects& fx) 
   allocation.set_master_port(options_.master_port_base +
                              static_cast<int>(a.job.id() % static_cast<uint64_t>(options_.master_port_span)));
   *a.job.mutable_allocation() = std::move(allocation);
+  a.job.clear_estimated_start_time();
   placed_.insert(a.job.id());
   std::vector<std::string> where;
   for (const auto& part : a.job.allocation().nodes()) {
@@ -375,6 +434,12 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   launch->set_master_addr(job.allocation().master_addr());
   launch->set_master_port(job.allocation().master_port());
   return msg;
+}
+
+void SchedulerCore::ClearEstimatedStart(ActiveJob& a, Effects& fx) {
+  if (!a.job.has_estimated_start_time()) return;
+  a.job.clear_estimated_start_time();
+  Touch(a, fx);
 }
 
 void SchedulerCore::SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx) {

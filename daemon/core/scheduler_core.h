@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "daemon/core/backfill.h"
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/effects.h"
 #include "daemon/core/job_order.h"
@@ -72,8 +74,10 @@ class SchedulerCore {
 
   // Time limits and node liveness.
   void Tick(Effects& fx);
-  // Starts what can start, in queue order; stops at the first job that
-  // cannot (no backfill yet), telling the ones behind it why they wait.
+  // Starts what can start, in queue order. The first job that cannot start
+  // gets a reservation (backfill.h) and later jobs start only where they
+  // cannot delay it; when no reservation can be computed (running jobs
+  // without time limits) nothing passes it. Every waiting job is told why.
   void Schedule(Effects& fx);
 
   // Active jobs only (pending, starting, running); nullptr otherwise.
@@ -103,10 +107,16 @@ class SchedulerCore {
   v1::Node NodeView(const NodeSlot& slot) const;
   void WriteNode(const std::string& name, Effects& fx) const;
   void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
+  void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
+  // When each placed job will have let go of its GPUs at the latest; jobs
+  // without a time limit are left out (they may never end).
+  std::vector<ExpectedEnd> ExpectedEnds() const;
+  // Whether `job`, started now, is gone by `when` whatever it does.
+  bool EndsBy(const v1::Job& job, absl::Time when) const;
   // The node as registered, with the network tiers the operator's topology
   // file gives it.
   v1::NodeInfo WithConfiguredNetwork(v1::NodeInfo info) const;

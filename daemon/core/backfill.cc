@@ -1,0 +1,74 @@
+#include "daemon/core/backfill.h"
+
+#include <algorithm>
+
+namespace gpusched::core {
+namespace {
+
+void ReleaseFirst(ClusterState& cluster, const std::vector<ExpectedEnd>& ends, size_t count) {
+  for (size_t i = 0; i < count; ++i) cluster.Release(ends[i].job_id, *ends[i].allocation);
+}
+
+void RetakeFirst(ClusterState& cluster, const std::vector<ExpectedEnd>& ends, size_t count) {
+  // The exact inverse of ReleaseFirst: nothing else changed in between.
+  for (size_t i = 0; i < count; ++i) cluster.Allocate(ends[i].job_id, *ends[i].allocation).IgnoreError();
+}
+
+}  // namespace
+
+std::optional<Reservation> PlanReservation(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
+                                           const GangRequest& request, std::vector<ExpectedEnd> ends) {
+  std::stable_sort(ends.begin(), ends.end(),
+                   [](const ExpectedEnd& a, const ExpectedEnd& b) { return a.end < b.end; });
+  auto placeable_after = [&](size_t count) -> std::optional<v1::Allocation> {
+    ReleaseFirst(cluster, ends, count);
+    PlacementResult result = policy.Place(cluster, request);
+    RetakeFirst(cluster, ends, count);
+    if (!result.placed()) return std::nullopt;
+    return result.allocation();
+  };
+  if (ends.empty() || !placeable_after(ends.size()).has_value()) return std::nullopt;
+  size_t lo = 1, hi = ends.size();  // the answer is in [lo, hi]
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (placeable_after(mid).has_value()) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  std::optional<v1::Allocation> where = placeable_after(lo);
+  if (!where.has_value()) return std::nullopt;
+  return Reservation{job_id, ends[lo - 1].end, *std::move(where)};
+}
+
+ReservationHold::ReservationHold(ClusterState& cluster, const Reservation& reservation)
+    : cluster_(cluster), reservation_(reservation) {
+  Retake();
+}
+
+void ReservationHold::Drop() {
+  cluster_.Release(kHolder, held_);
+  held_.Clear();
+}
+
+void ReservationHold::Retake() {
+  Drop();
+  for (const v1::NodeAllocation& part : reservation_.allocation.nodes()) {
+    const NodeSlot* slot = cluster_.Find(part.node());
+    if (slot == nullptr) continue;
+    v1::NodeAllocation* held = nullptr;
+    for (int32_t index : part.gpu_indices()) {
+      int pos = slot->PositionOf(index);
+      if (pos < 0 || slot->gpu_owner[pos] != 0) continue;
+      if (held == nullptr) {
+        held = held_.add_nodes();
+        held->set_node(part.node());
+      }
+      held->add_gpu_indices(index);
+    }
+  }
+  if (!cluster_.Allocate(kHolder, held_).ok()) held_.Clear();
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,129 @@
+// Backfill with a reservation, told as short stories on a manual clock.
+#include <catch2/catch.hpp>
+
+#include "common/proto_time.h"
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using core::testing::CoreHarness;
+using core::testing::GpuJob;
+using JobUpdate = v1::JobUpdate;
+
+namespace {
+
+v1::JobSpec Limited(v1::JobSpec spec, int64_t seconds) {
+  spec.set_time_limit_s(seconds);
+  return spec;
+}
+
+// Time passes; the agents keep heartbeating, so their nodes stay up.
+void Advance(CoreHarness& h, absl::Duration d, int nodes) {
+  h.clock.Advance(d);
+  for (int n = 0; n < nodes; ++n) h.core.AgentHeartbeat("n" + std::to_string(n), h.fx);
+}
+
+// Starts job `id` (placed on `node`) as its agent would.
+void Run(CoreHarness& h, const std::string& node, uint64_t id) { h.Report(node, id, JobUpdate::KIND_STARTED); }
+
+std::string NodeOf(CoreHarness& h, uint64_t id) {
+  const v1::Job& job = h.Persisted(id);
+  INFO("job " << id << " " << v1::JobState_Name(job.state()) << ": " << job.reason());
+  REQUIRE(job.allocation().nodes_size() > 0);
+  return job.allocation().nodes(0).node();
+}
+
+}  // namespace
+
+TEST_CASE("a 64-GPU gang does not starve behind a stream of 1-GPU jobs") {
+  CoreHarness h;
+  for (int n = 0; n < 8; ++n) h.AddNode("n" + std::to_string(n), 8);
+  // The cluster is full of 1-hour single-GPU jobs, all ending at different times.
+  std::vector<uint64_t> running;
+  for (int i = 0; i < 64; ++i) {
+    running.push_back(h.Submit(Limited(GpuJob(1), 3600)));
+    h.Pass();
+    Run(h, NodeOf(h, running.back()), running.back());
+    Advance(h, absl::Seconds(10), 8);
+  }
+  const absl::Time last_end = h.clock.Now() - absl::Seconds(10) + absl::Seconds(3600) + absl::Seconds(5);
+  uint64_t gang = h.Submit(Limited(GpuJob(64), 7200));
+  h.Pass();
+  REQUIRE(h.StateOf(gang) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(gang).reason(), Catch::Contains("; reserved to start by "));
+  REQUIRE(h.Persisted(gang).has_estimated_start_time());
+  CHECK(FromProtoTime(h.Persisted(gang).estimated_start_time()) == last_end);
+
+  // A stream of 1-GPU jobs, each longer than the wait: every GPU that frees
+  // up is the gang's, so none of them may start before it.
+  std::vector<uint64_t> stream;
+  size_t next_to_end = 0;
+  while (h.StateOf(gang) == v1::JOB_STATE_PENDING) {
+    stream.push_back(h.Submit(Limited(GpuJob(1), 4 * 3600)));
+    Advance(h, absl::Seconds(10), 8);
+    // The running jobs end in the order they started, one per 10 s.
+    if (next_to_end < running.size()) {
+      uint64_t id = running[next_to_end++];
+      h.Report(NodeOf(h, id), id, JobUpdate::KIND_EXITED, 0);
+    }
+    h.Pass();
+    for (uint64_t id : stream) CHECK(h.StateOf(id) == v1::JOB_STATE_PENDING);
+    REQUIRE(h.clock.Now() <= last_end);
+  }
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(gang).allocation().nodes_size() == 8);
+  CHECK_FALSE(h.Persisted(gang).has_estimated_start_time());
+}
+
+TEST_CASE("short jobs backfill onto the reserved GPUs; longer ones go around them or wait") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t blocker = h.Submit(Limited(GpuJob(3), 600));  // 3 of a for 10 minutes
+  h.Pass();
+  Run(h, "a", blocker);
+  uint64_t other = h.Submit(GpuJob(3));  // 3 of b, no time limit
+  h.Pass();
+  Run(h, "b", other);
+  REQUIRE(NodeOf(h, blocker) == "a");
+  REQUIRE(NodeOf(h, other) == "b");
+
+  uint64_t head = h.Submit(GpuJob(4));  // only a can give 4 in time: reserved there from the blocker's limit
+  uint64_t around = h.Submit(Limited(GpuJob(1), 3600));  // fits off the reserved GPUs: b's last one
+  uint64_t long_job = h.Submit(Limited(GpuJob(1), 3600));  // only a's reserved GPU is left: would delay the head
+  uint64_t short_job = h.Submit(Limited(GpuJob(1), 300));  // gone before the head starts: may take it
+  uint64_t unlimited = h.Submit(GpuJob(1));  // nothing left that cannot hurt the head
+  h.Pass();
+  CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
+  CHECK(h.StateOf(around) == v1::JOB_STATE_STARTING);
+  CHECK(NodeOf(h, around) == "b");
+  CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(long_job).reason(), Catch::EndsWith("; job " + std::to_string(head) + " holds a reservation"));
+  CHECK(h.StateOf(short_job) == v1::JOB_STATE_STARTING);
+  CHECK(NodeOf(h, short_job) == "a");
+  CHECK(h.StateOf(unlimited) == v1::JOB_STATE_PENDING);
+
+  // When the blocker and the short job are gone, the head starts on a.
+  Run(h, "a", short_job);
+  Run(h, "b", around);
+  h.Report("a", blocker, JobUpdate::KIND_EXITED, 0);
+  h.Report("a", short_job, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(head) == v1::JOB_STATE_STARTING);
+  CHECK(NodeOf(h, head) == "a");
+  CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+}
+
+TEST_CASE("without time limits nothing can be promised, so nothing passes the head") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t filler = h.Submit(GpuJob(3));  // no time limit
+  h.Pass();
+  uint64_t head = h.Submit(GpuJob(4));
+  uint64_t small = h.Submit(Limited(GpuJob(1), 60));
+  h.Pass();
+  CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
+  CHECK_FALSE(h.Persisted(head).has_estimated_start_time());
+  CHECK(h.StateOf(small) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(small).reason() == "waiting behind job " + std::to_string(head) + " (higher in the queue)");
+  (void)filler;
+}
