@@ -1,5 +1,7 @@
 #include "daemon/core/cluster_state.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
 
@@ -49,7 +51,10 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
                       InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};
-  slot.generation = ++generation_;
+  // Unique in the process, not just in this cluster: placement caches keyed
+  // by node name must not mistake another cluster's node for this one.
+  static std::atomic<uint64_t> generations{0};
+  slot.generation = ++generations;
 }
 
 int ClusterState::InternNetworkName(NetworkTier tier, const std::string& name) {

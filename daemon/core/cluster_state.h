@@ -28,8 +28,8 @@ struct NodeSlot {
   // ids (ClusterState interns them), -1 when unknown: placement groups
   // thousands of nodes by switch without hashing names. Index: NetworkTier.
   std::array<int, 3> network_ids{-1, -1, -1};
-  // Bumped by every UpsertNode: lets placement caches keyed by node notice a
-  // new topology.
+  // New on every UpsertNode, unique in the process: lets placement caches
+  // keyed by node notice a new topology.
   uint64_t generation = 0;
 
   bool up() const { return state == v1::NODE_STATE_UP; }
@@ -73,7 +73,6 @@ class ClusterState {
   std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
   std::array<std::vector<std::string>, 3> network_names_;
   std::array<std::map<std::string, int>, 3> network_ids_;
-  uint64_t generation_ = 0;
 };
 
 }  // namespace gpusched::core

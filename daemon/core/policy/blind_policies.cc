@@ -69,7 +69,9 @@ std::unique_ptr<PlacementPolicy> MakeBestFitPolicy() {
   return std::make_unique<OrderedPolicy>("best-fit", [](const GangRequest& req, auto& single, auto& spanning) {
     if (single.empty()) return;
     SortBy(single, [&](const NodeSlot& n) { return UsableGpus(n, req); });
-    SortBy(spanning, [&](const NodeSlot& n) { return -UsableGpus(n, req); });
+    // A fixed shape fills the fullest nodes that still hold a part; a gang
+    // of any shape takes the emptiest first, to span as few as possible.
+    SortBy(spanning, [&](const NodeSlot& n) { return req.nodes > 0 ? UsableGpus(n, req) : -UsableGpus(n, req); });
   });
 }
 

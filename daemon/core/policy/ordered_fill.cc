@@ -24,6 +24,8 @@ std::string GpuKind(const GangRequest& req) {
   return kind;
 }
 
+std::string Plural(int64_t n, const char* one, const char* many) { return absl::StrCat(n, " ", n == 1 ? one : many); }
+
 }  // namespace
 
 std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
@@ -39,11 +41,12 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
   }
   if (up == 0) return "waiting for a node: no node is up";
   if (req.nodes > 0) {
-    return absl::StrCat("waiting for ", req.nodes, " nodes with ", req.gpus_per_node, " free", GpuKind(req),
-                        " GPUs each (", nodes_with_part, " have them now)");
+    return absl::StrCat("waiting for ", Plural(req.nodes, "node", "nodes"), " with ", req.gpus_per_node, " free",
+                        GpuKind(req), req.gpus_per_node == 1 ? " GPU" : " GPUs", " each (", nodes_with_part,
+                        nodes_with_part == 1 ? " has" : " have", " them now)");
   }
-  return absl::StrCat("waiting for ", req.total_gpus, " free", GpuKind(req), " GPUs (", free_total, " free on ", up,
-                      " up nodes)");
+  return absl::StrCat("waiting for ", req.total_gpus, " free", GpuKind(req), req.total_gpus == 1 ? " GPU" : " GPUs",
+                      " (", free_total, " free on ", Plural(static_cast<int64_t>(up), "up node", "up nodes"), ")");
 }
 
 PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,

@@ -33,8 +33,12 @@ struct Option {
   int64_t free_left = 0;  // free GPUs left on the node or group it uses: less is a better fit
 };
 
-// Better by bandwidth, then by fit; earlier wins a full tie (name order).
+// Better by fewer nodes, then bandwidth, then fit; earlier wins a full tie
+// (name order).
 bool Better(const Option& a, const Option& b) {
+  if (a.allocation.nodes_size() != b.allocation.nodes_size()) {
+    return a.allocation.nodes_size() < b.allocation.nodes_size();
+  }
   if (int c = Compare(a.estimate.bus_bandwidth_gbps, b.estimate.bus_bandwidth_gbps); c != 0) return c > 0;
   return a.free_left < b.free_left;
 }
@@ -62,23 +66,25 @@ class TopologyPolicy final : public PlacementPolicy {
     if (req.topology == v1::TOPOLOGY_MODE_ANY) return Stamped(cluster, first_fit_->Place(cluster, req));
 
     std::optional<Option> best = Search(cluster, req, /*idle=*/false);
+    // First-fit's answer competes too: topology-aware never means worse.
+    PlacementResult first = first_fit_->Place(cluster, req);
+    if (first.placed()) {
+      Option ff{first.allocation(), EstimateGang(cluster, first.allocation()), 0};
+      if (!best.has_value() || Compare(ff.estimate.bus_bandwidth_gbps, best->estimate.bus_bandwidth_gbps) > 0) {
+        best = std::move(ff);
+      }
+    }
     if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
       std::optional<Option> ideal = Search(cluster, req, /*idle=*/true);
+      // The idle-cluster search is a heuristic too: what is free now can
+      // only raise the bar, never lower it.
+      if (ideal.has_value() && best.has_value() && !Better(*ideal, *best)) ideal = best;
       if (ideal.has_value() &&
           (!best.has_value() || Compare(best->estimate.bus_bandwidth_gbps, ideal->estimate.bus_bandwidth_gbps) < 0 ||
            best->allocation.nodes_size() > ideal->allocation.nodes_size())) {
         return PlacementResult::Unschedulable(
             absl::StrCat("strict topology: waiting for ", Describe(req, *ideal), "; the best free now is ",
                          best.has_value() ? Describe(req, *best) : "nothing"));
-      }
-    } else {
-      // First-fit's answer competes too: topology-aware never means worse.
-      PlacementResult first = first_fit_->Place(cluster, req);
-      if (first.placed()) {
-        Option ff{first.allocation(), EstimateGang(cluster, first.allocation()), 0};
-        if (!best.has_value() || Compare(ff.estimate.bus_bandwidth_gbps, best->estimate.bus_bandwidth_gbps) > 0) {
-          best = std::move(ff);
-        }
       }
     }
     if (!best.has_value()) return PlacementResult::Unschedulable(WaitReason(cluster, req));
@@ -144,23 +150,31 @@ class TopologyPolicy final : public PlacementPolicy {
     return best;
   }
 
-  // The lowest tier whose some group can hold the gang; within it, the best
-  // group by bandwidth, then fit.
+  // Fewest nodes first; among gangs of that many nodes, the lowest tier
+  // (NVLink domain, leaf, spine, anywhere) some group of which can hold it;
+  // within the tier, the best group by bandwidth, then fit.
   std::optional<Option> BestSpanningGang(const ClusterState& cluster, const GangRequest& req,
                                          const std::vector<const NodeSlot*>& candidates, bool idle) {
+    std::optional<Option> best;
     for (NetworkTier tier : {kNvlinkDomainTier, kLeafTier, kSpineTier}) {
       std::vector<std::vector<const NodeSlot*>> groups(cluster.NetworkIdCount(tier));
       for (const NodeSlot* slot : candidates) {
         if (slot->network_ids[tier] >= 0) groups[slot->network_ids[tier]].push_back(slot);
       }
-      std::optional<Option> best;
+      std::optional<Option> in_tier;
       for (const auto& group : groups) {
         std::optional<Option> option = FormGang(cluster, req, group, idle);
-        if (option.has_value() && (!best.has_value() || Better(*option, *best))) best = std::move(option);
+        if (option.has_value() && (!in_tier.has_value() || Better(*option, *in_tier))) in_tier = std::move(option);
       }
-      if (best.has_value()) return best;
+      if (in_tier.has_value() && (!best.has_value() || Fewer(*in_tier, *best))) best = std::move(in_tier);
     }
-    return FormGang(cluster, req, candidates, idle);
+    std::optional<Option> anywhere = FormGang(cluster, req, candidates, idle);
+    if (anywhere.has_value() && (!best.has_value() || Fewer(*anywhere, *best))) best = std::move(anywhere);
+    return best;
+  }
+
+  static bool Fewer(const Option& a, const Option& b) {
+    return a.allocation.nodes_size() < b.allocation.nodes_size();
   }
 
   // Fewest nodes of `group`, best fit for the last part; nullopt when the
@@ -181,15 +195,27 @@ class TopologyPolicy final : public PlacementPolicy {
     if (group_free < req.total_gpus) return std::nullopt;
     std::vector<std::pair<const NodeSlot*, int64_t>> parts;
     if (req.nodes > 0) {
-      // Fixed shape: the nodes with the fewest usable GPUs that still hold a
-      // part, so that emptier nodes stay whole.
-      std::stable_sort(nodes.begin(), nodes.end(), [](const Usable& a, const Usable& b) { return a.gpus < b.gpus; });
+      // Fixed shape: the nodes whose best part rings fastest (the gang is as
+      // fast as its slowest part), then those with the fewest usable GPUs
+      // that still hold a part, so that emptier nodes stay whole.
+      struct Ranked {
+        double ring_gbps;
+        int64_t usable;
+        const NodeSlot* slot;
+      };
+      std::vector<Ranked> ranked;
       for (const Usable& n : nodes) {
-        if (n.gpus >= req.gpus_per_node && static_cast<int64_t>(parts.size()) < req.nodes) {
-          parts.emplace_back(n.slot, req.gpus_per_node);
-        }
+        if (n.gpus < req.gpus_per_node) continue;
+        auto choice = chooser_.Choose(IdFor(*n.slot), CandidateMask(*n.slot, req, idle),
+                                      static_cast<int>(req.gpus_per_node));
+        if (choice != nullptr) ranked.push_back({choice->ring_bandwidth_gbps, n.gpus, n.slot});
       }
-      if (static_cast<int64_t>(parts.size()) < req.nodes) return std::nullopt;
+      if (static_cast<int64_t>(ranked.size()) < req.nodes) return std::nullopt;
+      std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+        if (int c = Compare(a.ring_gbps, b.ring_gbps); c != 0) return c > 0;
+        return a.usable < b.usable;
+      });
+      for (int64_t i = 0; i < req.nodes; ++i) parts.emplace_back(ranked[i].slot, req.gpus_per_node);
     } else {
       // Fewest nodes: the emptiest ones whole, then the last part on the
       // node that fits it most tightly.

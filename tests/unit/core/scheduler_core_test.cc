@@ -141,7 +141,7 @@ TEST_CASE("higher priority goes first; the head of the queue blocks the rest") {
   uint64_t small = h.Submit(GpuJob(1));  // would fit now, but waits its turn
   h.Pass();
   CHECK(h.StateOf(first) == v1::JOB_STATE_PENDING);
-  CHECK(h.Persisted(first).reason() == "waiting for 4 free GPUs (1 free on 1 up nodes)");
+  CHECK(h.Persisted(first).reason() == "waiting for 4 free GPUs (1 free on 1 up node)");
   CHECK(h.Persisted(big).reason() == "waiting behind job " + std::to_string(first) + " (higher in the queue)");
   CHECK(h.StateOf(small) == v1::JOB_STATE_PENDING);
 
