@@ -1,13 +1,16 @@
 #include "daemon/core/cluster_state.h"
 
 #include <atomic>
+#include <bit>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
 
 namespace gpusched::core {
 
 int64_t NodeSlot::FreeGpus() const {
+  if (gpu_owner.size() <= 64) return std::popcount(free_mask);
   int64_t free = 0;
   for (uint64_t owner : gpu_owner) free += owner == 0 ? 1 : 0;
   return free;
@@ -28,15 +31,47 @@ int NodeSlot::PositionOf(int32_t index) const {
   return -1;
 }
 
-uint64_t NodeSlot::FreeMask() const {
+void NodeSlot::RecountFree() {
   uint64_t mask = 0;
   for (size_t p = 0; p < gpu_owner.size() && p < 64; ++p) {
     if (gpu_owner[p] == 0) mask |= uint64_t{1} << p;
   }
-  return mask;
+  free_mask = mask;
+}
+
+ClusterState::ClusterState(const ClusterState& other)
+    : nodes_(other.nodes_),
+      network_names_(other.network_names_),
+      network_ids_(other.network_ids_),
+      topology_epoch_(other.topology_epoch_) {
+  RebuildScan();
+}
+
+ClusterState& ClusterState::operator=(const ClusterState& other) {
+  if (this == &other) return *this;
+  nodes_ = other.nodes_;
+  network_names_ = other.network_names_;
+  network_ids_ = other.network_ids_;
+  topology_epoch_ = other.topology_epoch_;
+  RebuildScan();
+  return *this;
+}
+
+void ClusterState::Refresh(const NodeSlot& slot) {
+  scan_[slot.scan_index] = {&slot, slot.free_mask, slot.FreeCpus(), slot.FreeMemMb(), slot.gpu_count, slot.up()};
+}
+
+void ClusterState::RebuildScan() {
+  scan_.resize(nodes_.size());
+  size_t i = 0;
+  for (auto& [name, slot] : nodes_) {
+    slot.scan_index = i++;
+    Refresh(slot);
+  }
 }
 
 void ClusterState::UpsertNode(const v1::NodeInfo& info) {
+  const bool is_new = !nodes_.contains(info.name());
   NodeSlot& slot = nodes_[info.name()];
   std::vector<uint64_t> owners(info.gpus_size(), 0);
   // Carry over holders of GPUs that the node still has (matched by index).
@@ -48,6 +83,12 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   auto topo = convert::TopologyFromProto(info);
   slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
   slot.gpu_owner = std::move(owners);
+  slot.RecountFree();
+  slot.gpu_count = info.gpus_size();
+  slot.cpus_total = info.cpus();
+  slot.mem_total_mb = info.memory_mb();
+  slot.gpu_models_lower.clear();
+  for (const v1::GpuInfo& gpu : info.gpus()) slot.gpu_models_lower.push_back(absl::AsciiStrToLower(gpu.model()));
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
                       InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};
@@ -55,6 +96,13 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   // by node name must not mistake another cluster's node for this one.
   static std::atomic<uint64_t> generations{0};
   slot.generation = ++generations;
+  topology_epoch_ = slot.generation;
+  // A new name shifts the positions after it; nodes register rarely.
+  if (is_new) {
+    RebuildScan();
+  } else {
+    Refresh(slot);
+  }
 }
 
 int ClusterState::InternNetworkName(NetworkTier tier, const std::string& name) {
@@ -75,6 +123,7 @@ void ClusterState::SetState(const std::string& name, v1::NodeState state, const 
   if (it == nodes_.end()) return;
   it->second.state = state;
   it->second.reason = state == v1::NODE_STATE_UP ? "" : reason;
+  Refresh(it->second);
 }
 
 const NodeSlot* ClusterState::Find(const std::string& name) const {
@@ -98,9 +147,11 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
   for (const v1::NodeAllocation& part : allocation.nodes()) {
     NodeSlot& slot = nodes_[part.node()];
     for (int32_t index : part.gpu_indices()) slot.gpu_owner[slot.PositionOf(index)] = job_id;
+    slot.RecountFree();
     slot.cpus_used += part.cpus();
     slot.mem_used_mb += part.mem_mb();
     slot.jobs.insert(job_id);
+    Refresh(slot);
   }
   return absl::OkStatus();
 }
@@ -115,8 +166,10 @@ void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
       int pos = slot.PositionOf(index);
       if (pos >= 0 && slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
     }
+    slot.RecountFree();
     slot.cpus_used = std::max<int64_t>(0, slot.cpus_used - part.cpus());
     slot.mem_used_mb = std::max<int64_t>(0, slot.mem_used_mb - part.mem_mb());
+    Refresh(slot);
   }
 }
 

@@ -16,32 +16,57 @@ namespace gpusched::core {
 // Accounting for one node: who holds each GPU, how many CPUs and how much
 // memory are spoken for. Decides nothing.
 struct NodeSlot {
-  v1::NodeInfo info;
-  topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
+  // What placement scans read on every node come first, in one cache line;
+  // ClusterState keeps them in step with gpu_owner and info.
   v1::NodeState state = v1::NODE_STATE_DOWN;
-  std::string reason;              // why it is not up
-  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
+  uint64_t free_mask = 0;     // bit p set when the GPU at position p is free (p < 64)
+  int gpu_count = 0;          // info.gpus_size()
+  int64_t cpus_total = 0;     // info.cpus()
+  int64_t mem_total_mb = 0;   // info.memory_mb()
   int64_t cpus_used = 0;
   int64_t mem_used_mb = 0;
+
+  v1::NodeInfo info;
+  topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
+  std::string reason;              // why it is not up
+  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
+  // info.gpus' models in lower case, by position: GPU model constraints are
+  // matched on every placement scan.
+  std::vector<std::string> gpu_models_lower;
   // The node's NVLink domain, leaf and spine (topology.network()) as small
   // ids (ClusterState interns them), -1 when unknown: placement groups
   // thousands of nodes by switch without hashing names. Index: NetworkTier.
   std::array<int, 3> network_ids{-1, -1, -1};
+  size_t scan_index = 0;  // its entry in ClusterState::scan()
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
 
   bool up() const { return state == v1::NODE_STATE_UP; }
   int64_t FreeGpus() const;
-  int64_t FreeCpus() const { return info.cpus() - cpus_used; }
-  int64_t FreeMemMb() const { return info.memory_mb() - mem_used_mb; }
+  int64_t FreeCpus() const { return cpus_total - cpus_used; }
+  int64_t FreeMemMb() const { return mem_total_mb - mem_used_mb; }
   // Indices (GpuInfo.index) of free GPUs, in position order.
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const;
   // Bit p set when the GPU at position p is free (positions >= 64 are left out).
-  uint64_t FreeMask() const;
+  uint64_t FreeMask() const { return free_mask; }
+  // Recomputes free_mask from gpu_owner.
+  void RecountFree();
+};
+
+// A node as placement scans see it: the few fields they test on every node,
+// contiguous in ClusterState::scan() so that a pass over thousands of nodes
+// does not chase one pointer per node.
+struct NodeScan {
+  const NodeSlot* slot = nullptr;
+  uint64_t free_mask = 0;
+  int64_t free_cpus = 0;
+  int64_t free_mem_mb = 0;
+  int gpu_count = 0;
+  bool up = false;
 };
 
 // The network tiers above a node, nearest first.
@@ -49,6 +74,13 @@ enum NetworkTier { kNvlinkDomainTier = 0, kLeafTier = 1, kSpineTier = 2 };
 
 class ClusterState {
  public:
+  ClusterState() = default;
+  // scan() points into the node map: a copy points into its own.
+  ClusterState(const ClusterState& other);
+  ClusterState& operator=(const ClusterState& other);
+  ClusterState(ClusterState&&) = default;  // map nodes move with their addresses
+  ClusterState& operator=(ClusterState&&) = default;
+
   // A node (re)registered: keeps the allocations it already had. `info` was
   // checked by ValidateNodeInfo; a topology that still fails to convert is
   // kept as GPUs without known links.
@@ -57,6 +89,10 @@ class ClusterState {
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }
+  // Changes whenever a node (re)registers: caches of node topologies key on it.
+  uint64_t topology_epoch() const { return topology_epoch_; }
+  // Every node's NodeScan, in name order (the order of nodes()).
+  const std::vector<NodeScan>& scan() const { return scan_; }
   // The name behind an interned network id of `tier` ("" when unknown).
   const std::string& NetworkName(NetworkTier tier, int id) const;
   int NetworkIdCount(NetworkTier tier) const { return static_cast<int>(network_names_[tier].size()); }
@@ -69,8 +105,12 @@ class ClusterState {
 
  private:
   int InternNetworkName(NetworkTier tier, const std::string& name);
+  void Refresh(const NodeSlot& slot);
+  void RebuildScan();
 
   std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
+  std::vector<NodeScan> scan_;
+  uint64_t topology_epoch_ = 0;
   std::array<std::vector<std::string>, 3> network_names_;
   std::array<std::map<std::string, int>, 3> network_ids_;
 };

@@ -324,6 +324,11 @@ std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds() const {
   return ends;
 }
 
+std::string SchedulerCore::ShapeKey(const GangRequest& r) {
+  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
+                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology);
+}
+
 bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when) const {
   return job.spec().time_limit_s() > 0 &&
          clock_.Now() + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
@@ -334,6 +339,7 @@ void SchedulerCore::Schedule(Effects& fx) {
   std::string blocked_by;
   std::optional<Reservation> reservation;
   std::optional<ReservationHold> hold;
+  absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
   size_t depth = 0;
   for (const QueueKey& key : pending_) {
     if (++depth > options_.queue_depth) break;
@@ -344,7 +350,14 @@ void SchedulerCore::Schedule(Effects& fx) {
       continue;
     }
     const GangRequest request = RequestFor(a.job);
-    PlacementResult placement = policy_->Place(cluster_, request);
+    // Within a pass free resources only shrink (a backfilled job's brief use
+    // of the reserved GPUs below is never cached), so a shape that failed
+    // once fails again: thousands of queued jobs share a few shapes.
+    const std::string shape = ShapeKey(request);
+    auto failed = failed_shapes.find(shape);
+    PlacementResult placement = failed != failed_shapes.end() ? PlacementResult::Unschedulable(failed->second)
+                                                              : policy_->Place(cluster_, request);
+    if (!placement.placed()) failed_shapes.emplace(shape, placement.reason());
     if (!placement.placed() && hold.has_value() && EndsBy(a.job, reservation->start)) {
       // Done before the reserved job starts: it may use the reserved GPUs.
       hold->Drop();

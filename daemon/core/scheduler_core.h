@@ -115,6 +115,8 @@ class SchedulerCore {
   // When each placed job will have let go of its GPUs at the latest; jobs
   // without a time limit are left out (they may never end).
   std::vector<ExpectedEnd> ExpectedEnds() const;
+  // Everything placement looks at, as one string: equal keys, equal answers.
+  static std::string ShapeKey(const GangRequest& request);
   // Whether `job`, started now, is gone by `when` whatever it does.
   bool EndsBy(const v1::Job& job, absl::Time when) const;
   // The node as registered, with the network tiers the operator's topology

@@ -7,22 +7,19 @@
 #include "absl/strings/match.h"
 
 namespace gpusched::core::policy {
-namespace {
-
-bool ContainsIgnoringCase(absl::string_view haystack, absl::string_view needle) {
-  return absl::StrContains(absl::AsciiStrToLower(haystack), absl::AsciiStrToLower(needle));
-}
-
-}  // namespace
 
 uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
-  const int n = std::min(slot.info.gpus_size(), 64);
+  const int n = std::min(slot.gpu_count, 64);
   uint64_t all = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   if (req.gpu_model.empty() && req.gpu_memory_mb <= 0) return all;
+  const std::string wanted = absl::AsciiStrToLower(req.gpu_model);
   uint64_t mask = 0;
   for (int p = 0; p < n; ++p) {
     const v1::GpuInfo& gpu = slot.info.gpus(p);
-    if (!req.gpu_model.empty() && !ContainsIgnoringCase(gpu.model(), req.gpu_model)) continue;
+    if (!wanted.empty() && (p >= static_cast<int>(slot.gpu_models_lower.size()) ||
+                            !absl::StrContains(slot.gpu_models_lower[p], wanted))) {
+      continue;
+    }
     if (req.gpu_memory_mb > 0 && gpu.memory_mb() < req.gpu_memory_mb) continue;
     mask |= uint64_t{1} << p;
   }
@@ -36,19 +33,30 @@ uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle) 
 
 int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
   int64_t usable = std::popcount(CandidateMask(slot, req, idle));
-  const int64_t cpus = idle ? slot.info.cpus() : slot.FreeCpus();
-  const int64_t mem = idle ? slot.info.memory_mb() : slot.FreeMemMb();
+  const int64_t cpus = idle ? slot.cpus_total : slot.FreeCpus();
+  const int64_t mem = idle ? slot.mem_total_mb : slot.FreeMemMb();
   if (req.cpus_per_gpu > 0) usable = std::min(usable, cpus / req.cpus_per_gpu);
   if (req.mem_per_gpu_mb > 0) usable = std::min(usable, mem / req.mem_per_gpu_mb);
   return std::max<int64_t>(usable, 0);
 }
 
-std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle) {
+std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle,
+                                           int64_t min_usable) {
+  const bool plain = req.gpu_model.empty() && req.gpu_memory_mb <= 0;
+  min_usable = std::max<int64_t>(min_usable, 1);
   std::vector<const NodeSlot*> out;
-  for (const auto& [name, slot] : cluster.nodes()) {
-    if (!slot.up() || slot.info.gpus_size() == 0) continue;
-    if (!idle && slot.FreeMask() == 0) continue;  // the common case on a busy cluster: skip cheaply
-    if (UsableGpus(slot, req, idle) > 0) out.push_back(&slot);
+  for (const NodeScan& n : cluster.scan()) {
+    if (!n.up || n.gpu_count == 0) continue;
+    if (!idle && std::popcount(n.free_mask) < min_usable) continue;  // the common case on a busy cluster
+    if (plain && !idle) {
+      // Usable from the scan entry alone: no need to touch the node.
+      int64_t usable = std::popcount(n.free_mask);
+      if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
+      if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
+      if (usable >= min_usable) out.push_back(n.slot);
+      continue;
+    }
+    if (UsableGpus(*n.slot, req, idle) >= min_usable) out.push_back(n.slot);
   }
   return out;
 }

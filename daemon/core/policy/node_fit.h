@@ -20,8 +20,10 @@ int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle = fal
 // The free eligible GPUs (or all eligible when idle).
 uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle = false);
 
-// Up nodes that can give at least one GPU of the request's kind now.
-std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false);
+// Up nodes that can give at least `min_usable` (at least one) GPUs of the
+// request's kind now (or when idle), in name order.
+std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
+                                           int64_t min_usable = 1);
 
 // Whether a CPU-only request fits on the node now.
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req);

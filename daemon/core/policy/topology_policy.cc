@@ -67,7 +67,12 @@ class TopologyPolicy final : public PlacementPolicy {
 
     std::optional<Option> best = Search(cluster, req, /*idle=*/false);
     // First-fit's answer competes too: topology-aware never means worse.
-    PlacementResult first = first_fit_->Place(cluster, req);
+    // Only spanning gangs need the check: where the search finds nothing,
+    // first-fit finds nothing either (the search ends with every candidate
+    // node in one group), and a gang that fits one node goes on one node
+    // under first-fit too, where the chooser's ring is at least as fast.
+    const bool spanning = best.has_value() && best->allocation.nodes_size() > 1;
+    PlacementResult first = spanning ? first_fit_->Place(cluster, req) : PlacementResult::Unschedulable("not needed");
     if (first.placed()) {
       Option ff{first.allocation(), EstimateGang(cluster, first.allocation()), 0};
       if (!best.has_value() || Compare(ff.estimate.bus_bandwidth_gbps, best->estimate.bus_bandwidth_gbps) > 0) {
@@ -113,7 +118,9 @@ class TopologyPolicy final : public PlacementPolicy {
   }
 
   placement::GpuChooser::TopologyId IdFor(const NodeSlot& slot) {
-    auto& cached = ids_[slot.info.name()];
+    // NodeSlots are stable (ClusterState keeps them in a map) and their
+    // generation is unique in the process, so the pair names one topology.
+    auto& cached = ids_[&slot];
     if (cached.generation != slot.generation) cached = {slot.generation, chooser_.Intern(slot.topology)};
     return cached.id;
   }
@@ -125,29 +132,67 @@ class TopologyPolicy final : public PlacementPolicy {
   }
 
   std::optional<Option> Search(const ClusterState& cluster, const GangRequest& req, bool idle) {
-    std::vector<const NodeSlot*> candidates = GpuCandidates(cluster, req, idle);
     if (req.nodes <= 1) {
-      std::optional<Option> single = BestSingleNode(cluster, req, candidates, idle);
+      std::optional<Option> single =
+          BestSingleNode(cluster, req, GpuCandidates(cluster, req, idle, req.total_gpus), idle);
       if (single.has_value() || req.nodes == 1) return single;
     }
-    return BestSpanningGang(cluster, req, candidates, idle);
+    return BestSpanningGang(cluster, req, GpuCandidates(cluster, req, idle), idle);
   }
 
+  // The fastest ring any kind of node of the cluster could give k GPUs: a
+  // node that reaches it with no GPU to spare cannot be beaten, and the scan
+  // can stop there with the answer a full scan would give.
+  double BestPossibleRing(const ClusterState& cluster, int64_t k) {
+    if (interned_epoch_ != cluster.topology_epoch() || interned_cluster_ != &cluster) {
+      for (const NodeScan& n : cluster.scan()) IdFor(*n.slot);
+      interned_epoch_ = cluster.topology_epoch();
+      interned_cluster_ = &cluster;
+    }
+    double best = 0;
+    for (size_t i = 0; i < chooser_.num_topologies(); ++i) {
+      placement::GpuChooser::TopologyId id{static_cast<int>(i)};
+      const placement::GpuGraph* graph = chooser_.graph(id);
+      if (graph == nullptr || graph->size() < k) continue;
+      const uint64_t all = graph->size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << graph->size()) - 1;
+      auto choice = chooser_.Choose(id, all, static_cast<int>(k));
+      if (choice != nullptr) best = std::max(best, choice->ring_bandwidth_gbps);
+    }
+    return best;
+  }
+
+  // Nodes are compared on the chooser's cached figures (ring bandwidth, then
+  // fit); only the winner is built into an allocation and estimated.
   std::optional<Option> BestSingleNode(const ClusterState& cluster, const GangRequest& req,
                                        const std::vector<const NodeSlot*>& candidates, bool idle) {
-    std::optional<Option> best;
+    const NodeSlot* best_slot = nullptr;
+    std::shared_ptr<const placement::GpuChoice> best_choice;
+    int64_t best_left = 0;
+    double unbeatable = -1;  // computed once a perfect fit shows up
     for (const NodeSlot* slot : candidates) {
       const int64_t usable = UsableGpus(*slot, req, idle);
       if (usable < req.total_gpus) continue;
-      std::vector<int> gpus = Choose(*slot, req, req.total_gpus, idle);
-      if (gpus.empty()) continue;
-      Option option;
-      *option.allocation.add_nodes() = MakePart(*slot, req, gpus, 0);
-      option.estimate = EstimateGang(cluster, option.allocation);
-      option.free_left = usable - req.total_gpus;
-      if (!best.has_value() || Better(option, *best)) best = std::move(option);
+      auto choice = chooser_.Choose(IdFor(*slot), CandidateMask(*slot, req, idle), static_cast<int>(req.total_gpus));
+      if (choice == nullptr) continue;
+      const int64_t left = usable - req.total_gpus;
+      if (best_slot != nullptr) {
+        int c = Compare(choice->ring_bandwidth_gbps, best_choice->ring_bandwidth_gbps);
+        if (c < 0 || (c == 0 && left >= best_left)) continue;
+      }
+      best_slot = slot;
+      best_choice = std::move(choice);
+      best_left = left;
+      if (left == 0) {
+        if (unbeatable < 0) unbeatable = BestPossibleRing(cluster, req.total_gpus);
+        if (Compare(best_choice->ring_bandwidth_gbps, unbeatable) >= 0) break;
+      }
     }
-    return best;
+    if (best_slot == nullptr) return std::nullopt;
+    Option option;
+    *option.allocation.add_nodes() = MakePart(*best_slot, req, best_choice->gpus, 0);
+    option.estimate = EstimateGang(cluster, option.allocation);
+    option.free_left = best_left;
+    return option;
   }
 
   // Fewest nodes first; among gangs of that many nodes, the lowest tier
@@ -248,7 +293,11 @@ class TopologyPolicy final : public PlacementPolicy {
     placement::GpuChooser::TopologyId id;
   };
   placement::GpuChooser chooser_;
-  absl::flat_hash_map<std::string, CachedId> ids_;
+  absl::flat_hash_map<const NodeSlot*, CachedId> ids_;
+  // Every node of this cluster at this epoch has been interned: the chooser
+  // knows all of its kinds.
+  uint64_t interned_epoch_ = 0;
+  const ClusterState* interned_cluster_ = nullptr;
   std::unique_ptr<PlacementPolicy> first_fit_;
 };
 
