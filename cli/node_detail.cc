@@ -82,9 +82,7 @@ std::string RenderNodeDetail(const v1::Node& node) {
   AppendField(out, "Memory", absl::StrCat(FormatSizeMb(node.mem_free_mb()), " free of ", FormatSizeMb(info.memory_mb())));
   AppendField(out, "Network", Network(topo.network()));
   AppendField(out, "NVSwitch", topo.nvswitch() ? "yes" : "no");
-  std::vector<std::string> labels;
-  for (const auto& [key, value] : info.labels()) labels.push_back(absl::StrCat(key, "=", value));
-  std::sort(labels.begin(), labels.end());
+  const std::vector<std::string> labels = SortedLabels(info);
   AppendField(out, "Labels", labels.empty() ? "-" : absl::StrJoin(labels, ", "));
   AppendField(out, "Running jobs", node.running_jobs().empty() ? "-" : absl::StrJoin(node.running_jobs(), ", "));
   for (const v1::NumaNodeInfo& numa : topo.numa_nodes()) {

@@ -18,6 +18,13 @@ constexpr int kMaxJobIdsShown = 4;
 
 }  // namespace
 
+std::vector<std::string> SortedLabels(const v1::NodeInfo& info) {
+  std::vector<std::string> parts;
+  for (const auto& [key, value] : info.labels()) parts.push_back(absl::StrCat(key, "=", value));
+  std::sort(parts.begin(), parts.end());
+  return parts;
+}
+
 std::string NodeStateWord(v1::NodeState state) {
   switch (state) {
     case v1::NODE_STATE_UP: return "UP";
@@ -57,13 +64,6 @@ std::string GpuLinks(const v1::NodeInfo& info) {
   return info.topology().nvswitch() ? absl::StrCat(range, "/NVSwitch") : range;
 }
 
-// key=value, sorted by key, comma-separated.
-std::string Labels(const v1::NodeInfo& info) {
-  std::vector<std::string> parts;
-  for (const auto& [key, value] : info.labels()) parts.push_back(absl::StrCat(key, "=", value));
-  std::sort(parts.begin(), parts.end());
-  return absl::StrJoin(parts, ",");
-}
 
 std::string Jobs(const v1::Node& node) {
   const auto& ids = node.running_jobs();
@@ -86,7 +86,7 @@ std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& 
                   absl::StrCat(node.gpus_free(), "/", info.gpus_size()), model, GpuLinks(info),
                   info.topology().network().nvlink_domain(), absl::StrCat(node.cpus_free(), "/", info.cpus()),
                   absl::StrCat(FormatSizeMb(node.mem_free_mb()), "/", FormatSizeMb(info.memory_mb())),
-                  Jobs(node), Labels(info), node.reason()});
+                  Jobs(node), absl::StrJoin(SortedLabels(info), ","), node.reason()});
   }
   return table.ToString();
 }

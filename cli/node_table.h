@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "gpusched/v1/types.pb.h"
 #include "google/protobuf/repeated_ptr_field.h"
@@ -10,6 +11,9 @@ namespace gpusched::cli {
 // `gpusched nodes`: NAME STATE GPUS MODEL GPU-LINKS NVL-DOMAIN CPUS MEMORY
 // JOBS LABELS REASON, with free/total for GPUs, CPUs and memory.
 std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& nodes);
+
+// The node's labels as key=value, sorted by key.
+std::vector<std::string> SortedLabels(const v1::NodeInfo& info);
 
 // "UP", "DOWN", "NOT_RESPONDING".
 std::string NodeStateWord(v1::NodeState state);

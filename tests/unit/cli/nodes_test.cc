@@ -1,10 +1,11 @@
 // `gpusched nodes` and `gpusched nodes show` against a fake daemon whose nodes
 // carry real machines' topologies.
-#include <fstream>
 #include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "tests/unit/topology/fixture_util.h"
 
 #include "common/convert/topology_proto.h"
 #include "common/topology/nvidia_smi_topo.h"
@@ -17,10 +18,7 @@ using namespace gpusched::cli::testing;
 namespace {
 
 v1::Node FixtureNode(const std::string& name, const std::string& fixture, const std::string& model) {
-  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + fixture);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topo = topology::ParseNvidiaSmiTopo(text.str());
+  auto topo = topology::ParseNvidiaSmiTopo(gpusched::testing::ReadTopoFixture(fixture));
   REQUIRE(topo.ok());
   topo->set_nvswitch(topo->LooksLikeNvSwitch());
   for (auto& gpu : topo->gpus()) {

@@ -1,10 +1,10 @@
 #include "common/convert/topology_proto.h"
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "tests/unit/topology/fixture_util.h"
 
 #include "common/topology/nvidia_smi_topo.h"
 
@@ -15,10 +15,7 @@ namespace v1 = gpusched::v1;
 namespace {
 
 topology::NodeTopology Fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + name);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topo = topology::ParseNvidiaSmiTopo(text.str());
+  auto topo = topology::ParseNvidiaSmiTopo(gpusched::testing::ReadTopoFixture(name));
   REQUIRE(topo.ok());
   return *topo;
 }

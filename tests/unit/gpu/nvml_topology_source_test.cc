@@ -4,12 +4,11 @@
 #include "agent/gpu/nvml_topology_source.h"
 
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "common/topology/nvidia_smi_topo.h"
 #include "tests/unit/gpu/scoped_env.h"
+#include "tests/unit/topology/fixture_util.h"
 
 using gpusched::agent::HostOptions;
 using gpusched::agent::NvmlTopologyOptions;
@@ -51,11 +50,9 @@ NodeTopology Discover(const NvmlTopologyOptions& options) {
 }
 
 NodeTopology Fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + name);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto topo = gpusched::topology::ParseNvidiaSmiTopo(text.str());
+  const std::string text = gpusched::testing::ReadTopoFixture(name);
+  REQUIRE_FALSE(text.empty());
+  auto topo = gpusched::topology::ParseNvidiaSmiTopo(text);
   REQUIRE(topo.ok());
   return *std::move(topo);
 }
