@@ -1,5 +1,6 @@
 // gpuschedd: `serve` runs the daemon; `dev` runs it with in-process agents on
-// fake GPUs for a first look.
+// fake GPUs for a first look; `simulate` replays a job trace through the same
+// scheduling core on a virtual clock.
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
 #include "daemon/server/daemon.h"
+#include "daemon/sim/simulate_flags.h"
 
 namespace {
 
@@ -118,6 +120,13 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
   return 0;
 }
 
+int RunSimulateCommand(const gpusched::sim::SimulateOptions& options, const sigset_t& signals) {
+  // Nothing waits for signals here: let Ctrl-C end a long replay.
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  if (absl::Status s = gpusched::sim::RunSimulate(options, std::cout, std::cerr); !s.ok()) return Fail(s);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,6 +185,8 @@ int main(int argc, char** argv) {
   dev->add_flag("--fresh", fresh, "start from an empty state directory");
   dev->add_flag("--no-demo", no_demo, "do not submit the demo job");
 
+  gpusched::sim::SimulateFlags simulate(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -183,6 +194,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   gpusched::SetLogLevel(log_level);
+  if (simulate.chosen()) return RunSimulateCommand(simulate.Options(), signals);
   options.core.kill_grace = absl::Milliseconds(kill_grace_ms);
   options.tick = absl::Milliseconds(tick_ms);
   options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);

@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev
+  gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)
   procps psmisc
 )
 

@@ -1,0 +1,118 @@
+#include "daemon/sim/report.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gpusched::sim {
+namespace {
+
+constexpr int kLabelWidth = 44;
+constexpr int kColumnWidth = 12;
+
+class Table {
+ public:
+  explicit Table(const std::vector<PolicyMetrics>& policies) : policies_(policies) {}
+
+  void Heading(const std::string& label) {
+    absl::StrAppend(&out_, absl::StrFormat("%-*s", kLabelWidth, label));
+    for (const PolicyMetrics& p : policies_) absl::StrAppend(&out_, absl::StrFormat("%*s", kColumnWidth, p.policy));
+    absl::StrAppend(&out_, "\n");
+  }
+  void Section(const std::string& title) { absl::StrAppend(&out_, title, "\n"); }
+  // `cell` gives a policy's value as text; "" prints as "-".
+  void Row(const std::string& label, const std::function<std::string(const PolicyMetrics&)>& cell) {
+    absl::StrAppend(&out_, absl::StrFormat("%-*s", kLabelWidth, label));
+    for (const PolicyMetrics& p : policies_) {
+      std::string v = cell(p);
+      absl::StrAppend(&out_, absl::StrFormat("%*s", kColumnWidth, v.empty() ? "-" : v));
+    }
+    absl::StrAppend(&out_, "\n");
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  const std::vector<PolicyMetrics>& policies_;
+  std::string out_;
+};
+
+std::string Fixed(double v, int digits) { return absl::StrFormat("%.*f", digits, v); }
+std::string Percent(double share) { return absl::StrFormat("%.1f%%", 100 * share); }
+std::string Hours(double seconds) { return Fixed(seconds / 3600, 2); }
+
+}  // namespace
+
+std::string FormatComparison(const RunDescription& run, const Trace& trace,
+                             const std::vector<PolicyMetrics>& policies) {
+  std::string out;
+  absl::StrAppend(&out, "trace    ", run.trace_name, run.queue.empty() ? " (all queues)" : absl::StrCat(" queue ", run.queue),
+                  ": ", trace.jobs.size(), " jobs replayed of ", trace.rows, " rows; skipped: ",
+                  trace.skipped_unknown_duration, " unknown duration, ", trace.skipped_no_gpus, " without GPUs, ",
+                  trace.skipped_other_queue, " other queues");
+  if (trace.skipped_steps > 0) absl::StrAppend(&out, ", ", trace.skipped_steps, " job steps");
+  absl::StrAppend(&out, "\ncluster  ", run.cluster_name.empty() ? "" : absl::StrCat(run.cluster_name, ": "),
+                  run.cluster_summary, "\n");
+  if (!run.job_topology.empty()) absl::StrAppend(&out, "jobs     --topology ", run.job_topology, "\n");
+  absl::StrAppend(&out, "limits   ",
+                  run.time_limit_factor > 0
+                      ? absl::StrCat("time limit = ", Fixed(run.time_limit_factor, 2),
+                                     " x trace duration (backfill plans with it; a job slowed past it ends TIMEOUT)")
+                      : std::string("no time limits (backfill has nothing to plan with: strict queue order)"),
+                  "\n");
+  if (run.model.slowdown) {
+    absl::StrAppend(&out, "runtime  duration x (1 + ", Fixed(run.model.comm_share, 2),
+                    " x (ideal_bw / placed_bw - 1)) for multi-GPU jobs\n\n");
+  } else {
+    absl::StrAppend(&out, "runtime  trace duration (no slowdown)\n\n");
+  }
+
+  Table t(policies);
+  t.Heading("policy");
+  t.Row("jobs completed", [](const PolicyMetrics& p) { return absl::StrCat(p.completed); });
+  t.Row("jobs refused (never fit this cluster)", [](const PolicyMetrics& p) { return absl::StrCat(p.refused); });
+  t.Row("jobs timed out (slowed past their limit)", [](const PolicyMetrics& p) { return absl::StrCat(p.timed_out); });
+  t.Row("jobs never started", [](const PolicyMetrics& p) { return absl::StrCat(p.never_started); });
+  t.Row("makespan (days)", [](const PolicyMetrics& p) { return Fixed(p.makespan_s / 86400, 2); });
+  t.Row("GPU utilization (mean over makespan)", [](const PolicyMetrics& p) { return Percent(p.utilization); });
+  t.Row("time with jobs waiting", [](const PolicyMetrics& p) { return Percent(p.waiting_time_share); });
+  t.Row("free GPU-hours while jobs waited", [](const PolicyMetrics& p) { return Fixed(p.free_while_waiting_gpu_h, 0); });
+  t.Row("  share of GPU-time while jobs waited", [](const PolicyMetrics& p) {
+    return Percent(p.free_while_waiting_share);
+  });
+
+  struct Stat {
+    const char* name;
+    double Distribution::*field;
+  };
+  const Stat stats[] = {{"mean", &Distribution::mean}, {"p50", &Distribution::p50}, {"p95", &Distribution::p95},
+                        {"p99", &Distribution::p99}};
+  for (const auto& [title, which] : {std::pair{"job completion time (h)", &PolicyMetrics::jct},
+                                     std::pair{"queueing delay (h)", &PolicyMetrics::wait}}) {
+    t.Section(title);
+    for (int c = 0; c < kSizeClasses; ++c) {
+      const std::string group = c == 0 ? "all" : absl::StrCat(SizeClassName(c), " GPU");
+      t.Row(absl::StrCat("  ", group, " jobs: count"), [&](const PolicyMetrics& p) {
+        return absl::StrCat((p.*which)[c].count);
+      });
+      for (const Stat& s : stats) {
+        t.Row(absl::StrCat("  ", group, " jobs: ", s.name), [&](const PolicyMetrics& p) {
+          const Distribution& d = (p.*which)[c];
+          return d.count == 0 ? std::string() : Hours(d.*(s.field));
+        });
+      }
+    }
+  }
+  t.Section("placement of multi-GPU jobs");
+  t.Row("  jobs", [](const PolicyMetrics& p) { return absl::StrCat(p.multi_gpu_jobs); });
+  t.Row("  in one node", [](const PolicyMetrics& p) { return Percent(p.in_one_node); });
+  t.Row("  in one NVLink domain", [](const PolicyMetrics& p) { return Percent(p.in_one_nvlink_domain); });
+  t.Row("  in one leaf switch (or node)", [](const PolicyMetrics& p) { return Percent(p.in_one_leaf); });
+  t.Row("  est. bus bandwidth / ideal (mean)", [](const PolicyMetrics& p) { return Fixed(p.bw_vs_ideal, 3); });
+  t.Row("  runtime factor (mean)", [](const PolicyMetrics& p) { return Fixed(p.mean_slowdown, 3); });
+  t.Row("  GPU-hours added by slowdown", [](const PolicyMetrics& p) { return Fixed(p.slowdown_gpu_h, 0); });
+  absl::StrAppend(&out, t.Take());
+  return out;
+}
+
+}  // namespace gpusched::sim

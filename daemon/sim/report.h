@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "daemon/sim/metrics.h"
+#include "daemon/sim/runtime_model.h"
+#include "daemon/sim/trace.h"
+
+namespace gpusched::sim {
+
+// What the table's heading says about the run.
+struct RunDescription {
+  std::string trace_name;  // file name
+  std::string queue;       // "" = all queues
+  std::string cluster_name;
+  std::string cluster_summary;
+  RuntimeModel model;
+  double time_limit_factor = 0;
+  std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
+};
+
+// The comparison table, policies side by side: a few heading lines, then one
+// row per metric. Pure text, byte-for-byte the same for the same inputs.
+std::string FormatComparison(const RunDescription& run, const Trace& trace,
+                             const std::vector<PolicyMetrics>& policies);
+
+}  // namespace gpusched::sim

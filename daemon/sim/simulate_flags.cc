@@ -1,0 +1,64 @@
+#include "daemon/sim/simulate_flags.h"
+
+#include "absl/strings/str_split.h"
+
+namespace gpusched::sim {
+
+SimulateFlags::SimulateFlags(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "simulate", "replay a job trace through the scheduling core on a virtual clock and compare placement policies");
+  command_->footer(SimulateHelpFooter());
+  command_->add_option("--trace", options_.trace_path, "job trace: shared/traces CSV or sacct --parsable2 export")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command_->add_option("--cluster", options_.cluster_path,
+                       "cluster spec (TOML), e.g. daemon/sim/clusters/dgx-h100-64.toml")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command_->add_option("--policy", policies_, "placement policies to compare, comma-separated")->capture_default_str();
+  command_->add_option("--queue", options_.queue, "replay only this queue (CSV queue column, sacct Partition)");
+  command_->add_option("--format", format_, "trace format")
+      ->check(CLI::IsMember({"auto", "csv", "sacct"}))
+      ->capture_default_str();
+  command_->add_option("--comm-share", options_.model.comm_share,
+                       "share of a multi-GPU job's ideal run time spent in communication")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  command_->add_flag("--no-slowdown", no_slowdown_, "every job runs its trace duration wherever it is placed");
+  command_->add_option("--topology", topology_,
+                       "what every job asks of its placement, as gpusched submit --topology: prefer (the best free "
+                       "now), strict (wait for the idle cluster's best) or any")
+      ->check(CLI::IsMember({"prefer", "strict", "any"}))
+      ->capture_default_str();
+  command_->add_option("--topology-wait-s", options_.topology_wait_s,
+                       "with --topology strict: after this long, take the best free placement (0 = wait forever)")
+      ->check(CLI::Range(int64_t{0}, int64_t{366} * 86400))
+      ->capture_default_str();
+  command_->add_option("--time-limit-factor", options_.time_limit_factor,
+                       "give each job a time limit of this many times its trace duration (0 = none); backfill "
+                       "plans with limits, and a job slowed past its limit ends TIMEOUT")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->capture_default_str();
+  command_->add_option("--queue-depth", options_.queue_depth,
+                       "pending jobs one scheduling pass looks at (as serve); without time limits the outcome does "
+                       "not depend on it, and 1 replays several times faster")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}))
+      ->capture_default_str();
+  command_->add_option("--limit", options_.limit, "replay only the first N jobs (0 = all)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  command_->add_option("--out", options_.out_dir, "write CSV files (and PNGs if gnuplot is installed) to this folder");
+}
+
+SimulateOptions SimulateFlags::Options() const {
+  SimulateOptions o = options_;
+  o.policies = absl::StrSplit(policies_, ',', absl::SkipEmpty());
+  o.format = format_ == "csv" ? TraceFormat::kCsv : format_ == "sacct" ? TraceFormat::kSacct : TraceFormat::kAuto;
+  o.model.slowdown = !no_slowdown_;
+  o.topology_mode = topology_ == "strict" ? v1::TOPOLOGY_MODE_STRICT
+                    : topology_ == "any"  ? v1::TOPOLOGY_MODE_ANY
+                                          : v1::TOPOLOGY_MODE_PREFER;
+  return o;
+}
+
+}  // namespace gpusched::sim

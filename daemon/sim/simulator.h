@@ -1,0 +1,79 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/sim/runtime_model.h"
+#include "daemon/sim/sim_cluster.h"
+#include "daemon/sim/trace.h"
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::sim {
+
+struct SimOptions {
+  std::string policy = "topology";  // a core placement policy name
+  RuntimeModel model;
+  size_t queue_depth = 500;         // CoreOptions::queue_depth, the daemon's default
+  // What every replayed job asks for, as `gpusched submit --topology` would:
+  // the trace does not say.
+  v1::TopologyMode topology_mode = v1::TOPOLOGY_MODE_PREFER;
+  int64_t topology_wait_s = 0;
+  // Each job's time limit as a multiple of its trace duration (0: none).
+  // Limits are what backfill plans with; a job slowed down past its limit
+  // is stopped by the core and ends TIMEOUT, as it would on a real cluster.
+  double time_limit_factor = 0;
+};
+
+// What became of one trace job. Times are virtual seconds after the first
+// submission, as the core stamped them on the job.
+struct JobOutcome {
+  uint64_t job_id = 0;  // 0 when the core refused the submission
+  int64_t gpus = 0;
+  double submit_s = 0;
+  double start_s = -1;  // -1: never started
+  double end_s = -1;    // -1: never ended
+  double trace_duration_s = 0;
+  double slowdown = 1;  // the runtime model's factor
+  double placed_bw = 0;  // est_bus_bandwidth_gbps of the allocation
+  double ideal_bw = 0;   // the same request on the idle cluster
+  int nodes = 0;
+  std::string span;        // "node", "nvlink-domain D", "leaf L", "spine S", "cluster"
+  std::string worst_link;  // "NV18", "SYS", "NET", "none"
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+  std::string reason;  // why it was refused, or why it ended
+};
+
+// The cluster between two scheduling passes: from `t_s` until the next
+// sample, `busy_gpus` were allocated and `pending_jobs` waited.
+struct UsageSample {
+  double t_s = 0;
+  int64_t busy_gpus = 0;
+  int64_t pending_jobs = 0;
+};
+
+struct SimResult {
+  std::string policy;
+  int64_t total_gpus = 0;
+  std::vector<JobOutcome> jobs;  // by trace position
+  std::vector<UsageSample> usage;
+  int64_t passes = 0;  // Tick + Schedule rounds run
+};
+
+// Replays `trace` through a SchedulerCore on a virtual clock, playing every
+// node's agent: a LaunchJob is answered at once with "started" (one pass
+// later, at the same virtual time, as a real agent's report would arrive in
+// a later batch), and "exited 0" follows after the trace duration times the
+// runtime model's factor; a KillJob is answered with "exited 143" at once.
+// A job with a time limit also gets a wake-up at start + limit, so that the
+// core's Tick sees the limit pass at the second the daemon's periodic tick
+// would (to within its period).
+// Event-driven: the clock jumps from one event to the next; all events at
+// one time form one batch, followed by Tick and Schedule, as the daemon's
+// scheduler thread runs them. Nodes never go silent (liveness timeouts are
+// off). Deterministic: no wall clock, no randomness, ties broken by event
+// order.
+absl::StatusOr<SimResult> Simulate(const Trace& trace, const SimCluster& cluster, const SimOptions& options);
+
+}  // namespace gpusched::sim

@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "daemon/sim/trace.h"
+
+namespace gpusched::sim {
+
+enum class TraceFormat { kAuto, kCsv, kSacct };
+
+// Reads a trace file. kAuto tells the formats apart by the header: '|' in
+// it means a sacct --parsable2 export, otherwise the CSV of shared/traces.
+// NotFound when the file cannot be read; parse errors are InvalidArgument
+// prefixed with the path ("trace.csv: line 7: field num_gpus: ...").
+absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, const TraceOptions& options);
+
+}  // namespace gpusched::sim

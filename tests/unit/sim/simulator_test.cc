@@ -1,0 +1,175 @@
+// Hand-built traces on a tiny cluster, with answers worked out by hand.
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "daemon/sim/cluster_spec.h"
+#include "daemon/sim/metrics.h"
+#include "daemon/sim/sim_cluster.h"
+#include "daemon/sim/simulator.h"
+#include "tests/unit/sim/test_specs.h"
+
+using namespace gpusched;
+using namespace gpusched::sim;
+
+namespace {
+
+SimCluster Tiny(int nodes) {
+  auto spec = ParseClusterSpec(testing::TinySpec(nodes));
+  REQUIRE(spec.ok());
+  auto cluster = BuildCluster(*spec, "");
+  REQUIRE(cluster.ok());
+  return *std::move(cluster);
+}
+
+Trace Jobs(const std::vector<TraceJob>& jobs) {
+  Trace trace;
+  trace.jobs = jobs;
+  trace.rows = static_cast<int64_t>(jobs.size());
+  return trace;
+}
+
+TraceJob Job(const std::string& id, int64_t submit_s, int64_t gpus, int64_t duration_s) {
+  TraceJob j;
+  j.id = id;
+  j.submit_s = submit_s;
+  j.gpus = gpus;
+  j.duration_s = duration_s;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("simulate: strict FIFO order and exact completion times on two 4-GPU nodes") {
+  // j3 needs both nodes: it waits for j1 (t=100) although j2 ends at 50, and
+  // j4 (1 GPU) waits behind j3 although GPUs are free from 50 to 100: no backfill.
+  const Trace trace = Jobs({Job("j1", 0, 4, 100), Job("j2", 0, 4, 50), Job("j3", 10, 8, 30), Job("j4", 20, 1, 5),
+                            Job("j5", 200, 2, 10)});
+  struct Want {
+    double submit, start, end;
+  };
+  const Want want[] = {{0, 0, 100}, {0, 0, 50}, {10, 100, 130}, {20, 130, 135}, {200, 200, 210}};
+  for (const char* policy : {"topology", "best-fit", "first-fit", "spread"}) {
+    INFO(policy);
+    SimOptions options;
+    options.policy = policy;
+    auto result = Simulate(trace, Tiny(2), options);
+    REQUIRE(result.ok());
+    REQUIRE(result->jobs.size() == 5);
+    for (size_t i = 0; i < 5; ++i) {
+      INFO("job " << i + 1);
+      const JobOutcome& j = result->jobs[i];
+      CHECK(j.job_id == i + 1);
+      CHECK(j.state == v1::JOB_STATE_COMPLETED);
+      CHECK(j.submit_s == want[i].submit);
+      CHECK(j.start_s == want[i].start);
+      CHECK(j.end_s == want[i].end);
+      CHECK(j.slowdown == 1.0);  // every job got its ideal placement
+    }
+    CHECK(result->jobs[2].nodes == 2);
+    CHECK(result->jobs[2].span == "leaf leaf1");
+
+    const PolicyMetrics m = ComputeMetrics(*result);
+    CHECK(m.completed == 5);
+    CHECK(m.makespan_s == 210);
+    CHECK(m.jct[0].mean == Approx((100 + 50 + 120 + 115 + 10) / 5.0));
+    CHECK(m.jct[0].p50 == 100);
+    CHECK(m.wait[0].mean == Approx((90 + 110) / 5.0));
+    CHECK(m.wait[SizeClassOf(8)].count == 1);
+    CHECK(m.wait[SizeClassOf(8)].mean == 90);
+    // GPU-seconds: 400 + 200 + 240 + 5 + 20 over 8 GPUs x 210 s.
+    CHECK(m.utilization == Approx(865.0 / 1680.0));
+    // Jobs wait from 10 to 130; only from 50 to 100 are GPUs free (4 of them).
+    CHECK(m.waiting_time_share == Approx(120.0 / 210.0));
+    CHECK(m.free_while_waiting_gpu_h == Approx(200.0 / 3600.0));
+    CHECK(m.free_while_waiting_share == Approx(200.0 / (8 * 120.0)));
+    CHECK(m.multi_gpu_jobs == 4);
+    CHECK(m.in_one_node == Approx(0.75));
+    CHECK(m.in_one_leaf == 1.0);
+  }
+}
+
+TEST_CASE("simulate: with time limits, backfill lets a short job pass the blocked gang") {
+  // As the FIFO case, but every job's limit is its duration: j4 (5 s) ends
+  // long before j3's reservation (j1's limit + the kill grace) and starts
+  // as soon as j2 frees a GPU; nothing else moves.
+  const Trace trace = Jobs({Job("j1", 0, 4, 100), Job("j2", 0, 4, 50), Job("j3", 10, 8, 30), Job("j4", 20, 1, 5)});
+  SimOptions options;
+  options.time_limit_factor = 1.0;
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  CHECK(result->jobs[2].start_s == 100);
+  CHECK(result->jobs[2].end_s == 130);
+  CHECK(result->jobs[3].start_s == 50);
+  CHECK(result->jobs[3].end_s == 55);
+  for (const JobOutcome& j : result->jobs) CHECK(j.state == v1::JOB_STATE_COMPLETED);
+}
+
+TEST_CASE("simulate: a job slowed past its time limit ends TIMEOUT at the limit") {
+  const Trace trace = Jobs({Job("a", 0, 3, 1000), Job("b", 0, 3, 1000), Job("c", 1, 2, 500)});
+  SimOptions options;
+  options.time_limit_factor = 1.0;  // no room for c's slowdown
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  const JobOutcome& c = result->jobs[2];
+  CHECK(c.slowdown > 1.0);
+  CHECK(c.state == v1::JOB_STATE_TIMEOUT);
+  CHECK(c.end_s == 501);
+  CHECK(ComputeMetrics(*result).timed_out == 1);
+}
+
+TEST_CASE("simulate: a gang split across nodes runs longer by the runtime model") {
+  // a and b leave one free GPU on each node: c's two GPUs must span both.
+  const Trace trace = Jobs({Job("a", 0, 3, 1000), Job("b", 0, 3, 1000), Job("c", 1, 2, 500)});
+  SimOptions options;
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  const JobOutcome& c = result->jobs[2];
+  CHECK(c.start_s == 1);
+  CHECK(c.nodes == 2);
+  CHECK(c.ideal_bw > c.placed_bw);
+  CHECK(c.slowdown == options.model.Factor(2, c.ideal_bw, c.placed_bw));
+  CHECK(c.slowdown > 1.0);
+  CHECK(c.end_s == Approx(1 + 500 * c.slowdown).margin(0.001));
+  CHECK(result->jobs[0].slowdown == 1.0);  // 3 GPUs on one node: ideal
+
+  options.model.slowdown = false;
+  auto plain = Simulate(trace, Tiny(2), options);
+  REQUIRE(plain.ok());
+  CHECK(plain->jobs[2].end_s == 501);
+}
+
+TEST_CASE("simulate: a job larger than the cluster is refused, the rest run") {
+  const Trace trace = Jobs({Job("huge", 0, 64, 10), Job("ok", 5, 1, 10)});
+  auto result = Simulate(trace, Tiny(1), SimOptions{});
+  REQUIRE(result.ok());
+  CHECK(result->jobs[0].job_id == 0);
+  CHECK_FALSE(result->jobs[0].reason.empty());
+  CHECK(result->jobs[1].job_id == 1);
+  CHECK(result->jobs[1].end_s == 15);
+  const PolicyMetrics m = ComputeMetrics(*result);
+  CHECK(m.refused == 1);
+  CHECK(m.completed == 1);
+}
+
+TEST_CASE("simulate: strict topology waits for the idle cluster's best placement") {
+  const Trace trace = Jobs({Job("a", 0, 3, 1000), Job("b", 0, 3, 1000), Job("c", 1, 2, 500)});
+  SimOptions options;
+  options.topology_mode = v1::TOPOLOGY_MODE_STRICT;
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  const JobOutcome& c = result->jobs[2];
+  CHECK(c.start_s == 1000);
+  CHECK(c.nodes == 1);
+  CHECK(c.slowdown == 1.0);
+  CHECK(c.end_s == 1500);
+}
+
+TEST_CASE("simulate: unknown policy") {
+  SimOptions options;
+  options.policy = "random";
+  auto result = Simulate(Jobs({}), Tiny(1), options);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.status().code() == absl::StatusCode::kInvalidArgument);
+}
