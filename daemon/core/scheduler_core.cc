@@ -12,6 +12,10 @@
 namespace gpusched::core {
 namespace {
 
+// Why a job waits when a job ahead of it can neither start nor be given a
+// reservation (backfill.h).
+constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
+
 // While a gang stops, its reason reads "stopping: <why>"; the end state keeps
 // just <why>. Kept in the persisted reason so that it survives a restart.
 constexpr absl::string_view kStoppingPrefix = "stopping: ";
@@ -381,7 +385,10 @@ void SchedulerCore::Schedule(Effects& fx) {
         SetWaitReason(a, placement.reason(), fx);
         // Nothing guarantees when it could start (running jobs without time
         // limits): letting smaller jobs pass could starve it, so none do.
-        blocked_by = absl::StrCat("waiting behind job ", key.job_id, " (higher in the queue)");
+        // The reason names no job: it then stays the same while the head of
+        // the queue changes, instead of rewriting (and persisting) every
+        // waiting job's row each time a job starts.
+        blocked_by = std::string(kBlockedBehindHead);
         continue;
       }
       SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ",

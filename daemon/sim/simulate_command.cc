@@ -126,13 +126,12 @@ std::string SimulateHelpFooter() {
       "for the same request on the idle cluster, and c (--comm-share, default ",
       absl::StrFormat("%.1f", RuntimeModel::kDefaultCommShare),
       ") the share of the run time spent in\n"
-      "communication that compute does not hide (arXiv:2507.03114 measures 10-27% for collectives not overlapped\n"
-      "on 4-GPU nodes; 0.3 is a judgment just above). 1-GPU jobs never slow down; --no-slowdown turns it off.\n\n"
+      "communication that compute does not hide (arXiv:2507.03114 measures 10.2% on average, 26.6% at most, for\n"
+      "collectives not overlapped at all on 4-GPU nodes). 1-GPU jobs never slow down; --no-slowdown turns it off.\n\n"
       "Queue: the core's own order and EASY backfill. Backfill plans with time limits, which traces do not\n"
       "have: --time-limit-factor F gives each job F x its trace duration (a job slowed past it ends TIMEOUT);\n"
       "without it no job may pass the head of the queue, the outcome does not depend on --queue-depth, and\n"
-      "--queue-depth 1 replays several times faster (a long queue costs the core a rewrite of every queued\n"
-      "job's wait reason whenever the head changes).\n\n"
+      "--queue-depth 1 replays faster (the core looks at fewer queued jobs in each pass).\n\n"
       "Metrics per policy: JCT and queueing delay (mean, p50, p95, p99; all jobs and by size 1, 2-4, 5-8, >8\n"
       "GPUs), makespan, GPU utilization, fragmentation (GPU-hours left free while jobs waited), placement\n"
       "quality (multi-GPU jobs in one node / NVLink domain / leaf; estimated bus bandwidth vs ideal).\n\n"

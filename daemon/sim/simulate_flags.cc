@@ -41,7 +41,7 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
       ->capture_default_str();
   command_->add_option("--queue-depth", options_.queue_depth,
                        "pending jobs one scheduling pass looks at (as serve); without time limits the outcome does "
-                       "not depend on it, and 1 replays several times faster")
+                       "not depend on it, and 1 replays faster")
       ->check(CLI::Range(size_t{1}, size_t{1000000}))
       ->capture_default_str();
   command_->add_option("--limit", options_.limit, "replay only the first N jobs (0 = all)")

@@ -142,7 +142,7 @@ TEST_CASE("higher priority goes first; the head of the queue blocks the rest") {
   h.Pass();
   CHECK(h.StateOf(first) == v1::JOB_STATE_PENDING);
   CHECK(h.Persisted(first).reason() == "waiting for 4 free GPUs (1 free on 1 up node)");
-  CHECK(h.Persisted(big).reason() == "waiting behind job " + std::to_string(first) + " (higher in the queue)");
+  CHECK(h.Persisted(big).reason() == "waiting behind a higher-priority job that cannot start yet");
   CHECK(h.StateOf(small) == v1::JOB_STATE_PENDING);
 
   h.Report("a", filler, JobUpdate::KIND_STARTED);

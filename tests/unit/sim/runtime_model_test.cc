@@ -10,8 +10,8 @@ using sim::RuntimeModel;
 
 TEST_CASE("runtime model: duration x (1 + c x (ideal / placed - 1))") {
   RuntimeModel model;
-  CHECK(model.comm_share == 0.3);
-  CHECK(model.Factor(8, 400, 100) == Approx(1 + 0.3 * 3));
+  CHECK(model.comm_share == 0.1);
+  CHECK(model.Factor(8, 400, 100) == Approx(1 + 0.1 * 3));
   CHECK(model.Factor(8, 400, 400) == 1.0);
   CHECK(model.Factor(8, 100, 400) == 1.0);  // better than ideal is no faster
   CHECK(model.Factor(1, 400, 0) == 1.0);    // a single GPU has no ring
