@@ -1,5 +1,6 @@
 #include "daemon/core/cluster_state.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 
@@ -87,8 +88,14 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_count = info.gpus_size();
   slot.cpus_total = info.cpus();
   slot.mem_total_mb = info.memory_mb();
-  slot.gpu_models_lower.clear();
-  for (const v1::GpuInfo& gpu : info.gpus()) slot.gpu_models_lower.push_back(absl::AsciiStrToLower(gpu.model()));
+  slot.gpus_by_model.clear();
+  for (int p = 0; p < info.gpus_size() && p < 64; ++p) {
+    std::string model = absl::AsciiStrToLower(info.gpus(p).model());
+    auto same = std::find_if(slot.gpus_by_model.begin(), slot.gpus_by_model.end(),
+                             [&](const NodeSlot::ModelGpus& m) { return m.model_lower == model; });
+    if (same == slot.gpus_by_model.end()) same = slot.gpus_by_model.insert(same, {std::move(model), 0});
+    same->mask |= uint64_t{1} << p;
+  }
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
                       InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};

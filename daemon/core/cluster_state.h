@@ -31,9 +31,14 @@ struct NodeSlot {
   std::string reason;              // why it is not up
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
-  // info.gpus' models in lower case, by position: GPU model constraints are
-  // matched on every placement scan.
-  std::vector<std::string> gpu_models_lower;
+  // The node's GPUs grouped by model (lower case), positions as a mask: GPU
+  // model constraints are matched on every placement scan, once per model
+  // rather than once per GPU. Usually a single entry.
+  struct ModelGpus {
+    std::string model_lower;
+    uint64_t mask = 0;  // positions < 64
+  };
+  std::vector<ModelGpus> gpus_by_model;
   // The node's NVLink domain, leaf and spine (topology.network()) as small
   // ids (ClusterState interns them), -1 when unknown: placement groups
   // thousands of nodes by switch without hashing names. Index: NetworkTier.

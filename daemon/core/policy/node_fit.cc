@@ -4,24 +4,40 @@
 #include <bit>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 
 namespace gpusched::core::policy {
 
+namespace {
+
+// Whether `text_lower` (already lower case) contains `needle` in any case,
+// without building a lower-case copy of the needle on every node.
+bool ContainsIgnoringCase(absl::string_view text_lower, absl::string_view needle) {
+  if (needle.size() > text_lower.size()) return false;
+  for (size_t start = 0; start + needle.size() <= text_lower.size(); ++start) {
+    size_t i = 0;
+    while (i < needle.size() && text_lower[start + i] == absl::ascii_tolower(static_cast<unsigned char>(needle[i]))) ++i;
+    if (i == needle.size()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
   const int n = std::min(slot.gpu_count, 64);
-  uint64_t all = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
-  if (req.gpu_model.empty() && req.gpu_memory_mb <= 0) return all;
-  const std::string wanted = absl::AsciiStrToLower(req.gpu_model);
-  uint64_t mask = 0;
-  for (int p = 0; p < n; ++p) {
-    const v1::GpuInfo& gpu = slot.info.gpus(p);
-    if (!wanted.empty() && (p >= static_cast<int>(slot.gpu_models_lower.size()) ||
-                            !absl::StrContains(slot.gpu_models_lower[p], wanted))) {
-      continue;
+  uint64_t mask = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+  if (!req.gpu_model.empty()) {
+    uint64_t models = 0;
+    for (const NodeSlot::ModelGpus& m : slot.gpus_by_model) {
+      if (ContainsIgnoringCase(m.model_lower, req.gpu_model)) models |= m.mask;
     }
-    if (req.gpu_memory_mb > 0 && gpu.memory_mb() < req.gpu_memory_mb) continue;
-    mask |= uint64_t{1} << p;
+    mask &= models;
+  }
+  if (req.gpu_memory_mb > 0) {
+    for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
+      const int p = std::countr_zero(rest);
+      if (slot.info.gpus(p).memory_mb() < req.gpu_memory_mb) mask &= ~(uint64_t{1} << p);
+    }
   }
   return mask;
 }
