@@ -118,7 +118,7 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
 
 }  // namespace
 
-absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits) {
+absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, const SpecDefaults& defaults) {
   if (absl::Status s = ValidateCommand(spec, limits); !s.ok()) return s;
   if (absl::Status s = ValidateEnvironment(spec, limits); !s.ok()) return s;
   if (absl::Status s = ValidateResources(*spec.mutable_resources(), limits); !s.ok()) return s;
@@ -142,7 +142,7 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits) {
   if (!v1::TopologyMode_IsValid(spec.topology())) {
     return Invalid("spec.topology", absl::StrCat("unknown value ", spec.topology()));
   }
-  if (spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED) spec.set_topology(v1::TOPOLOGY_MODE_PREFER);
+  if (spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED) spec.set_topology(defaults.topology);
   if (absl::Status s = CheckRange("spec.topology_wait_s", spec.topology_wait_s(), 0, limits.max_time_limit_s);
       !s.ok()) {
     return s;

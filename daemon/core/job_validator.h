@@ -20,10 +20,20 @@ struct SpecLimits {
   size_t max_name_bytes = 256;
 };
 
+// What a spec gets for the fields its submitter left unset, where the
+// operator may choose.
+struct SpecDefaults {
+  // PREFER takes the best placement free now, which under sustained load
+  // splits gangs across nodes; STRICT waits for the idle cluster's best.
+  // `gpuschedd simulate --topology` measures the difference on a trace.
+  v1::TopologyMode topology = v1::TOPOLOGY_MODE_PREFER;
+};
+
 // Checks a submitted spec on its own (not against the cluster) and fills in
 // defaults: queue "default", launch mode per-GPU, gpus from nodes x
-// gpus_per_node. Errors are InvalidArgument naming the field, e.g.
-// "resources.gpus must be >= 0, got -2".
-absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {});
+// gpus_per_node, the topology mode from `defaults`. Errors are
+// InvalidArgument naming the field, e.g. "resources.gpus must be >= 0, got -2".
+absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {},
+                                  const SpecDefaults& defaults = {});
 
 }  // namespace gpusched::core

@@ -71,7 +71,7 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
     auto it = request_ids_.find(client_request_id);
     if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
   }
-  if (absl::Status s = ValidateAndNormalize(spec, options_.limits); !s.ok()) return s;
+  if (absl::Status s = ValidateAndNormalize(spec, options_.limits, options_.defaults); !s.ok()) return s;
   if (absl::Status s = CheckEverFits(cluster_, ToGangRequest(spec)); !s.ok()) return s;
 
   ActiveJob a;

@@ -38,6 +38,7 @@ struct CoreOptions {
   // NODE_FAIL, so that no half-gang holds GPUs on the other nodes.
   absl::Duration node_down_after = absl::Minutes(2);
   SpecLimits limits;
+  SpecDefaults defaults;
   // Which PlacementPolicy decides where gangs go (policy/placement_policy.h);
   // an unknown name falls back to the default, so validate it first.
   std::string placement_policy = kDefaultPlacementPolicy;

@@ -82,6 +82,20 @@ TEST_CASE("valid specs are normalized") {
     spec.mutable_resources()->set_cpus(4);
     CHECK(core::ValidateAndNormalize(spec).ok());
   }
+  SECTION("an unset topology mode takes the operator's default; a set one stays") {
+    v1::JobSpec unset = GpuJob(8);
+    REQUIRE(core::ValidateAndNormalize(unset).ok());
+    CHECK(unset.topology() == v1::TOPOLOGY_MODE_PREFER);
+    core::SpecDefaults strict;
+    strict.topology = v1::TOPOLOGY_MODE_STRICT;
+    v1::JobSpec by_default = GpuJob(8);
+    REQUIRE(core::ValidateAndNormalize(by_default, {}, strict).ok());
+    CHECK(by_default.topology() == v1::TOPOLOGY_MODE_STRICT);
+    v1::JobSpec asked_any = GpuJob(8);
+    asked_any.set_topology(v1::TOPOLOGY_MODE_ANY);
+    REQUIRE(core::ValidateAndNormalize(asked_any, {}, strict).ok());
+    CHECK(asked_any.topology() == v1::TOPOLOGY_MODE_ANY);
+  }
   SECTION("a script alone is a command") {
     v1::JobSpec spec = GpuJob(1);
     spec.clear_argv();
