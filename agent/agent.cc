@@ -13,11 +13,16 @@
 
 #include "agent/command_dispatcher.h"
 #include "agent/daemon_session.h"
+#include "agent/gpu/gpu_sampler.h"
+#include "agent/gpu/nvml_gpu_sampler.h"
 #include "agent/host_info.h"
+#include "agent/metrics/agent_collector.h"
+#include "agent/metrics/gpu_collector.h"
 #include "agent/node_info.h"
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
 #include "common/logging.h"
+#include "common/metrics/metrics_endpoint.h"
 
 namespace gpusched::agent {
 namespace {
@@ -73,6 +78,7 @@ Agent::~Agent() {
   Stop();
   // Stop() joined every thread; the session still points at the dispatcher,
   // the dispatcher at the runner.
+  metrics_.reset();
   session_.reset();
   runner_.reset();
   dispatcher_.reset();
@@ -141,8 +147,39 @@ absl::Status Agent::Start() {
             node.memory_mb(), options.log_dir, options.daemon_address,
             options.cpu_bind == CpuBindMode::kNone ? "off" : "by NUMA node",
             nccl_topo_file.empty() ? "" : absl::StrCat(", NCCL_TOPO_FILE ", nccl_topo_file));
+  if (!options.metrics_listen.empty()) {
+    // Before the session starts: a bad address fails start-up before the
+    // node registers.
+    if (absl::Status s = StartMetrics(options, discovered->source); !s.ok()) return s;
+    log->info("metrics on {}", metrics_->url());
+  }
   session_->Start();
   started_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Agent::StartMetrics(const AgentOptions& options, const std::string& gpu_source) {
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables;
+  // Called from the endpoint's threads: reads only what outlives it.
+  collectables.push_back(std::make_shared<AgentCollector>(options.node_name, [this] {
+    const JobRunner::Load load = runner_->CurrentLoad();
+    return AgentCollector::Status{load.jobs, load.ranks, session_->connected()};
+  }));
+  // GPU readings come from NVML only: fake and file GPUs have none to give.
+  if (gpu_source == "nvml") {
+    auto sampler = NvmlGpuSampler::Open(options.nvml_library.empty() ? NvmlLibrary::kDefaultPath
+                                                                     : options.nvml_library);
+    if (sampler.ok()) {
+      gpu_sampler_ = *std::move(sampler);
+      collectables.push_back(std::make_shared<GpuCollector>(options.node_name, gpu_sampler_.get()));
+    } else {
+      GetLogger(absl::StrCat("agent/", options.node_name))
+          ->warn("no GPU metrics: {}", std::string(sampler.status().message()));
+    }
+  }
+  auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, std::move(collectables));
+  if (!endpoint.ok()) return endpoint.status();
+  metrics_ = *std::move(endpoint);
   return absl::OkStatus();
 }
 
@@ -155,6 +192,11 @@ void Agent::Stop() {
   // Jobs first, while still connected, so that their exits reach the daemon.
   runner_->Shutdown(kStopGrace);
   session_->Stop();
+}
+
+std::string Agent::metrics_url() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return metrics_ ? metrics_->url() : "";
 }
 
 bool Agent::connected() const {

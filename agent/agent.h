@@ -11,6 +11,10 @@
 
 #include "agent/runner/cpu_binding.h"
 
+namespace gpusched::metrics {
+class MetricsEndpoint;
+}  // namespace gpusched::metrics
+
 namespace gpusched::agent {
 
 enum class GpuSource { kAuto, kNvml, kFile, kFake };
@@ -40,12 +44,17 @@ struct AgentOptions {
   // the real PCI bus ids NCCL needs to match its devices.
   bool nccl_topo_file = false;
   std::map<std::string, std::string> labels;
+  // HOST:PORT to serve Prometheus metrics on (port 0 picks a free one): what
+  // the agent runs, and with NVML each GPU's utilization, memory, temperature
+  // and power, named as DCGM exporter names them. Empty: none.
+  std::string metrics_listen;
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };
 
 class CommandDispatcher;
 class DaemonSession;
+class GpuSampler;
 class JobRunner;
 
 // One node's agent: registers the node with gpuschedd, runs the jobs it is sent
@@ -66,8 +75,13 @@ class Agent {
   void Stop();
   // Registered with the daemon right now.
   bool connected() const;
+  // http://HOST:PORT/metrics, or "" without metrics.
+  std::string metrics_url() const;
 
  private:
+  // Serves /metrics; called from Start, under mu_.
+  absl::Status StartMetrics(const AgentOptions& options, const std::string& gpu_source);
+
   AgentOptions options_;
   mutable std::mutex mu_;  // guards the flags and the pointers below, never held while waiting
   bool started_ = false;
@@ -75,6 +89,9 @@ class Agent {
   std::unique_ptr<DaemonSession> session_;
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
+  std::unique_ptr<GpuSampler> gpu_sampler_;  // NVML nodes with metrics only
+  // Last: it reads the runner, the session and the sampler from its threads.
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_;
 };
 
 }  // namespace gpusched::agent

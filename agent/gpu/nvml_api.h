@@ -1,6 +1,7 @@
 #pragma once
 
-// The few parts of NVML's C API that discovery uses, declared by this project
+// The few parts of NVML's C API that discovery and the agent's GPU metrics
+// use, declared by this project
 // so that the agent builds without the CUDA toolkit or the driver and loads
 // libnvidia-ml at run time (nvml_library.h). Names, values and layouts follow
 // NVML's documented ABI; only what we call is here. The fake library in
@@ -51,6 +52,17 @@ struct nvmlMemory_t {
   unsigned long long free;
   unsigned long long used;
 };
+
+// nvmlDeviceGetUtilizationRates: percent of the last sample period (1/6 s
+// to 1 s, by product) in which a kernel ran / device memory was read or written.
+struct nvmlUtilization_t {
+  unsigned int gpu;
+  unsigned int memory;
+};
+
+// nvmlDeviceGetTemperature's sensor; the GPU die is the only one.
+using nvmlTemperatureSensors_t = int;
+inline constexpr nvmlTemperatureSensors_t NVML_TEMPERATURE_GPU = 0;
 
 using nvmlEnableState_t = int;
 inline constexpr nvmlEnableState_t NVML_FEATURE_DISABLED = 0;
@@ -131,5 +143,9 @@ using nvmlDeviceGetMigMode_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* 
 using nvmlDeviceGetCudaComputeCapability_fn = nvmlReturn_t(nvmlDevice_t device, int* major, int* minor);
 using nvmlDeviceGetPcieLink_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* value);
 using nvmlDeviceGetGpuFabricInfo_fn = nvmlReturn_t(nvmlDevice_t device, nvmlGpuFabricInfo_t* info);
+using nvmlDeviceGetUtilizationRates_fn = nvmlReturn_t(nvmlDevice_t device, nvmlUtilization_t* utilization);
+using nvmlDeviceGetTemperature_fn = nvmlReturn_t(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
+                                                 unsigned int* celsius);
+using nvmlDeviceGetPowerUsage_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* milliwatts);
 
 }  // namespace gpusched::nvml

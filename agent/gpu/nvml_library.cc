@@ -42,6 +42,9 @@ std::string Bind(void* h, NvmlApi& api) {
   api.max_pcie_width = Lookup<nvml::nvmlDeviceGetPcieLink_fn>(h, "nvmlDeviceGetMaxPcieLinkWidth");
   api.curr_pcie_width = Lookup<nvml::nvmlDeviceGetPcieLink_fn>(h, "nvmlDeviceGetCurrPcieLinkWidth");
   api.fabric_info = Lookup<nvml::nvmlDeviceGetGpuFabricInfo_fn>(h, "nvmlDeviceGetGpuFabricInfo");
+  api.utilization_rates = Lookup<nvml::nvmlDeviceGetUtilizationRates_fn>(h, "nvmlDeviceGetUtilizationRates");
+  api.temperature = Lookup<nvml::nvmlDeviceGetTemperature_fn>(h, "nvmlDeviceGetTemperature");
+  api.power_usage = Lookup<nvml::nvmlDeviceGetPowerUsage_fn>(h, "nvmlDeviceGetPowerUsage");
 
   const std::pair<const void*, const char*> required[] = {
       {reinterpret_cast<const void*>(api.init), "nvmlInit_v2"},

@@ -10,7 +10,7 @@
 
 namespace gpusched::agent {
 
-// The NVML entry points discovery calls. Required ones are never null;
+// The NVML entry points discovery and GPU metrics call. Required ones are never null;
 // optional ones are null when the installed driver predates them, and the
 // caller then leaves what they would tell unknown.
 struct NvmlApi {
@@ -38,6 +38,11 @@ struct NvmlApi {
   nvml::nvmlDeviceGetPcieLink_fn* max_pcie_width = nullptr;
   nvml::nvmlDeviceGetPcieLink_fn* curr_pcie_width = nullptr;
   nvml::nvmlDeviceGetGpuFabricInfo_fn* fabric_info = nullptr;
+  // Optional, for metrics (NvmlGpuSampler); GPUs and drivers that lack one
+  // simply leave that reading out.
+  nvml::nvmlDeviceGetUtilizationRates_fn* utilization_rates = nullptr;
+  nvml::nvmlDeviceGetTemperature_fn* temperature = nullptr;
+  nvml::nvmlDeviceGetPowerUsage_fn* power_usage = nullptr;
 };
 
 // libnvidia-ml opened with dlopen and initialised. The agent links no NVIDIA

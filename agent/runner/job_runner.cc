@@ -298,6 +298,16 @@ std::vector<uint64_t> JobRunner::RunningJobIds() const {
   return ids;
 }
 
+JobRunner::Load JobRunner::CurrentLoad() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Load load;
+  load.jobs = static_cast<int64_t>(jobs_.size());
+  for (const auto& [id, job] : jobs_) {
+    for (const Process& process : job.processes) load.ranks += process.exited ? 0 : 1;
+  }
+  return load;
+}
+
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
   std::lock_guard<std::mutex> lock(mu_);
   return recent_.All(absl::Now());

@@ -67,6 +67,11 @@ class JobRunner {
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
 
   std::vector<uint64_t> RunningJobIds() const;
+  struct Load {
+    int64_t jobs = 0;   // jobs with a process still here
+    int64_t ranks = 0;  // their processes that have not exited
+  };
+  Load CurrentLoad() const;
   // Final reports of the last hour (at most 1000), oldest first.
   std::vector<v1::JobUpdate> RecentReports();
 

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
+#include "common/metrics/metrics_endpoint.h"
+#include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
 #include "daemon/server/batch_committer.h"
 #include "daemon/server/job_event_hub.h"
@@ -60,18 +62,30 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   d->core_ = std::make_unique<core::SchedulerCore>(clock, options.core);
   GetLogger("daemon")->info("recovered {} unfinished jobs and {} nodes from {}", recovered->unfinished_jobs.size(),
                             recovered->nodes.size(), d->db_path_);
+  if (!options.metrics_listen.empty()) d->metrics_ = std::make_unique<metrics::DaemonMetrics>();
+  // The metrics count recovered jobs where they are, not as new submits.
+  if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs);
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
                     recovered->client_request_ids);
+  if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 
   d->hub_ = std::make_unique<JobEventHub>();
   d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_);
-  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, options.tick);
+  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, options.tick, d->metrics_.get());
   auto reads = ReadPool::Open(d->db_path_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
-  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_);
+  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get());
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_);
+  if (d->metrics_) {
+    // Before the scheduler thread starts: a bad address fails start-up
+    // without a daemon half running.
+    auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, {d->metrics_->registry()});
+    if (!endpoint.ok()) return endpoint.status();
+    d->metrics_endpoint_ = std::move(*endpoint);
+  }
   d->committer_->Start();
+  d->loop_->set_on_wake(options.on_scheduler_wake);
   d->loop_->Start();
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -99,6 +113,8 @@ std::string Daemon::address() const {
   return absl::StrCat(parts.empty() ? "127.0.0.1" : parts[0], ":", port_);
 }
 
+std::string Daemon::metrics_url() const { return metrics_endpoint_ ? metrics_endpoint_->url() : ""; }
+
 void Daemon::Shutdown() {
   if (server_) {
     // Streams (agents, watchers) are cancelled after a short grace.
@@ -108,6 +124,7 @@ void Daemon::Shutdown() {
   if (loop_) loop_->Stop();
   if (committer_) committer_->Stop();
   reads_.reset();
+  metrics_endpoint_.reset();
   if (lock_fd_ >= 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,11 @@ namespace grpc {
 class Server;
 }
 
+namespace gpusched::metrics {
+class DaemonMetrics;
+class MetricsEndpoint;
+}  // namespace gpusched::metrics
+
 namespace gpusched::server {
 
 struct DaemonOptions {
@@ -21,7 +27,13 @@ struct DaemonOptions {
   std::string state_dir;                               // holds gpusched.db
   absl::Duration tick = absl::Milliseconds(200);       // time-limit checks, periodic passes
   int read_threads = 2;
+  // HOST:PORT to serve Prometheus metrics on (port 0 picks a free one);
+  // empty: no metrics, and none are measured.
+  std::string metrics_listen;
   core::CoreOptions core;
+  // Called on the scheduler thread every time it wakes, at least every tick
+  // (gpuschedd serve: the systemd watchdog ping). May be empty.
+  std::function<void()> on_scheduler_wake;
 };
 
 class AgentGatewayService;
@@ -44,6 +56,8 @@ class Daemon {
   int port() const { return port_; }
   std::string address() const;  // host:port actually bound
   const std::string& db_path() const { return db_path_; }
+  // http://HOST:PORT/metrics, or "" without metrics.
+  std::string metrics_url() const;
 
  private:
   Daemon() = default;
@@ -54,6 +68,7 @@ class Daemon {
   int port_ = 0;
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<core::SchedulerCore> core_;
+  std::unique_ptr<metrics::DaemonMetrics> metrics_;  // null without metrics_listen
   std::unique_ptr<JobEventHub> hub_;
   std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;
@@ -61,6 +76,7 @@ class Daemon {
   std::unique_ptr<SchedulerService> scheduler_service_;
   std::unique_ptr<AgentGatewayService> agent_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint_;
 };
 
 }  // namespace gpusched::server

@@ -5,8 +5,8 @@
 namespace gpusched::server {
 
 SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer,
-                             absl::Duration tick)
-    : clock_(clock), core_(core), committer_(committer), tick_(tick) {}
+                             absl::Duration tick, metrics::DaemonMetrics* metrics)
+    : clock_(clock), core_(core), committer_(committer), tick_(tick), metrics_(metrics) {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -44,6 +44,7 @@ void SchedulerLoop::Run() {
     const bool tick = clock_.Now() >= next_tick;
     if (tick) next_tick = clock_.Now() + tick_;
     if (!commands.empty() || tick) RunBatch(commands, tick);
+    if (on_wake_) on_wake_();
     if (stop) {
       std::lock_guard<std::mutex> lock(mu_);
       if (queue_.empty()) return;
@@ -57,7 +58,14 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   LoopContext ctx{core_, fx, agents_, batch.after_commit};
   for (Command& command : commands) command(ctx);
   if (tick) core_.Tick(fx);
+  // Timed on the steady clock, not the injected one: this is the real cost
+  // of a pass, which a test's manual clock would hide.
+  const auto pass_start = std::chrono::steady_clock::now();
   core_.Schedule(fx);
+  if (metrics_ != nullptr) {
+    metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
+    metrics_->Apply(fx);
+  }
   if (fx.empty() && batch.after_commit.empty()) return;
 
   batch.jobs = std::move(fx.jobs);

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "daemon/core/scheduler_core.h"
+#include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/batch_committer.h"
 
@@ -38,9 +39,14 @@ class SchedulerLoop {
  public:
   using Command = std::function<void(LoopContext&)>;
 
-  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer, absl::Duration tick);
+  // `metrics` may be null (no --metrics-listen): nothing is measured then.
+  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer, absl::Duration tick,
+                metrics::DaemonMetrics* metrics = nullptr);
   ~SchedulerLoop();
 
+  // Runs on the scheduler thread each time it wakes (every tick at least):
+  // the systemd watchdog's proof that this thread is not stuck. Before Start.
+  void set_on_wake(std::function<void()> on_wake) { on_wake_ = std::move(on_wake); }
   void Start();
   void Stop();  // runs what is queued, then joins
   void Post(Command command);
@@ -53,6 +59,8 @@ class SchedulerLoop {
   core::SchedulerCore& core_;
   BatchCommitter& committer_;
   const absl::Duration tick_;
+  std::function<void()> on_wake_;
+  metrics::DaemonMetrics* const metrics_;
   std::map<std::string, std::shared_ptr<AgentChannel>> agents_;
 
   std::mutex mu_;

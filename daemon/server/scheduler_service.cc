@@ -1,5 +1,6 @@
 #include "daemon/server/scheduler_service.h"
 
+#include <chrono>
 #include <optional>
 
 #include "absl/strings/numbers.h"
@@ -36,9 +37,15 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
                                                       const v1::SubmitJobRequest* request,
                                                       v1::SubmitJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  loop_.Post([this, request, response, reactor](LoopContext& loop) {
+  // Latency as the client sees it, rejections included: from arrival until
+  // the reply leaves (for an accepted job, once it is durable).
+  auto observe = [metrics = metrics_, arrived = std::chrono::steady_clock::now()] {
+    if (metrics != nullptr) metrics->ObserveSubmit(absl::FromChrono(std::chrono::steady_clock::now() - arrived));
+  };
+  loop_.Post([this, request, response, reactor, observe](LoopContext& loop) {
     auto outcome = loop.core.Submit(request->spec(), request->client_request_id(), loop.fx);
     if (!outcome.ok()) {
+      observe();
       reactor->Finish(ToGrpcStatus(outcome.status()));
       return;
     }
@@ -47,8 +54,11 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
     // Even a duplicate waits for this batch: its first submit may be in it.
     std::optional<v1::Job> earlier;
     if (const v1::Job* active = loop.core.FindActive(id); active != nullptr && outcome->duplicate) earlier = *active;
-    loop.after_commit.push_back([this, id, reactor, response, earlier = std::move(earlier)](
+    loop.after_commit.push_back([this, id, reactor, response, observe, earlier = std::move(earlier)](
                                     const absl::Status& committed, const CommittedBatch& batch) {
+      // Durable (or failed) now; a rare duplicate answered from the store
+      // below is timed up to here.
+      observe();
       if (!committed.ok()) return reactor->Finish(ToGrpcStatus(committed));
       if (const v1::Job* job = batch.FindJob(id)) {
         *response->mutable_job() = *job;

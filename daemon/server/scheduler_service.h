@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
@@ -12,7 +13,9 @@ namespace gpusched::server {
 // and each RPC finishes when its command's batch is durable.
 class SchedulerService final : public v1::Scheduler::CallbackService {
  public:
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub) : loop_(loop), reads_(reads), hub_(hub) {}
+  // `metrics` may be null (no --metrics-listen).
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics = nullptr)
+      : loop_(loop), reads_(reads), hub_(hub), metrics_(metrics) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -34,6 +37,7 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   SchedulerLoop& loop_;
   ReadPool& reads_;
   JobEventHub& hub_;
+  metrics::DaemonMetrics* const metrics_;
 };
 
 }  // namespace gpusched::server

@@ -15,7 +15,6 @@
 #include "grpcpp/create_channel.h"
 
 namespace gpusched::testing {
-namespace {
 
 int FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -28,6 +27,8 @@ int FreeLoopbackPort() {
   close(fd);
   return ntohs(addr.sin_port);
 }
+
+namespace {
 
 void Sleep(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 

@@ -12,6 +12,10 @@
 
 namespace gpusched::testing {
 
+// A TCP port on 127.0.0.1 that was free a moment ago (for --metrics-listen
+// and other servers a test starts next to the cluster).
+int FreeLoopbackPort();
+
 struct AgentSpec {
   std::string name;
   int gpus;                             // > 0: --fake-gpus N

@@ -7,6 +7,14 @@
 //   GPUSCHED_FAKE_NVML_FAIL     "<function>" or "<function>:<gpu index>":
 //                               that call fails (nvmlInit_v2 with DRIVER
 //                               NOT LOADED, anything else with GPU IS LOST).
+//   GPUSCHED_FAKE_NVML_UNSUPPORTED  "<function>": that call answers NOT
+//                               SUPPORTED on every GPU, as a reading a
+//                               board lacks does.
+//
+// Live readings (utilization, temperature, power; memory used is 512 MiB)
+// are fixed per GPU index i, so that tests can expect exact values:
+// utilization 10*i+5 %, memory utilization 2*i+1 %, 30+i degrees C,
+// 100.5+i W.
 //
 // Built a second time with FAKE_NVML_OLD_DRIVER, it lacks the functions
 // newer drivers added, as an old libnvidia-ml does.
@@ -30,6 +38,7 @@ namespace {
 const FakeMachine* g_machine = nullptr;
 std::string g_fail_call;
 int g_fail_gpu = -1;  // -1: every GPU
+std::string g_unsupported_call;
 
 bool Fails(const char* call, int gpu) { return g_fail_call == call && (g_fail_gpu < 0 || g_fail_gpu == gpu); }
 
@@ -94,6 +103,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2() {
     g_fail_gpu = std::atoi(g_fail_call.c_str() + colon + 1);
     g_fail_call.resize(colon);
   }
+  const char* unsupported = std::getenv("GPUSCHED_FAKE_NVML_UNSUPPORTED");
+  g_unsupported_call = unsupported != nullptr ? unsupported : "";
   if (g_fail_call == "nvmlInit_v2") return NVML_ERROR_DRIVER_NOT_LOADED;
   const char* name = std::getenv("GPUSCHED_FAKE_NVML_MACHINE");
   g_machine = gpusched::fake_nvml::FindMachine(name != nullptr ? name : "");
@@ -289,3 +300,34 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nv
   return NVML_SUCCESS;
 }
 #endif
+
+// Live readings: in every build, as even old drivers have them.
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  const FakeGpu* g = nullptr;
+  int i = 0;
+  if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetUtilizationRates", g, &i); rc != NVML_SUCCESS) return rc;
+  if (g_unsupported_call == "nvmlDeviceGetUtilizationRates") return NVML_ERROR_NOT_SUPPORTED;
+  utilization->gpu = 10 * i + 5;
+  utilization->memory = 2 * i + 1;
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor,
+                                                       unsigned int* celsius) {
+  const FakeGpu* g = nullptr;
+  int i = 0;
+  if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetTemperature", g, &i); rc != NVML_SUCCESS) return rc;
+  if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+  if (g_unsupported_call == "nvmlDeviceGetTemperature") return NVML_ERROR_NOT_SUPPORTED;
+  *celsius = 30 + i;
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* milliwatts) {
+  const FakeGpu* g = nullptr;
+  int i = 0;
+  if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetPowerUsage", g, &i); rc != NVML_SUCCESS) return rc;
+  if (g_unsupported_call == "nvmlDeviceGetPowerUsage") return NVML_ERROR_NOT_SUPPORTED;
+  *milliwatts = 100500 + 1000 * i;
+  return NVML_SUCCESS;
+}

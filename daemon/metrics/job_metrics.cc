@@ -1,0 +1,131 @@
+#include "daemon/metrics/job_metrics.h"
+
+#include "absl/strings/ascii.h"
+#include "common/job_states.h"
+#include "common/proto_time.h"
+
+namespace gpusched::metrics {
+namespace {
+
+// The queue every job without one is in (JobValidator fills it in; a restored
+// row from before queues existed may lack it).
+constexpr char kDefaultQueue[] = "default";
+
+const std::string& QueueOf(const v1::Job& job) {
+  static const std::string kDefault = kDefaultQueue;
+  return job.spec().queue().empty() ? kDefault : job.spec().queue();
+}
+
+bool Placed(v1::JobState state) { return state == v1::JOB_STATE_STARTING || state == v1::JOB_STATE_RUNNING; }
+
+// From seconds (a CPU job on an idle cluster) to a day (a big gang on a busy one).
+prometheus::Histogram::BucketBoundaries WaitBuckets() {
+  return {0.1, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 86400};
+}
+
+}  // namespace
+
+std::string StateLabel(v1::JobState state) { return absl::AsciiStrToLower(StateName(state)); }
+
+JobMetrics::JobMetrics(prometheus::Registry& registry)
+    : jobs_(prometheus::BuildGauge()
+                .Name("gpusched_jobs")
+                .Help("Jobs in the queue now, by state (pending, starting, running) and queue")
+                .Register(registry)),
+      submitted_(prometheus::BuildCounter()
+                     .Name("gpusched_jobs_submitted_total")
+                     .Help("Jobs accepted by SubmitJob, by queue")
+                     .Register(registry)),
+      started_(prometheus::BuildCounter()
+                   .Name("gpusched_jobs_started_total")
+                   .Help("Jobs placed and sent to their nodes, by queue (a requeued job counts again)")
+                   .Register(registry)),
+      finished_(
+          prometheus::BuildCounter()
+              .Name("gpusched_jobs_finished_total")
+              .Help("Jobs that ended, by final state (completed, failed, cancelled, timeout, node_fail) and queue")
+              .Register(registry)),
+      wait_(prometheus::BuildHistogram()
+                .Name("gpusched_job_wait_seconds")
+                .Help("Time from submit until every rank of the job runs")
+                .Register(registry)
+                .Add({}, WaitBuckets())),
+      placements_(registry) {
+  // Present from the first scrape, so that dashboards and alerts read 0
+  // rather than nothing on an idle daemon.
+  for (v1::JobState state : {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING}) {
+    Depth(state, kDefaultQueue);
+  }
+  PerQueue(submitted_, submitted_by_queue_, kDefaultQueue);
+  PerQueue(started_, started_by_queue_, kDefaultQueue);
+}
+
+prometheus::Gauge& JobMetrics::Depth(v1::JobState state, const std::string& queue) {
+  auto key = std::make_pair(static_cast<int>(state), queue);
+  auto it = depth_.find(key);
+  if (it == depth_.end()) {
+    prometheus::Gauge* gauge = &jobs_.Add({{"state", StateLabel(state)}, {"queue", queue}});
+    it = depth_.emplace(std::move(key), gauge).first;
+  }
+  return *it->second;
+}
+
+prometheus::Counter& JobMetrics::PerQueue(prometheus::Family<prometheus::Counter>& family,
+                                          std::map<std::string, prometheus::Counter*>& cache,
+                                          const std::string& queue) {
+  auto it = cache.find(queue);
+  if (it == cache.end()) it = cache.emplace(queue, &family.Add({{"queue", queue}})).first;
+  return *it->second;
+}
+
+prometheus::Counter& JobMetrics::Finished(v1::JobState state, const std::string& queue) {
+  auto key = std::make_pair(static_cast<int>(state), queue);
+  auto it = finished_by_state_.find(key);
+  if (it == finished_by_state_.end()) {
+    prometheus::Counter* counter = &finished_.Add({{"state", StateLabel(state)}, {"queue", queue}});
+    it = finished_by_state_.emplace(std::move(key), counter).first;
+  }
+  return *it->second;
+}
+
+void JobMetrics::Restore(const v1::Job& job) {
+  if (IsTerminal(job.state()) || active_.contains(job.id())) return;
+  active_[job.id()] = Tracked{job.state(), QueueOf(job)};
+  Depth(job.state(), QueueOf(job)).Increment();
+}
+
+void JobMetrics::Update(const v1::Job& job) {
+  const std::string& queue = QueueOf(job);
+  auto it = active_.find(job.id());
+  const bool known = it != active_.end();
+  const v1::JobState before = known ? it->second.state : v1::JOB_STATE_UNSPECIFIED;
+  if (known && before == job.state()) return;  // a new reason, an estimate: nothing to count
+
+  // Unknown means new: a submit, and perhaps more in the same pass (a start,
+  // even an end) that this version already shows.
+  if (!known) PerQueue(submitted_, submitted_by_queue_, queue).Increment();
+  if (Placed(job.state()) && !Placed(before)) {
+    PerQueue(started_, started_by_queue_, queue).Increment();
+    placements_.Observe(job.allocation());
+  }
+  // The core sets start_time when every rank runs, as Slurm's start does.
+  if (job.state() == v1::JOB_STATE_RUNNING && before != v1::JOB_STATE_RUNNING && job.has_start_time() &&
+      job.has_submit_time()) {
+    wait_.Observe(absl::ToDoubleSeconds(FromProtoTime(job.start_time()) - FromProtoTime(job.submit_time())));
+  }
+  if (known) Depth(before, it->second.queue).Decrement();
+
+  if (IsTerminal(job.state())) {
+    Finished(job.state(), queue).Increment();
+    if (known) active_.erase(it);
+    return;
+  }
+  Depth(job.state(), queue).Increment();
+  if (known) {
+    it->second.state = job.state();
+  } else {
+    active_.emplace(job.id(), Tracked{job.state(), queue});
+  }
+}
+
+}  // namespace gpusched::metrics

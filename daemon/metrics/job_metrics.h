@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "daemon/metrics/placement_metrics.h"
+#include "gpusched/v1/types.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace gpusched::metrics {
+
+// Jobs as the queue sees them, kept from the latest version of every changed
+// job the core hands out (Effects::jobs), so that nothing has to walk the
+// queue: each change moves one job between states.
+//
+//   gpusched_jobs{state, queue}                   gauge: pending, starting, running
+//   gpusched_jobs_submitted_total{queue}
+//   gpusched_jobs_started_total{queue}            placed (again, after a requeue)
+//   gpusched_jobs_finished_total{state, queue}    completed, failed, cancelled, timeout, node_fail
+//   gpusched_job_wait_seconds                     histogram: submit until every rank runs
+// and the placement of every start (PlacementMetrics).
+class JobMetrics {
+ public:
+  explicit JobMetrics(prometheus::Registry& registry);
+
+  // A job the store recovered at start-up: counted where it is, not as a
+  // new submit or start.
+  void Restore(const v1::Job& job);
+  // The latest version of a job that changed.
+  void Update(const v1::Job& job);
+
+  size_t active_jobs() const { return active_.size(); }
+
+ private:
+  struct Tracked {
+    v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+    std::string queue;
+  };
+
+  prometheus::Gauge& Depth(v1::JobState state, const std::string& queue);
+  prometheus::Counter& PerQueue(prometheus::Family<prometheus::Counter>& family,
+                                std::map<std::string, prometheus::Counter*>& cache, const std::string& queue);
+  prometheus::Counter& Finished(v1::JobState state, const std::string& queue);
+
+  prometheus::Family<prometheus::Gauge>& jobs_;
+  prometheus::Family<prometheus::Counter>& submitted_;
+  prometheus::Family<prometheus::Counter>& started_;
+  prometheus::Family<prometheus::Counter>& finished_;
+  prometheus::Histogram& wait_;
+  PlacementMetrics placements_;
+
+  absl::flat_hash_map<uint64_t, Tracked> active_;
+  // Label lookups in prometheus-cpp hash and lock; these run on the
+  // scheduler thread, so each series is looked up once.
+  std::map<std::pair<int, std::string>, prometheus::Gauge*> depth_;
+  std::map<std::string, prometheus::Counter*> submitted_by_queue_;
+  std::map<std::string, prometheus::Counter*> started_by_queue_;
+  std::map<std::pair<int, std::string>, prometheus::Counter*> finished_by_state_;
+};
+
+// "pending", "node_fail": a job state as a label value.
+std::string StateLabel(v1::JobState state);
+
+}  // namespace gpusched::metrics

@@ -1,0 +1,79 @@
+#include "daemon/metrics/node_metrics.h"
+
+#include <algorithm>
+
+namespace gpusched::metrics {
+namespace {
+
+constexpr const char* kStateLabels[] = {"up", "not_responding", "down"};
+constexpr const char* kGpuLabels[] = {"allocated", "free", "down"};
+
+}  // namespace
+
+NodeMetrics::NodeMetrics(prometheus::Registry& registry)
+    : node_state_(prometheus::BuildGauge()
+                      .Name("gpusched_node_state")
+                      .Help("1 for the state each node is in (up, not_responding, down), 0 for the others")
+                      .Register(registry)) {
+  auto& nodes = prometheus::BuildGauge()
+                    .Name("gpusched_nodes")
+                    .Help("Registered nodes by state (up, not_responding, down)")
+                    .Register(registry);
+  for (int i = 0; i < kStates; ++i) nodes_[i] = &nodes.Add({{"state", kStateLabels[i]}});
+  auto& gpus = prometheus::BuildGauge()
+                   .Name("gpusched_gpus")
+                   .Help(
+                       "GPUs of registered nodes: allocated to jobs, free on up nodes, or down (unallocated on a "
+                       "node that is not up)")
+                   .Register(registry);
+  for (int i = 0; i < 3; ++i) gpus_[i] = &gpus.Add({{"state", kGpuLabels[i]}});
+}
+
+int NodeMetrics::StateIndex(v1::NodeState state) {
+  switch (state) {
+    case v1::NODE_STATE_UP:
+      return 0;
+    case v1::NODE_STATE_NOT_RESPONDING:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+std::array<int64_t, 3> NodeMetrics::CountGpus(const v1::Node& node) {
+  const int64_t total = node.info().gpus_size();
+  const int64_t free = std::clamp<int64_t>(node.gpus_free(), 0, total);
+  std::array<int64_t, 3> counts{};
+  counts[kAllocated] = total - free;
+  counts[node.state() == v1::NODE_STATE_UP ? kFree : kDown] = free;
+  return counts;
+}
+
+void NodeMetrics::Update(const v1::Node& node) {
+  const std::string& name = node.info().name();
+  auto [it, added] = tracked_.try_emplace(name);
+  Tracked& t = it->second;
+  if (added) {
+    for (int i = 0; i < kStates; ++i)
+      t.state_gauges[i] = &node_state_.Add({{"node", name}, {"state", kStateLabels[i]}});
+  }
+  const int state = StateIndex(node.state());
+  if (t.state != state) {
+    if (t.state >= 0) {
+      nodes_[t.state]->Decrement();
+      t.state_gauges[t.state]->Set(0);
+    }
+    nodes_[state]->Increment();
+    t.state_gauges[state]->Set(1);
+    t.state = state;
+  }
+  const std::array<int64_t, 3> gpus = CountGpus(node);
+  for (int i = 0; i < 3; ++i) {
+    const int64_t change = gpus[i] - t.gpus[i];
+    if (change > 0) gpus_[i]->Increment(static_cast<double>(change));
+    if (change < 0) gpus_[i]->Decrement(static_cast<double>(-change));
+  }
+  t.gpus = gpus;
+}
+
+}  // namespace gpusched::metrics

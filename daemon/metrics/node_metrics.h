@@ -1,0 +1,48 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "gpusched/v1/types.pb.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace gpusched::metrics {
+
+// Nodes and GPUs as the scheduler counts them, kept from the node rows the
+// core writes whenever a node registers, changes state or gains or loses a
+// job (Effects::nodes).
+//
+//   gpusched_nodes{state}             up, not_responding, down
+//   gpusched_node_state{node, state}  1 for the node's state, 0 for the others
+//   gpusched_gpus{state}              allocated: held by a job; free: unallocated
+//                                     on an up node; down: unallocated on a node
+//                                     that is not up (nothing can start there)
+class NodeMetrics {
+ public:
+  explicit NodeMetrics(prometheus::Registry& registry);
+
+  void Update(const v1::Node& node);
+
+ private:
+  static constexpr int kStates = 3;  // up, not_responding, down
+  enum GpuState { kAllocated = 0, kFree = 1, kDown = 2 };
+  struct Tracked {
+    int state = -1;                 // index into kStates, -1 before the first update
+    std::array<int64_t, 3> gpus{};  // by GpuState
+    std::array<prometheus::Gauge*, kStates> state_gauges{};
+  };
+
+  static int StateIndex(v1::NodeState state);
+  static std::array<int64_t, 3> CountGpus(const v1::Node& node);
+
+  prometheus::Family<prometheus::Gauge>& node_state_;
+  std::array<prometheus::Gauge*, kStates> nodes_;
+  std::array<prometheus::Gauge*, 3> gpus_;
+  std::map<std::string, Tracked> tracked_;
+};
+
+}  // namespace gpusched::metrics
