@@ -2,10 +2,13 @@
 // until SIGINT/SIGTERM.
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,19 +16,20 @@
 #include "absl/strings/str_cat.h"
 
 #include "agent/agent.h"
+#include "agent/config/agent_config.h"
 #include "agent/discover_report.h"
 #include "agent/host_info.h"
 #include "agent/node_info.h"
 #include "agent/topology_discovery.h"
 #include "common/defaults.h"
 #include "common/logging.h"
+#include "common/systemd/systemd_notifier.h"
 
 namespace {
 
 constexpr int kUsageError = 2;
-// Bounds that keep CLI11's range messages readable; a node with more than an
-// exabyte of memory can pass 0 and be detected.
-constexpr int64_t kMaxMb = int64_t{1} << 40;
+using gpusched::agent::kCpus, gpusched::agent::kFakeGpus, gpusched::agent::kGpuMemoryMb,
+    gpusched::agent::kHeartbeatIntervalMs, gpusched::agent::kMemoryMb;
 
 int UsageError(const std::string& message) {
   std::cerr << "gpusched-agent: " << message << " (see --help)\n";
@@ -46,13 +50,48 @@ int Discover(gpusched::agent::AgentOptions options, gpusched::agent::DiscoverFor
   return 0;
 }
 
+// `gpusched-agent check-config FILE`: 0 and one line when the file is good,
+// else 1 and the message naming the line.
+int CheckConfig(const std::string& path) {
+  auto config = gpusched::agent::ReadAgentConfig(path);
+  if (!config.ok()) {
+    std::cerr << "gpusched-agent: " << config.status().message() << "\n";
+    return 1;
+  }
+  std::cout << path << ": " << gpusched::agent::DescribeAgentConfig(*config) << "\n";
+  return 0;
+}
+
+// Waits for SIGINT/SIGTERM (blocked in every thread). Meanwhile, under
+// systemd, keeps `systemctl status` saying whether the node is registered and
+// pings the watchdog; asking the agent first means that a deadlock on its
+// state lock stops the pings and gets the agent restarted.
+int WaitForStopSignal(const sigset_t& signals, const gpusched::agent::Agent& agent, const std::string& daemon,
+                      gpusched::service::SystemdNotifier& systemd) {
+  absl::Duration wake = absl::Seconds(1);
+  if (systemd.watchdog_interval()) wake = std::min(wake, *systemd.watchdog_interval());
+  const timespec timeout = absl::ToTimespec(wake);
+  std::optional<bool> was_connected;
+  while (true) {
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig > 0) return sig;
+    if (!systemd.enabled()) continue;
+    const bool connected = agent.connected();
+    if (connected != was_connected) {
+      systemd.Status(absl::StrCat(connected ? "registered with " : "connecting to ", daemon));
+      was_connected = connected;
+    }
+    systemd.PingWatchdogIfDue();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   gpusched::agent::AgentOptions options;
   const char* env_address = std::getenv(gpusched::kDaemonAddressEnv);
   options.daemon_address = env_address && *env_address ? env_address : gpusched::kDefaultDaemonAddress;
-  options.log_dir = "/var/lib/gpusched/logs";
+  options.log_dir = gpusched::agent::kDefaultAgentLogDir;
   std::vector<std::string> labels;
   int64_t heartbeat_ms = absl::ToInt64Milliseconds(options.heartbeat_interval);
   std::string log_level = "info";
@@ -78,15 +117,15 @@ int main(int argc, char** argv) {
   app.add_option("--nvml-library", options.nvml_library,
                  "NVML library to load (default libnvidia-ml.so.1, found the usual way)");
   app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs (no topology: every pair SYS)")
-      ->check(CLI::Range(0, 1024))
+      ->check(CLI::Range(kFakeGpus.min, kFakeGpus.max))
       ->capture_default_str();
   app.add_option("--gpu-model", options.gpu_model, "model name of file or fake GPUs")->capture_default_str();
   app.add_option("--gpu-memory-mb", options.gpu_memory_mb, "memory of each file or fake GPU in MB")
-      ->check(CLI::Range(int64_t{1}, kMaxMb))
+      ->check(CLI::Range(kGpuMemoryMb.min, kGpuMemoryMb.max))
       ->capture_default_str();
-  app.add_option("--cpus", options.cpus, "CPUs to offer (default: detect)")->check(CLI::Range(0, 1 << 20));
+  app.add_option("--cpus", options.cpus, "CPUs to offer (default: detect)")->check(CLI::Range(kCpus.min, kCpus.max));
   app.add_option("--memory-mb", options.memory_mb, "memory to offer in MB (default: detect)")
-      ->check(CLI::Range(int64_t{0}, kMaxMb));
+      ->check(CLI::Range(kMemoryMb.min, kMemoryMb.max));
   app.add_option("--log-dir", options.log_dir, "job logs go to <dir>/job-<id>/rank-<R>.log")->capture_default_str();
   std::string cpu_bind = "numa";
   app.add_option("--cpu-bind", cpu_bind,
@@ -98,8 +137,11 @@ int main(int argc, char** argv) {
                "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
                "none (meant for NVML-discovered nodes)");
   app.add_option("--label", labels, "node label key=value (repeatable)");
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6872): running jobs and, with "
+                 "NVML, per-GPU utilization, memory, temperature and power in DCGM exporter names; off when not given");
   app.add_option("--heartbeat-interval-ms", heartbeat_ms, "heartbeat interval until the daemon sets one")
-      ->check(CLI::Range(int64_t{1}, int64_t{3'600'000}))
+      ->check(CLI::Range(kHeartbeatIntervalMs.min, kHeartbeatIntervalMs.max))
       ->capture_default_str();
   bool discover = false;
   std::string discover_format = "text";
@@ -112,6 +154,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
 
+  std::string config_path;
+  app.add_option("--config", config_path,
+                 "settings file; every key is the flag of the same name, and a flag given here wins "
+                 "(default: /etc/gpusched/agent.toml when it exists)")
+      ->check(CLI::ExistingFile);
+  CLI::App* check_config =
+      app.add_subcommand("check-config", "check an agent.toml: exit 0 with a summary, or 1 naming the bad line");
+  std::string check_config_path;
+  check_config->add_option("FILE", check_config_path, "the file to check")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -119,6 +171,38 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return UsageError(e.what());
   }
+  if (*check_config) return CheckConfig(check_config_path);
+
+  // agent.toml under the command line: a key counts where its flag was not given.
+  std::string config_used;
+  auto file = gpusched::agent::LoadAgentConfig(config_path, &config_used);
+  if (!file.ok()) {
+    std::cerr << "gpusched-agent: " << file.status().message() << "\n";
+    return 1;
+  }
+  auto unless_flag = [&app](const char* flag, const auto& value, auto& target) {
+    if (value.has_value() && app.get_option(flag)->count() == 0) target = *value;
+  };
+  // The daemon address: --daemon, then $GPUSCHED_ADDR, then the file (as for the CLI).
+  if (env_address == nullptr || *env_address == '\0') unless_flag("--daemon", file->daemon, options.daemon_address);
+  unless_flag("--node-name", file->node_name, options.node_name);
+  unless_flag("--advertise-address", file->advertise_address, options.advertise_address);
+  unless_flag("--gpu-source", file->gpu_source, gpu_source);
+  unless_flag("--topology-file", file->topology_file, options.topology_file);
+  unless_flag("--nvml-library", file->nvml_library, options.nvml_library);
+  unless_flag("--fake-gpus", file->fake_gpus, options.fake_gpus);
+  unless_flag("--gpu-model", file->gpu_model, options.gpu_model);
+  unless_flag("--gpu-memory-mb", file->gpu_memory_mb, options.gpu_memory_mb);
+  unless_flag("--cpus", file->cpus, options.cpus);
+  unless_flag("--memory-mb", file->memory_mb, options.memory_mb);
+  unless_flag("--log-dir", file->log_dir, options.log_dir);
+  unless_flag("--cpu-bind", file->cpu_bind, cpu_bind);
+  unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
+  unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
+  unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
+  unless_flag("--log-level", file->log_level, log_level);
+  // Labels merge: --label rack=r02 replaces the file's rack and keeps the rest.
+  for (const auto& [key, value] : file->labels) options.labels[key] = value;
   for (const std::string& label : labels) {
     auto eq = label.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -133,6 +217,7 @@ int main(int argc, char** argv) {
                        : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake
                                               : gpusched::agent::GpuSource::kAuto;
   gpusched::SetLogLevel(log_level);
+  if (!config_used.empty()) gpusched::GetLogger("agent")->info("settings from {}", config_used);
   if (discover) {
     return Discover(std::move(options), discover_format == "json"       ? gpusched::agent::DiscoverFormat::kJson
                                         : discover_format == "nccl-xml" ? gpusched::agent::DiscoverFormat::kNcclXml
@@ -153,9 +238,13 @@ int main(int argc, char** argv) {
     std::cerr << "gpusched-agent: " << s.message() << "\n";
     return 1;
   }
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+  // Ready once the agent runs its loop, not once it is registered: an agent
+  // must start (and keep its jobs) while the daemon is away.
+  gpusched::service::SystemdNotifier systemd;
+  systemd.Ready(absl::StrCat("connecting to ", options.daemon_address));
+  const int sig = WaitForStopSignal(stop_signals, agent, options.daemon_address, systemd);
   log->info("received {}, stopping (running jobs are killed)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  systemd.Stopping();
   agent.Stop();
   return 0;
 }

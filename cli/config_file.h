@@ -8,8 +8,7 @@
 
 namespace gpusched::cli {
 
-// What cli.toml may set. The file is the small subset of TOML a person writes
-// by hand: `key = "string"` lines, comments and blank lines.
+// What cli.toml may set (packaging/config/cli.toml documents it).
 struct CliConfig {
   std::optional<std::string> address;
 };

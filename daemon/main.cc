@@ -13,17 +13,21 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/defaults.h"
 #include "common/logging.h"
 #include "common/net/network_topology_conf.h"
+#include "daemon/config/daemon_config.h"
+#include "daemon/config/network_topology_file.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
 #include "daemon/server/daemon.h"
 #include "daemon/sim/simulate_flags.h"
+#include "common/systemd/systemd_notifier.h"
 
 namespace {
 
@@ -56,27 +60,41 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-int RunServe(const DaemonOptions& options, const sigset_t& signals) {
+int RunServe(DaemonOptions options, const sigset_t& signals) {
+  gpusched::service::SystemdNotifier systemd;  // no-op outside systemd
+  if (auto interval = systemd.watchdog_interval()) {
+    // The scheduler thread pings: a hung pass or a deadlock in it gets the
+    // daemon restarted. It wakes at least once a tick.
+    if (options.tick > *interval) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat(
+          "tick_ms ", absl::ToInt64Milliseconds(options.tick), " is longer than half of systemd's WatchdogSec (",
+          absl::ToInt64Milliseconds(*interval), " ms): lower tick_ms or raise WatchdogSec")));
+    }
+    options.on_scheduler_wake = [&systemd] { systemd.PingWatchdogIfDue(); };
+  }
   gpusched::SystemClock clock;
   auto daemon = gpusched::server::Daemon::Start(options, clock);
   if (!daemon.ok()) return Fail(daemon.status());
+  systemd.Ready(absl::StrCat("serving on ", (*daemon)->address(), ", state in ", (*daemon)->db_path()));
   gpusched::GetLogger("daemon")->info("gpuschedd {} serving on {}, state in {}", gpusched::kVersion,
                                       (*daemon)->address(), (*daemon)->db_path());
+  if (!(*daemon)->metrics_url().empty()) {
+    gpusched::GetLogger("daemon")->info("metrics on {}", (*daemon)->metrics_url());
+  }
   int sig = WaitForStopSignal(signals);
   gpusched::GetLogger("daemon")->info("signal {}: shutting down", sig);
+  systemd.Stopping();
   (*daemon)->Shutdown();
   return 0;
 }
 
-// Read here, parsed by the pure parser; errors name the file and line.
-absl::StatusOr<std::shared_ptr<const gpusched::NetworkTopologyConf>> LoadNetworkTopology(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read network topology file ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  auto conf = gpusched::ParseNetworkTopologyConf(text.str());
-  if (!conf.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", conf.status().message()));
-  return std::make_shared<const gpusched::NetworkTopologyConf>(*std::move(conf));
+// `gpuschedd check-config FILE`: 0 and one line when the file is good, else 1
+// and the message naming the line.
+int CheckConfig(const std::string& path) {
+  auto config = gpusched::daemon::ReadDaemonConfig(path);
+  if (!config.ok()) return Fail(config.status());
+  std::cout << path << ": " << gpusched::daemon::DescribeDaemonConfig(*config) << "\n";
+  return 0;
 }
 
 int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals) {
@@ -93,6 +111,9 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
 
   const std::string address = (*cluster)->daemon().address();
   std::cout << "gpuschedd dev: daemon on " << address << ", state in " << (*cluster)->daemon().db_path() << "\n";
+  if (!(*cluster)->daemon().metrics_url().empty()) {
+    std::cout << "gpuschedd dev: Prometheus metrics on " << (*cluster)->daemon().metrics_url() << "\n";
+  }
   for (const auto& node : nodes) {
     std::cout << "gpuschedd dev: agent " << node.name << " with " << node.gpus << "x " << node.gpu_model << " ("
               << (node.topology_text.empty() ? "fake GPUs, no topology"
@@ -120,6 +141,17 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
   return 0;
 }
 
+// dev serves metrics next to gRPC unless told otherwise: the gRPC port + 1
+// (127.0.0.1:6871 by default), or a free port when gRPC takes a free one.
+std::string DevMetricsAddress(const std::string& flag, const std::string& listen) {
+  if (flag == "off") return "";
+  if (!flag.empty()) return flag;
+  const size_t colon = listen.rfind(':');
+  int port = 0;
+  if (colon == std::string::npos || !absl::SimpleAtoi(listen.substr(colon + 1), &port)) return "";
+  return absl::StrCat(listen.substr(0, colon), ":", port == 0 || port >= 65535 ? 0 : port + 1);
+}
+
 int RunSimulateCommand(const gpusched::sim::SimulateOptions& options, const sigset_t& signals) {
   // Nothing waits for signals here: let Ctrl-C end a long replay.
   pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
@@ -142,32 +174,47 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
 
   DaemonOptions options;
-  int64_t kill_grace_ms = 10000;
-  int64_t tick_ms = 200;
-  int64_t not_responding_ms = 30000;
-  int64_t down_ms = 120000;
+  using gpusched::daemon::kKillGraceMs, gpusched::daemon::kTickMs, gpusched::daemon::kNodeNotRespondingMs,
+      gpusched::daemon::kNodeDownMs;
+  int64_t kill_grace_ms = kKillGraceMs.default_value;
+  int64_t tick_ms = kTickMs.default_value;
+  int64_t not_responding_ms = kNodeNotRespondingMs.default_value;
+  int64_t down_ms = kNodeDownMs.default_value;
 
   CLI::App* serve = app.add_subcommand("serve", "run the daemon");
-  options.state_dir = "/var/lib/gpusched";
+  options.state_dir = gpusched::daemon::kDefaultStateDir;
+  std::string config_path;
+  serve->add_option("--config", config_path,
+                    "settings file; every key is the flag of the same name, and a flag given here wins "
+                    "(default: /etc/gpusched/gpuschedd.toml when it exists)")
+      ->check(CLI::ExistingFile);
   serve->add_option("--listen", options.listen_address, "address to serve gRPC on")->capture_default_str();
   serve->add_option("--state-dir", options.state_dir, "directory of the SQLite state file")->capture_default_str();
   serve->add_option("--kill-grace-ms", kill_grace_ms, "SIGTERM to SIGKILL on cancel and time limit")
-      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->check(CLI::Range(kKillGraceMs.min, kKillGraceMs.max))
       ->capture_default_str();
   serve->add_option("--tick-ms", tick_ms, "period of time-limit checks")
-      ->check(CLI::Range(int64_t{10}, int64_t{60000}))
+      ->check(CLI::Range(kTickMs.min, kTickMs.max))
       ->capture_default_str();
   serve->add_option("--node-not-responding-ms", not_responding_ms, "silence before a node takes no new jobs")
-      ->check(CLI::Range(int64_t{100}, int64_t{86400000}))
+      ->check(CLI::Range(kNodeNotRespondingMs.min, kNodeNotRespondingMs.max))
       ->capture_default_str();
   serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
-      ->check(CLI::Range(int64_t{100}, int64_t{86400000}))
+      ->check(CLI::Range(kNodeDownMs.min, kNodeDownMs.max))
       ->capture_default_str();
 
   std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
+  serve->add_option("--metrics-listen", options.metrics_listen,
+                    "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6871); off when not given");
   serve->add_option("--placement-policy", placement_policy,
                     "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
+      ->capture_default_str();
+  std::string default_topology = "prefer";
+  serve->add_option("--default-topology", default_topology,
+                    "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "
+                    "idle cluster's best) or any")
+      ->check(CLI::IsMember({"prefer", "strict", "any"}))
       ->capture_default_str();
   std::string network_topology_file;
   serve->add_option("--network-topology", network_topology_file,
@@ -184,8 +231,16 @@ int main(int argc, char** argv) {
   dev->add_option("--state-dir", dev_state_dir, "state directory (default: $TMPDIR/gpusched-dev-UID)");
   dev->add_flag("--fresh", fresh, "start from an empty state directory");
   dev->add_flag("--no-demo", no_demo, "do not submit the demo job");
+  std::string dev_metrics;
+  dev->add_option("--metrics-listen", dev_metrics,
+                  "Prometheus metrics address (default: the --listen host and port + 1, 127.0.0.1:6871; off: none)");
 
   gpusched::sim::SimulateFlags simulate(app);
+
+  CLI::App* check_config =
+      app.add_subcommand("check-config", "check a gpuschedd.toml: exit 0 with a summary, or 1 naming the bad line");
+  std::string check_config_path;
+  check_config->add_option("FILE", check_config_path, "the file to check")->required();
 
   try {
     app.parse(argc, argv);
@@ -193,7 +248,29 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (*check_config) return CheckConfig(check_config_path);
+  std::string config_used;
+  if (*serve) {
+    // gpuschedd.toml under the command line: a key counts where its flag was not given.
+    auto file = gpusched::daemon::LoadServeConfig(config_path, &config_used);
+    if (!file.ok()) return Fail(file.status());
+    auto unless_flag = [](CLI::App* command, const char* flag, const auto& value, auto& target) {
+      if (value.has_value() && command->get_option(flag)->count() == 0) target = *value;
+    };
+    unless_flag(&app, "--log-level", file->log_level, log_level);
+    unless_flag(serve, "--listen", file->listen, options.listen_address);
+    unless_flag(serve, "--state-dir", file->state_dir, options.state_dir);
+    unless_flag(serve, "--kill-grace-ms", file->kill_grace_ms, kill_grace_ms);
+    unless_flag(serve, "--tick-ms", file->tick_ms, tick_ms);
+    unless_flag(serve, "--node-not-responding-ms", file->node_not_responding_ms, not_responding_ms);
+    unless_flag(serve, "--node-down-ms", file->node_down_ms, down_ms);
+    unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
+    unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
+    unless_flag(serve, "--default-topology", file->default_topology, default_topology);
+    unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
+  }
   gpusched::SetLogLevel(log_level);
+  if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);
   if (simulate.chosen()) return RunSimulateCommand(simulate.Options(), signals);
   options.core.kill_grace = absl::Milliseconds(kill_grace_ms);
   options.tick = absl::Milliseconds(tick_ms);
@@ -201,13 +278,17 @@ int main(int argc, char** argv) {
   options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
 
   options.core.placement_policy = placement_policy;
+  options.core.defaults.topology = default_topology == "strict" ? gpusched::v1::TOPOLOGY_MODE_STRICT
+                                   : default_topology == "any"  ? gpusched::v1::TOPOLOGY_MODE_ANY
+                                                                : gpusched::v1::TOPOLOGY_MODE_PREFER;
   if (!network_topology_file.empty()) {
-    auto network = LoadNetworkTopology(network_topology_file);
+    auto network = gpusched::daemon::ReadNetworkTopologyFile(network_topology_file);
     if (!network.ok()) return Fail(network.status());
     options.core.network = *std::move(network);
   }
   if (*serve) return RunServe(options, signals);
   options.listen_address = dev_listen;
+  options.metrics_listen = DevMetricsAddress(dev_metrics, dev_listen);
   options.state_dir = dev_state_dir;
   options.core.kill_grace = absl::Seconds(3);
   return RunDev(options, fresh, !no_demo, signals);

@@ -8,7 +8,13 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev
+  prometheus-cpp-dev  # /metrics of gpuschedd and gpusched-agent
+  prometheus          # tests: a real Prometheus server and promtool check the metrics, config and alert rules
   gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)
+  libtomlplusplus-dev  # gpuschedd.toml, agent.toml, cli.toml, simulator cluster specs
+  libsystemd-dev       # sd_notify: Type=notify units with a watchdog
+  systemd              # tests: systemd-analyze verify on the units
+  dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs
   procps psmisc
 )
 

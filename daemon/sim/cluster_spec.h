@@ -29,8 +29,8 @@ struct NodeGroupSpec {
   int line = 0;
 };
 
-// A simulated cluster, as written in a small TOML file (see toml_subset.h
-// for the syntax accepted):
+// A simulated cluster, as written in a small TOML file (read with
+// common/config, so any TOML v1.0 spelling of the same tables is accepted):
 //
 //   name = "dgx-h100-64"
 //

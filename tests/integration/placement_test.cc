@@ -134,3 +134,25 @@ TEST_CASE("a strict job with a wait bound takes the best free placement once the
   CHECK(job.spec().topology() == v1::TOPOLOGY_MODE_STRICT);
   cluster.Cli({"cancel", std::to_string(big)});
 }
+
+TEST_CASE("--default-topology strict makes a job that does not choose wait like a strict one", "[integration]") {
+  AgentSpec pcie{"pcie-01", 0,
+                 {"--topology-file", Fixture("pcie-8x-rtx4090.txt"), "--gpu-model", "Tesla V100-SXM2-32GB",
+                  "--gpu-memory-mb", "32768"},
+                 {}};
+  TestCluster cluster({Dgx1("dgx1-01"), pcie}, {"--default-topology", "strict"});
+  uint64_t big = cluster.Submit({"--gpus", "8", "--", "/bin/sleep", "300"});
+  REQUIRE(cluster.WaitForState(big, v1::JOB_STATE_RUNNING).allocation().nodes(0).node() == "dgx1-01");
+  uint64_t unset = cluster.Submit({"--gpus", "4", "--", "/bin/true"});
+  uint64_t any = cluster.Submit({"--gpus", "4", "--topology", "any", "--", "/bin/true"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  v1::Job waiting = cluster.GetJob(unset);
+  CHECK(waiting.spec().topology() == v1::TOPOLOGY_MODE_STRICT);
+  CHECK(waiting.state() == v1::JOB_STATE_PENDING);
+  CHECK_THAT(waiting.reason(), Catch::StartsWith("strict topology: waiting for 4 GPUs on one node"));
+  // Jobs that choose keep their choice (this one waits only for its turn).
+  CHECK(cluster.GetJob(any).spec().topology() == v1::TOPOLOGY_MODE_ANY);
+  cluster.Cli({"cancel", std::to_string(big)});
+  CHECK(cluster.WaitForEnd(unset).allocation().nodes(0).node() == "dgx1-01");
+  CHECK(cluster.WaitForEnd(any).state() == v1::JOB_STATE_COMPLETED);
+}

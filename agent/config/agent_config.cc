@@ -1,0 +1,127 @@
+#include "agent/config/agent_config.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/config/host_port.h"
+#include "common/config/log_levels.h"
+#include "common/config/toml_document.h"
+#include "common/config/toml_table_reader.h"
+
+namespace gpusched::agent {
+namespace {
+
+using config::TomlTableReader;
+
+std::optional<std::string> Address(TomlTableReader& reader, absl::string_view key, bool port_zero_ok) {
+  std::optional<std::string> value = reader.String(key);
+  if (value && !config::IsHostPort(*value, port_zero_ok)) {
+    reader.Error(reader.LineOf(key), absl::StrCat(key, " \"", *value, "\" is not HOST:PORT"));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<int64_t> Int(TomlTableReader& reader, const AgentIntSetting& setting) {
+  return reader.Int(setting.key, setting.min, setting.max);
+}
+
+// Node labels go to the daemon as they are; the ones placement reads
+// (rack, leaf, spine, nvlink-domain) must not be empty.
+void CheckLabels(TomlTableReader& reader, const std::vector<std::pair<std::string, std::string>>& labels) {
+  const config::TomlValue* table = reader.Find("labels");
+  for (const auto& [key, value] : labels) {
+    const config::TomlValue* item = table->Find(key);
+    if (key.empty()) reader.Error(item->line, "labels: a label needs a name");
+    if (value.empty()) reader.Error(item->line, absl::StrCat("labels.", key, " is empty"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::string& path) {
+  auto doc = config::ParseToml(text, path);
+  if (!doc.ok()) return doc.status();
+  TomlTableReader reader(*doc, path, "");
+  reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
+                    kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind",
+                    "nccl_topo_file", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level"});
+  AgentConfig config;
+  config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
+  config.node_name = reader.String("node_name");
+  if (config.node_name && config.node_name->empty()) reader.Error(reader.LineOf("node_name"), "node_name is empty");
+  config.advertise_address = reader.String("advertise_address");
+  config.gpu_source = reader.OneOf("gpu_source", {"auto", "nvml", "file", "fake"});
+  config.topology_file = reader.Path("topology_file");
+  if (config.topology_file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*config.topology_file, ec)) {
+      reader.Error(reader.LineOf("topology_file"),
+                   absl::StrCat("topology_file ", *config.topology_file, " is not a readable file"));
+    }
+  }
+  config.nvml_library = reader.String("nvml_library");
+  config.fake_gpus = Int(reader, kFakeGpus);
+  config.gpu_model = reader.String("gpu_model");
+  config.gpu_memory_mb = Int(reader, kGpuMemoryMb);
+  config.cpus = Int(reader, kCpus);
+  config.memory_mb = Int(reader, kMemoryMb);
+  config.log_dir = reader.Path("log_dir");
+  config.cpu_bind = reader.OneOf("cpu_bind", {"none", "numa"});
+  config.nccl_topo_file = reader.Bool("nccl_topo_file");
+  config.metrics_listen = Address(reader, "metrics_listen", /*port_zero_ok=*/true);
+  config.heartbeat_interval_ms = Int(reader, kHeartbeatIntervalMs);
+  config.log_level = reader.OneOf("log_level", config::LogLevelNames());
+  if (auto labels = reader.StringTable("labels")) {
+    CheckLabels(reader, *labels);
+    config.labels = *std::move(labels);
+  }
+  if (!reader.ok()) return reader.status();
+  return config;
+}
+
+absl::StatusOr<AgentConfig> ReadAgentConfig(const std::string& path) {
+  auto text = config::ReadConfigText(path);
+  if (!text.ok()) return text.status();
+  return ParseAgentConfig(*text, path);
+}
+
+absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& flag_path, std::string* used) {
+  used->clear();
+  const std::optional<std::string> path = config::SettingsFileToRead(flag_path, kDefaultAgentConfigPath);
+  if (!path) return AgentConfig{};
+  auto config = ReadAgentConfig(*path);
+  if (config.ok()) *used = *path;
+  return config;
+}
+
+std::string DescribeAgentConfig(const AgentConfig& config) {
+  std::vector<std::string> set;
+  auto add = [&set](absl::string_view key, const auto& value) {
+    if (value) set.push_back(absl::StrCat(key, "=", *value));
+  };
+  add("daemon", config.daemon);
+  add("node_name", config.node_name);
+  add("advertise_address", config.advertise_address);
+  add("gpu_source", config.gpu_source);
+  add("topology_file", config.topology_file);
+  add("nvml_library", config.nvml_library);
+  add(kFakeGpus.key, config.fake_gpus);
+  add("gpu_model", config.gpu_model);
+  add(kGpuMemoryMb.key, config.gpu_memory_mb);
+  add(kCpus.key, config.cpus);
+  add(kMemoryMb.key, config.memory_mb);
+  add("log_dir", config.log_dir);
+  add("cpu_bind", config.cpu_bind);
+  if (config.nccl_topo_file) set.push_back(absl::StrCat("nccl_topo_file=", *config.nccl_topo_file ? "true" : "false"));
+  add("metrics_listen", config.metrics_listen);
+  add(kHeartbeatIntervalMs.key, config.heartbeat_interval_ms);
+  add("log_level", config.log_level);
+  for (const auto& [key, value] : config.labels) set.push_back(absl::StrCat("labels.", key, "=", value));
+  if (set.empty()) return "valid, sets nothing (every setting at its default)";
+  return absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ", absl::StrJoin(set, " "));
+}
+
+}  // namespace gpusched::agent

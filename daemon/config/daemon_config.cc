@@ -1,0 +1,112 @@
+#include "daemon/config/daemon_config.h"
+
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/config/host_port.h"
+#include "common/config/log_levels.h"
+#include "common/config/toml_document.h"
+#include "common/config/toml_table_reader.h"
+#include "daemon/config/network_topology_file.h"
+#include "daemon/core/policy/placement_policy.h"
+
+namespace gpusched::daemon {
+namespace {
+
+using config::TomlTableReader;
+
+std::optional<std::string> ListenAddress(TomlTableReader& reader, absl::string_view key) {
+  std::optional<std::string> value = reader.String(key);
+  if (value && !config::IsHostPort(*value, /*port_zero_ok=*/true)) {
+    reader.Error(reader.LineOf(key), absl::StrCat(key, " \"", *value, "\" is not HOST:PORT"));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<int64_t> Int(TomlTableReader& reader, const IntSetting& setting) {
+  return reader.Int(setting.key, setting.min, setting.max);
+}
+
+}  // namespace
+
+absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std::string& path) {
+  auto doc = config::ParseToml(text, path);
+  if (!doc.ok()) return doc.status();
+  TomlTableReader reader(*doc, path, "");
+  reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
+                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key});
+  DaemonConfig config;
+  config.listen = ListenAddress(reader, "listen");
+  config.state_dir = reader.Path("state_dir");
+  config.log_level = reader.OneOf("log_level", config::LogLevelNames());
+  config.placement_policy = reader.OneOf("placement_policy", core::PlacementPolicyNames());
+  config.default_topology = reader.OneOf("default_topology", {"prefer", "strict", "any"});
+  config.metrics_listen = ListenAddress(reader, "metrics_listen");
+  config.tick_ms = Int(reader, kTickMs);
+  config.kill_grace_ms = Int(reader, kKillGraceMs);
+  config.node_not_responding_ms = Int(reader, kNodeNotRespondingMs);
+  config.node_down_ms = Int(reader, kNodeDownMs);
+  if (config.node_not_responding_ms && config.node_down_ms && *config.node_down_ms < *config.node_not_responding_ms) {
+    reader.Error(reader.LineOf(kNodeDownMs.key),
+                 absl::StrCat(kNodeDownMs.key, " (", *config.node_down_ms, ") is shorter than ",
+                              kNodeNotRespondingMs.key, " (", *config.node_not_responding_ms,
+                              "): a node is not responding before it is down"));
+  }
+  config.network_topology = reader.Path("network_topology");
+  if (config.network_topology) {
+    auto network = ReadNetworkTopologyFile(*config.network_topology);
+    if (network.ok()) {
+      config.network = *std::move(network);
+    } else {
+      reader.Error(reader.LineOf("network_topology"), network.status().message());
+    }
+  }
+  if (!reader.ok()) return reader.status();
+  return config;
+}
+
+absl::StatusOr<DaemonConfig> ReadDaemonConfig(const std::string& path) {
+  auto text = config::ReadConfigText(path);
+  if (!text.ok()) return text.status();
+  return ParseDaemonConfig(*text, path);
+}
+
+absl::StatusOr<DaemonConfig> LoadServeConfig(const std::string& flag_path, std::string* used) {
+  used->clear();
+  const std::optional<std::string> path = config::SettingsFileToRead(flag_path, kDefaultDaemonConfigPath);
+  if (!path) return DaemonConfig{};
+  auto config = ReadDaemonConfig(*path);
+  if (config.ok()) *used = *path;
+  return config;
+}
+
+std::string DescribeDaemonConfig(const DaemonConfig& config) {
+  std::vector<std::string> set;
+  auto add = [&set](absl::string_view key, const auto& value) {
+    if (value) set.push_back(absl::StrCat(key, "=", *value));
+  };
+  add("listen", config.listen);
+  add("state_dir", config.state_dir);
+  add("log_level", config.log_level);
+  add("placement_policy", config.placement_policy);
+  add("default_topology", config.default_topology);
+  add("metrics_listen", config.metrics_listen);
+  add("network_topology", config.network_topology);
+  add(kTickMs.key, config.tick_ms);
+  add(kKillGraceMs.key, config.kill_grace_ms);
+  add(kNodeNotRespondingMs.key, config.node_not_responding_ms);
+  add(kNodeDownMs.key, config.node_down_ms);
+  if (set.empty()) return "valid, sets nothing (every setting at its default)";
+  std::string line = absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ",
+                                  absl::StrJoin(set, " "));
+  if (config.network) {
+    absl::StrAppend(&line, " (", config.network->switches().size(), " switches, ", config.network->blocks().size(),
+                    " NVLink domains)");
+  }
+  return line;
+}
+
+}  // namespace gpusched::daemon

@@ -1,0 +1,58 @@
+// gpuschedd serve with a settings file: the file fills in what the flags
+// leave out, a flag wins over its key. Read back from what the daemon tells
+// systemd (READY's STATUS: the address it bound and its state file).
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "tests/service/notify_socket.h"
+#include "tests/support/subprocess.h"
+
+using gpusched::testing::NotifySocket;
+using gpusched::testing::ReadFile;
+using gpusched::testing::Spawn;
+using gpusched::testing::WaitForExit;
+
+TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("gpusched-serve-config-", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // Relative paths in the file are taken from the file's directory.
+  std::ofstream(dir / "gpuschedd.toml") << "listen = \"127.0.0.1:0\"\nstate_dir = \"file-state\"\ntick_ms = 50\n";
+  const std::string log = (dir / "daemon.log").string();
+  NotifySocket systemd;
+
+  SECTION("every key the flags leave out comes from the file") {
+    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", (dir / "gpuschedd.toml").string()},
+                            {{"NOTIFY_SOCKET", systemd.path()}}, log, log);
+    INFO(ReadFile(log));
+    REQUIRE(systemd.WaitForLine("READY=1", absl::Seconds(30)));
+    // Port 0 from the file, not the default 6870; the state dir next to the file.
+    CHECK_THAT(systemd.Last("STATUS"), Catch::StartsWith("serving on 127.0.0.1:") &&
+                                           !Catch::Contains(":6870,") &&
+                                           Catch::EndsWith(absl::StrCat(dir.string(), "/file-state/gpusched.db")));
+    CHECK_THAT(ReadFile(log), Catch::Contains(absl::StrCat("settings from ", dir.string(), "/gpuschedd.toml")));
+    kill(pid, SIGTERM);
+    CHECK(WaitForExit(pid) == 0);
+  }
+  SECTION("a flag wins over its key") {
+    const std::string flag_state = (dir / "flag-state").string();
+    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", (dir / "gpuschedd.toml").string(),
+                             "--state-dir", flag_state},
+                            {{"NOTIFY_SOCKET", systemd.path()}}, log, log);
+    INFO(ReadFile(log));
+    REQUIRE(systemd.WaitForLine("READY=1", absl::Seconds(30)));
+    CHECK_THAT(systemd.Last("STATUS"), Catch::EndsWith(flag_state + "/gpusched.db"));
+    CHECK_FALSE(std::filesystem::exists(dir / "file-state"));
+    kill(pid, SIGTERM);
+    CHECK(WaitForExit(pid) == 0);
+  }
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,94 @@
+// agent.toml: the shipped example, labels, and errors that point at the line.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "agent/config/agent_config.h"
+
+using namespace gpusched::agent;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const std::string kExample = std::string(GPUSCHED_PACKAGING_CONFIG_DIR) + "/agent.toml";
+
+std::string ErrorOf(const std::string& text) {
+  auto config = ParseAgentConfig(text, "/etc/gpusched/agent.toml");
+  INFO(text);
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(config.status().message());
+}
+
+}  // namespace
+
+TEST_CASE("agent.toml: the shipped example holds the agent's defaults") {
+  auto config = ReadAgentConfig(kExample);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->daemon == "127.0.0.1:6870");
+  CHECK(config->gpu_source == "auto");
+  CHECK(config->fake_gpus == 0);
+  CHECK(config->gpu_model == "NVIDIA H100 80GB HBM3");
+  CHECK(config->gpu_memory_mb == 81559);
+  CHECK(config->cpus == 0);
+  CHECK(config->memory_mb == 0);
+  CHECK(config->log_dir == kDefaultAgentLogDir);
+  CHECK(config->cpu_bind == "numa");
+  CHECK(config->nccl_topo_file == false);
+  CHECK(config->heartbeat_interval_ms == 5000);
+  CHECK(config->log_level == "info");
+  CHECK(config->labels.empty());
+  CHECK_FALSE(config->node_name.has_value());
+  CHECK_FALSE(config->topology_file.has_value());
+}
+
+TEST_CASE("agent.toml: labels as a section or inline, in file order") {
+  auto config = ParseAgentConfig("daemon = \"head:6870\"\n[labels]\nrack = \"r01\"\nleaf = \"leaf-01\"\n", "a.toml");
+  REQUIRE(config.ok());
+  CHECK(config->daemon == "head:6870");
+  CHECK(config->labels == std::vector<std::pair<std::string, std::string>>{{"rack", "r01"}, {"leaf", "leaf-01"}});
+  config = ParseAgentConfig("labels = { nvlink-domain = \"nvl01\" }\n", "a.toml");
+  REQUIRE(config.ok());
+  CHECK(config->labels == std::vector<std::pair<std::string, std::string>>{{"nvlink-domain", "nvl01"}});
+  CHECK(DescribeAgentConfig(*config) == "valid, 1 setting: labels.nvlink-domain=nvl01");
+}
+
+TEST_CASE("agent.toml: each mistake names the file and the line") {
+  const std::string at = "/etc/gpusched/agent.toml:";
+  CHECK_THAT(ErrorOf("daemon = \"head:6870\"\n\nfake_gpu = 4\n"),
+             StartsWith(at + "3: unknown key fake_gpu (expected daemon, node_name"));
+  CHECK(ErrorOf("fake_gpus = \"4\"\n") == at + "1: fake_gpus must be an integer, got a string");
+  CHECK(ErrorOf("nccl_topo_file = \"yes\"\n") == at + "1: nccl_topo_file must be a boolean, got a string");
+  CHECK(ErrorOf("labels = \"rack=r01\"\n") == at + "1: labels must be a table, got a string");
+  CHECK(ErrorOf("fake_gpus = 4096\n") == at + "1: fake_gpus must be between 0 and 1024, got 4096");
+  CHECK(ErrorOf("heartbeat_interval_ms = 0\n") == at + "1: heartbeat_interval_ms must be between 1 and 3600000, got 0");
+  CHECK(ErrorOf("cpu_bind = \"sideways\"\n") == at + "1: cpu_bind \"sideways\" is not one of none, numa");
+  CHECK(ErrorOf("gpu_source = \"cuda\"\n") == at + "1: gpu_source \"cuda\" is not one of auto, nvml, file, fake");
+  CHECK(ErrorOf("daemon = \"head\"\n") == at + "1: daemon \"head\" is not HOST:PORT");
+  CHECK(ErrorOf("[labels]\nrack = \"\"\n") == at + "2: labels.rack is empty");
+  CHECK(ErrorOf("[labels]\nrack = 1\n") == at + "2: labels.rack must be a string, got an integer");
+  CHECK_THAT(ErrorOf("topology_file = \"/nonexistent/topo.txt\"\n"),
+             StartsWith(at + "1: topology_file /nonexistent/topo.txt is not a readable file"));
+  CHECK_THAT(ErrorOf("log_dir = \"/var/log\"\n[labels\n"), StartsWith(at + "2: "));
+}
+
+TEST_CASE("agent.toml: a relative topology_file is taken from the file's directory") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpusched-agent-config-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "topo.txt") << "GPU0\tX\n";
+  std::ofstream(dir / "agent.toml") << "topology_file = \"topo.txt\"\nlog_dir = \"logs\"\n";
+  auto config = ReadAgentConfig((dir / "agent.toml").string());
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->topology_file == (dir / "topo.txt").string());
+  CHECK(config->log_dir == (dir / "logs").string());
+  std::string used;
+  CHECK(LoadAgentConfig((dir / "none.toml").string(), &used).status().code() == absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}

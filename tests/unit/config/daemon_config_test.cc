@@ -1,0 +1,132 @@
+// gpuschedd.toml: the shipped example, and errors that point at the line.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "common/defaults.h"
+#include "daemon/config/daemon_config.h"
+#include "daemon/core/policy/placement_policy.h"
+
+using namespace gpusched::daemon;
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+
+namespace {
+
+const std::string kExample = std::string(GPUSCHED_PACKAGING_CONFIG_DIR) + "/gpuschedd.toml";
+
+std::string ErrorOf(const std::string& text) {
+  auto config = ParseDaemonConfig(text, "/etc/gpusched/gpuschedd.toml");
+  INFO(text);
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(config.status().message());
+}
+
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("gpusched-daemon-config-" + std::to_string(getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("gpuschedd.toml: the shipped example sets every default, and only the defaults") {
+  auto config = ReadDaemonConfig(kExample);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->listen == gpusched::kDefaultDaemonAddress);
+  CHECK(config->state_dir == kDefaultStateDir);
+  CHECK(config->log_level == "info");
+  CHECK(config->placement_policy == gpusched::core::kDefaultPlacementPolicy);
+  CHECK(config->default_topology == "prefer");
+  CHECK(config->tick_ms == kTickMs.default_value);
+  CHECK(config->kill_grace_ms == kKillGraceMs.default_value);
+  CHECK(config->node_not_responding_ms == kNodeNotRespondingMs.default_value);
+  CHECK(config->node_down_ms == kNodeDownMs.default_value);
+  // Optional settings without a default are shown commented out.
+  CHECK_FALSE(config->network_topology.has_value());
+  CHECK_FALSE(config->metrics_listen.has_value());
+}
+
+TEST_CASE("gpuschedd.toml: an empty file sets nothing") {
+  auto config = ParseDaemonConfig("# nothing yet\n", "x.toml");
+  REQUIRE(config.ok());
+  CHECK_FALSE(config->listen.has_value());
+  CHECK_FALSE(config->tick_ms.has_value());
+  CHECK(DescribeDaemonConfig(*config) == "valid, sets nothing (every setting at its default)");
+}
+
+TEST_CASE("gpuschedd.toml: each mistake names the file and the line") {
+  const std::string at = "/etc/gpusched/gpuschedd.toml:";
+  // Unknown key (a typo must not silently leave the default in place).
+  CHECK_THAT(ErrorOf("listen = \"0.0.0.0:6870\"\nlisten_adress = \"x:1\"\n"),
+             StartsWith(at + "2: unknown key listen_adress (expected listen, state_dir"));
+  // Wrong type.
+  CHECK(ErrorOf("\ntick_ms = \"200\"\n") == at + "2: tick_ms must be an integer, got a string");
+  CHECK(ErrorOf("listen = 6870\n") == at + "1: listen must be a string, got an integer");
+  // Bad values.
+  CHECK(ErrorOf("tick_ms = 5\n") == at + "1: tick_ms must be between 10 and 60000, got 5");
+  CHECK_THAT(ErrorOf("placement_policy = \"fastest\"\n"),
+             StartsWith(at + "1: placement_policy \"fastest\" is not one of ") && Contains("topology"));
+  CHECK_THAT(ErrorOf("default_topology = \"best\"\n"),
+             StartsWith(at + "1: default_topology \"best\" is not one of prefer"));
+  CHECK(ErrorOf("listen = \"nohost\"\n") == at + "1: listen \"nohost\" is not HOST:PORT");
+  CHECK_THAT(ErrorOf("log_level = \"chatty\"\n"), StartsWith(at + "1: log_level \"chatty\" is not one of trace"));
+  CHECK_THAT(ErrorOf("node_not_responding_ms = 5000\nnode_down_ms = 1000\n"),
+             StartsWith(at + "2: node_down_ms (1000) is shorter than node_not_responding_ms (5000)"));
+  CHECK(ErrorOf("state_dir = \"\"\n") == at + "1: state_dir is empty");
+  // Syntax.
+  CHECK_THAT(ErrorOf("tick_ms = 200\nkill_grace_ms = \n"), StartsWith(at + "2: "));
+  // Unknown keys are reported first, then the values from the top down.
+  CHECK_THAT(ErrorOf("tick_ms = 1\ncolour = 2\n"), StartsWith(at + "2: unknown key colour"));
+  CHECK_THAT(ErrorOf("listen = \"x\"\ntick_ms = 1\n"), StartsWith(at + "1: listen \"x\""));
+}
+
+TEST_CASE("gpuschedd.toml: network_topology is read relative to the file, its errors at that key's line") {
+  TempDir dir;
+  dir.Write("topology.conf", "SwitchName=leaf01 Nodes=gpu[01-04]\nSwitchName=spine01 Switches=leaf01\n");
+  const std::string good = dir.Write("good.toml", "listen = \"0.0.0.0:6870\"\nnetwork_topology = \"topology.conf\"\n");
+  auto config = ReadDaemonConfig(good);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->network_topology == (dir.path / "topology.conf").string());
+  REQUIRE(config->network != nullptr);
+  CHECK(config->network->Locate("gpu03")->spine == "spine01");
+  CHECK_THAT(DescribeDaemonConfig(*config),
+             StartsWith("valid, 2 settings: listen=0.0.0.0:6870 network_topology=") && Contains("(2 switches"));
+
+  dir.Write("broken.conf", "SwitchName=leaf01 Nodes=gpu[01-04]\nSwitchName=leaf02 Nodes=gpu04\n");
+  const std::string bad = dir.Write("bad.toml", "# the network\n\nnetwork_topology = \"broken.conf\"\n");
+  auto broken = ReadDaemonConfig(bad);
+  REQUIRE_FALSE(broken.ok());
+  CHECK_THAT(std::string(broken.status().message()),
+             StartsWith(bad + ":3: network topology file " + (dir.path / "broken.conf").string() +
+                        ": line 2: node \"gpu04\" is already under switch \"leaf01\""));
+
+  const std::string missing = dir.Write("missing.toml", "network_topology = \"nowhere.conf\"\n");
+  CHECK_THAT(std::string(ReadDaemonConfig(missing).status().message()),
+             StartsWith(missing + ":1: network topology file: cannot read " + (dir.path / "nowhere.conf").string()));
+}
+
+TEST_CASE("gpuschedd.toml: --config must exist; the default path may be absent") {
+  std::string used = "stale";
+  auto none = LoadServeConfig("/nonexistent/gpuschedd.toml", &used);
+  CHECK(none.status().code() == absl::StatusCode::kNotFound);
+  CHECK(used.empty());
+  TempDir dir;
+  const std::string path = dir.Write("g.toml", "tick_ms = 100\n");
+  auto loaded = LoadServeConfig(path, &used);
+  REQUIRE(loaded.ok());
+  CHECK(used == path);
+  CHECK(loaded->tick_ms == 100);
+}
