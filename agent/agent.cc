@@ -127,6 +127,7 @@ absl::Status Agent::Start() {
   const std::string nccl_topo_file = runner_options.nccl_topo_file;
   SessionOptions session_options;
   session_options.daemon_address = options.daemon_address;
+  session_options.tls = options.tls;
   session_options.node_name = options.node_name;
   session_options.heartbeat_interval = options.heartbeat_interval;
   session_options.max_backoff = options.max_reconnect_backoff;
@@ -144,7 +145,8 @@ absl::Status Agent::Start() {
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
   log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
             node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
-            node.memory_mb(), options.log_dir, options.daemon_address,
+            node.memory_mb(), options.log_dir,
+            absl::StrCat(options.daemon_address, options.tls ? " (TLS)" : ""),
             options.cpu_bind == CpuBindMode::kNone ? "off" : "by NUMA node",
             nccl_topo_file.empty() ? "" : absl::StrCat(", NCCL_TOPO_FILE ", nccl_topo_file));
   if (!options.metrics_listen.empty()) {

@@ -4,12 +4,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
 #include "agent/runner/cpu_binding.h"
+#include "common/tls/tls_files.h"
 
 namespace gpusched::metrics {
 class MetricsEndpoint;
@@ -21,6 +23,8 @@ enum class GpuSource { kAuto, kNvml, kFile, kFake };
 
 struct AgentOptions {
   std::string daemon_address;            // host:port of gpuschedd
+  // TLS to the daemon, checked already (tls::LoadTls); std::nullopt: plaintext.
+  std::optional<tls::TlsMaterial> tls;
   std::string node_name;                 // default: gethostname()
   std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default "127.0.0.1"
   // Where the GPUs come from (see agent/topology_discovery.h). kAuto: the

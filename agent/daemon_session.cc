@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 
 #include "common/logging.h"
+#include "common/tls/connect_failure_hint.h"
+#include "common/tls/grpc_credentials.h"
 
 namespace gpusched::agent {
 namespace {
@@ -45,7 +47,7 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
   // Its own TCP connection, not one shared through gRPC's global subchannel
   // pool: the agents of `gpuschedd dev` share a process but are separate nodes.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  channel_ = grpc::CreateCustomChannel(options_.daemon_address, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(options_.daemon_address, tls::ChannelCredentials(options_.tls), args);
   stub_ = v1::AgentGateway::NewStub(channel_);
 }
 
@@ -182,9 +184,11 @@ bool DaemonSession::RunConnection() {
                options_.daemon_address, status.error_message());
   } else if (failures == 1 || failures % 20 == 0) {
     // Every attempt at debug level, only now and then at warn: a node whose
-    // daemon is down for an hour should not fill its log with this.
-    log_->warn("cannot register with the daemon at {} ({}); retrying (attempt {})", options_.daemon_address,
-               status.error_message(), failures);
+    // daemon is down for an hour should not fill its log with this. gRPC
+    // says only "Socket closed" when the daemon refused our certificate.
+    const std::string hint = tls::TlsConnectHint(status.error_message(), options_.tls.has_value());
+    log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", options_.daemon_address,
+               status.error_message(), hint.empty() ? "" : ": " + hint, failures);
   } else {
     log_->debug("cannot register with the daemon at {} ({}), attempt {}", options_.daemon_address,
                 status.error_message(), failures);

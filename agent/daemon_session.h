@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -13,12 +14,14 @@
 #include "spdlog/logger.h"
 
 #include "agent/session_handler.h"
+#include "common/tls/tls_files.h"
 #include "gpusched/v1/agent.grpc.pb.h"
 
 namespace gpusched::agent {
 
 struct SessionOptions {
   std::string daemon_address;
+  std::optional<tls::TlsMaterial> tls;  // std::nullopt: plaintext
   std::string node_name;  // for log lines
   absl::Duration heartbeat_interval = absl::Seconds(5);  // until the daemon says otherwise
   absl::Duration initial_backoff = absl::Milliseconds(100);

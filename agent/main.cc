@@ -22,8 +22,10 @@
 #include "agent/node_info.h"
 #include "agent/topology_discovery.h"
 #include "common/defaults.h"
+#include "common/grpc_logging.h"
 #include "common/logging.h"
 #include "common/systemd/systemd_notifier.h"
+#include "common/tls/tls_files.h"
 
 namespace {
 
@@ -101,6 +103,13 @@ int main(int argc, char** argv) {
   app.add_option("--daemon", options.daemon_address,
                  absl::StrCat("gpuschedd address, host:port (default: $", gpusched::kDaemonAddressEnv, ", else ",
                               gpusched::kDefaultDaemonAddress, ")"));
+  gpusched::tls::TlsFiles tls_files;
+  app.add_option("--tls-ca", tls_files.ca,
+                 "PEM CA certificates that signed the daemon's certificate: connect over TLS (default: plaintext)");
+  app.add_option("--tls-cert", tls_files.cert,
+                 "PEM certificate (then its chain) to prove this node to a daemon that requires client "
+                 "certificates; with --tls-key and --tls-ca");
+  app.add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
   app.add_option("--node-name", options.node_name, "name of this node (default: the host name)");
   app.add_option("--advertise-address", options.advertise_address,
                  "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0")
@@ -201,6 +210,9 @@ int main(int argc, char** argv) {
   unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
   unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
   unless_flag("--log-level", file->log_level, log_level);
+  unless_flag("--tls-ca", file->tls_ca, tls_files.ca);
+  unless_flag("--tls-cert", file->tls_cert, tls_files.cert);
+  unless_flag("--tls-key", file->tls_key, tls_files.key);
   // Labels merge: --label rack=r02 replaces the file's rack and keeps the rest.
   for (const auto& [key, value] : file->labels) options.labels[key] = value;
   for (const std::string& label : labels) {
@@ -223,6 +235,15 @@ int main(int argc, char** argv) {
                                         : discover_format == "nccl-xml" ? gpusched::agent::DiscoverFormat::kNcclXml
                                                                         : gpusched::agent::DiscoverFormat::kText);
   }
+  // Checked here, before anything starts: a wrong file must not look like a
+  // daemon that refuses us.
+  auto tls = gpusched::tls::LoadTls(tls_files, gpusched::tls::kClientTlsKeys);
+  if (!tls.ok()) {
+    std::cerr << "gpusched-agent: " << tls.status().message() << "\n";
+    return 1;
+  }
+  options.tls = *std::move(tls);
+  gpusched::RouteGrpcLogsToSpdlog();
 
   // Blocked before any thread exists, so every thread inherits the mask and
   // the signals wait for sigwait below (job processes get a clean mask).

@@ -18,6 +18,7 @@
 #include "cli/nodes_command.h"
 #include "cli/status_command.h"
 #include "cli/submit_command.h"
+#include "cli/tls_settings.h"
 #include "common/defaults.h"
 
 namespace gpusched::cli {
@@ -123,6 +124,15 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   std::optional<std::string> addr;
   AddText(&app, "--addr", &addr, "HOST:PORT",
           absl::StrCat("gpuschedd address (else $", kDaemonAddressEnv, ", cli.toml, ", kDefaultDaemonAddress, ")"));
+  TlsFlags tls_flags;
+  AddText(&app, "--tls-ca", &tls_flags.ca, "FILE",
+          absl::StrCat("PEM CA certificates that signed the daemon's certificate: talk TLS (else $", kTlsCaEnv,
+                       ", cli.toml tls_ca; default plaintext)"));
+  AddText(&app, "--tls-cert", &tls_flags.cert, "FILE",
+          absl::StrCat("PEM certificate for a daemon that requires client certificates (else $", kTlsCertEnv,
+                       ", cli.toml tls_cert)"));
+  AddText(&app, "--tls-key", &tls_flags.key, "FILE",
+          absl::StrCat("PEM private key of --tls-cert (else $", kTlsKeyEnv, ", cli.toml tls_key)"));
   // Subcommands pass options they do not know up to here: --addr may follow the command name.
   app.fallthrough();
 
@@ -171,7 +181,12 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
       err << ErrorLine(address.status()) << '\n';
       return ExitCodeFor(address.status());
     }
-    std::unique_ptr<SchedulerClient> client = make_client(*address);
+    auto tls = ResolveTls(tls_flags, ctx);
+    if (!tls.ok()) {
+      err << ErrorLine(tls.status()) << '\n';
+      return ExitCodeFor(tls.status());
+    }
+    std::unique_ptr<SchedulerClient> client = make_client(DaemonEndpoint{*address, *std::move(tls)});
     CommandContext command{*client, ctx, out, err};
     absl::StatusOr<int> result = runner->second(command);
     out.flush();

@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
+#include "common/tls/tls_files.h"
 #include "gpusched/v1/scheduler.pb.h"
 
 namespace gpusched::cli {
@@ -36,7 +38,13 @@ class SchedulerClient {
                                  const std::function<bool(const v1::JobEvent&)>& on_event) = 0;
 };
 
-using ClientFactory = std::function<std::unique_ptr<SchedulerClient>(const std::string& address)>;
+// Where the daemon is and how to talk to it.
+struct DaemonEndpoint {
+  std::string address;
+  std::optional<tls::TlsMaterial> tls;  // std::nullopt: plaintext
+};
+
+using ClientFactory = std::function<std::unique_ptr<SchedulerClient>(const DaemonEndpoint& endpoint)>;
 
 // Follows next_page_token until the daemon has sent every matching job.
 absl::StatusOr<v1::ListJobsResponse> ListAllJobs(SchedulerClient& client, v1::ListJobsRequest request);

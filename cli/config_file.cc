@@ -12,6 +12,7 @@
 #include "cli/address.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
+#include "common/tls/tls_config_keys.h"
 
 namespace gpusched::cli {
 
@@ -19,12 +20,17 @@ absl::StatusOr<CliConfig> ParseCliConfig(absl::string_view text, absl::string_vi
   auto doc = config::ParseToml(text, path);
   if (!doc.ok()) return doc.status();
   config::TomlTableReader reader(*doc, std::string(path), "");
-  reader.AllowOnly({"address"});
+  reader.AllowOnly({"address", tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   CliConfig cli;
   cli.address = reader.String("address");
   if (cli.address && !IsValidDaemonAddress(*cli.address)) {
     reader.Error(reader.LineOf("address"), absl::StrCat("address \"", *cli.address, "\" is not HOST:PORT"));
   }
+  const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kClientTlsKeys, /*complete=*/false);
+  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  cli.tls_ca = set(tls.ca);
+  cli.tls_cert = set(tls.cert);
+  cli.tls_key = set(tls.key);
   if (!reader.ok()) return reader.status();
   return cli;
 }

@@ -11,6 +11,12 @@ namespace gpusched::cli {
 // What cli.toml may set (packaging/config/cli.toml documents it).
 struct CliConfig {
   std::optional<std::string> address;
+  // TLS to the daemon (tls::kClientTlsKeys), resolved against the file's
+  // directory, each file checked. They need not come together: a user's file
+  // may name a certificate and leave the CA to /etc/gpusched/cli.toml.
+  std::optional<std::string> tls_ca;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
 };
 
 // Unknown keys are errors rather than ignored: a misspelt `address` would

@@ -29,11 +29,12 @@ absl::Status UsageError(absl::string_view message) {
   return WithOrigin(absl::InvalidArgumentError(message), kUsage);
 }
 
-absl::Status UnreachableError(absl::string_view address) {
-  return WithOrigin(
-      absl::UnavailableError(absl::StrCat("cannot reach gpuschedd at ", address,
-                                          " (is it running? set --addr or GPUSCHED_ADDR)")),
-      kUnreachable);
+absl::Status UnreachableError(absl::string_view address, absl::string_view why) {
+  return WithOrigin(absl::UnavailableError(
+                        why.empty() ? absl::StrCat("cannot reach gpuschedd at ", address,
+                                                   " (is it running? set --addr or GPUSCHED_ADDR)")
+                                    : absl::StrCat("cannot reach gpuschedd at ", address, ": ", why)),
+                    kUnreachable);
 }
 
 bool IsUsageError(const absl::Status& status) { return HasOrigin(status, kUsage); }

@@ -19,7 +19,8 @@ enum ExitCode : int {
 // rejecting a request (both are INVALID_ARGUMENT), so the origin travels as a
 // status payload.
 absl::Status UsageError(absl::string_view message);
-absl::Status UnreachableError(absl::string_view address);
+// `why`, when known (a refused TLS handshake), replaces the "is it running?" advice.
+absl::Status UnreachableError(absl::string_view address, absl::string_view why = "");
 
 bool IsUsageError(const absl::Status& status);
 bool IsUnreachableError(const absl::Status& status);

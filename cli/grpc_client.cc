@@ -6,6 +6,8 @@
 #include "absl/time/clock.h"
 
 #include "cli/errors.h"
+#include "common/tls/connect_failure_hint.h"
+#include "common/tls/grpc_credentials.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
 namespace gpusched::cli {
@@ -13,9 +15,10 @@ namespace {
 
 class GrpcSchedulerClient final : public SchedulerClient {
  public:
-  explicit GrpcSchedulerClient(std::string address)
-      : address_(std::move(address)),
-        channel_(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials())),
+  explicit GrpcSchedulerClient(const DaemonEndpoint& endpoint)
+      : address_(endpoint.address),
+        tls_(endpoint.tls.has_value()),
+        channel_(grpc::CreateChannel(address_, tls::ChannelCredentials(endpoint.tls))),
         stub_(v1::Scheduler::NewStub(channel_)) {}
 
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) override {
@@ -79,13 +82,14 @@ class GrpcSchedulerClient final : public SchedulerClient {
   bool Connected() { return channel_->GetState(false) == GRPC_CHANNEL_READY; }
 
   // UNAVAILABLE or DEADLINE_EXCEEDED while the channel never got a connection
-  // means nobody answered; the same codes on a live connection are the
-  // daemon's own answer and keep its message.
+  // means nobody answered, or the TLS handshake failed (then the hint says
+  // why); the same codes on a live connection are the daemon's own answer and
+  // keep its message.
   absl::Status Convert(const grpc::Status& status) {
     const auto code = status.error_code();
     if ((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) &&
         !Connected()) {
-      return UnreachableError(address_);
+      return UnreachableError(address_, tls::TlsConnectHint(status.error_message(), tls_));
     }
     if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -96,14 +100,15 @@ class GrpcSchedulerClient final : public SchedulerClient {
   }
 
   std::string address_;
+  bool tls_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Scheduler::Stub> stub_;
 };
 
 }  // namespace
 
-std::unique_ptr<SchedulerClient> MakeGrpcSchedulerClient(const std::string& address) {
-  return std::make_unique<GrpcSchedulerClient>(address);
+std::unique_ptr<SchedulerClient> MakeGrpcSchedulerClient(const DaemonEndpoint& endpoint) {
+  return std::make_unique<GrpcSchedulerClient>(endpoint);
 }
 
 }  // namespace gpusched::cli

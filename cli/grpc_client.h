@@ -10,7 +10,8 @@ namespace gpusched::cli {
 // Every unary call carries this deadline: a wedged daemon must not hang a script.
 inline constexpr absl::Duration kRpcTimeout = absl::Seconds(10);
 
-// A SchedulerClient over an insecure gRPC channel to gpuschedd.
-std::unique_ptr<SchedulerClient> MakeGrpcSchedulerClient(const std::string& address);
+// A SchedulerClient over a gRPC channel to gpuschedd: TLS when the endpoint
+// has TLS material, else plaintext.
+std::unique_ptr<SchedulerClient> MakeGrpcSchedulerClient(const DaemonEndpoint& endpoint);
 
 }  // namespace gpusched::cli

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/defaults.h"
+#include "common/grpc_logging.h"
 #include "common/logging.h"
 #include "common/net/network_topology_conf.h"
 #include "daemon/config/daemon_config.h"
@@ -28,6 +29,7 @@
 #include "daemon/server/daemon.h"
 #include "daemon/sim/simulate_flags.h"
 #include "common/systemd/systemd_notifier.h"
+#include "common/tls/tls_files.h"
 
 namespace {
 
@@ -222,6 +224,13 @@ int main(int argc, char** argv) {
                     "SwitchName=spine01 Switches=leaf[01-02], BlockName=nvl01 Nodes=gb[001-018]; "
                     "where it names a node it wins over the node's labels")
       ->check(CLI::ExistingFile);
+  gpusched::tls::TlsFiles tls_files;
+  serve->add_option("--tls-cert", tls_files.cert,
+                    "PEM certificate (then its chain) to serve gRPC over TLS with; with --tls-key");
+  serve->add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
+  serve->add_option("--tls-client-ca", tls_files.ca,
+                    "PEM CA certificates: every client (agents, CLI) must present a certificate signed by one "
+                    "(mutual TLS); without it, clients are not asked for one");
 
   CLI::App* dev = app.add_subcommand("dev", "daemon + two agents with fake GPUs on loopback, for a first look");
   std::string dev_state_dir;
@@ -268,6 +277,9 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
     unless_flag(serve, "--default-topology", file->default_topology, default_topology);
     unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
+    unless_flag(serve, "--tls-cert", file->tls_cert, tls_files.cert);
+    unless_flag(serve, "--tls-key", file->tls_key, tls_files.key);
+    unless_flag(serve, "--tls-client-ca", file->tls_client_ca, tls_files.ca);
   }
   gpusched::SetLogLevel(log_level);
   if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);
@@ -286,7 +298,24 @@ int main(int argc, char** argv) {
     if (!network.ok()) return Fail(network.status());
     options.core.network = *std::move(network);
   }
-  if (*serve) return RunServe(options, signals);
+  if (*serve) {
+    auto tls = gpusched::tls::LoadTls(tls_files, gpusched::tls::kServerTlsKeys);
+    if (!tls.ok()) return Fail(tls.status());
+    options.tls = *std::move(tls);
+    // A refused client shows up only in gRPC's own log line; say what it means.
+    gpusched::RouteGrpcLogsToSpdlog(
+        tls_files.ca.empty() ? ""
+                             : "a client without a certificate signed by tls_client_ca (or speaking plaintext) "
+                               "was refused");
+    if (options.tls) {
+      gpusched::GetLogger("daemon")->info(
+          "TLS with certificate {}; {}", tls_files.cert,
+          tls_files.ca.empty() ? "clients are not asked for certificates"
+                               : "clients must present a certificate signed by " + tls_files.ca);
+    }
+    return RunServe(options, signals);
+  }
+  // dev stays plaintext on loopback: its agents live in this process.
   options.listen_address = dev_listen;
   options.metrics_listen = DevMetricsAddress(dev_metrics, dev_listen);
   options.state_dir = dev_state_dir;

@@ -13,6 +13,7 @@ packages=(
   gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)
   libtomlplusplus-dev  # gpuschedd.toml, agent.toml, cli.toml, simulator cluster specs
   libsystemd-dev       # sd_notify: Type=notify units with a watchdog
+  libssl-dev openssl   # TLS: certificate and key files checked at start; tests make certificates with openssl
   systemd              # tests: systemd-analyze verify on the units
   dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs
   procps psmisc

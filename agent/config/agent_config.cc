@@ -9,6 +9,7 @@
 #include "common/config/log_levels.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
+#include "common/tls/tls_config_keys.h"
 
 namespace gpusched::agent {
 namespace {
@@ -47,7 +48,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
                     kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind",
-                    "nccl_topo_file", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level"});
+                    "nccl_topo_file", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
+                    tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
   config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
   config.node_name = reader.String("node_name");
@@ -78,6 +80,11 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
     CheckLabels(reader, *labels);
     config.labels = *std::move(labels);
   }
+  const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kClientTlsKeys);
+  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  config.tls_ca = set(tls.ca);
+  config.tls_cert = set(tls.cert);
+  config.tls_key = set(tls.key);
   if (!reader.ok()) return reader.status();
   return config;
 }
@@ -119,6 +126,9 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   add("metrics_listen", config.metrics_listen);
   add(kHeartbeatIntervalMs.key, config.heartbeat_interval_ms);
   add("log_level", config.log_level);
+  add("tls_ca", config.tls_ca);
+  add("tls_cert", config.tls_cert);
+  add("tls_key", config.tls_key);
   for (const auto& [key, value] : config.labels) set.push_back(absl::StrCat("labels.", key, "=", value));
   if (set.empty()) return "valid, sets nothing (every setting at its default)";
   return absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ", absl::StrJoin(set, " "));

@@ -53,11 +53,16 @@ struct AgentConfig {
   std::optional<int64_t> heartbeat_interval_ms;
   std::optional<std::string> log_level;
   std::vector<std::pair<std::string, std::string>> labels;  // in file order
+  // TLS to the daemon (tls::kClientTlsKeys), resolved against the file's
+  // directory; the files read and checked, each problem at its key's line.
+  std::optional<std::string> tls_ca;
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
 };
 
 // Parses agent.toml text; `path` names it in errors ("PATH:LINE: ..."). Unknown
 // keys, wrong types and bad values are errors, as is a topology_file that does
-// not exist.
+// not exist or a TLS file that cannot be used.
 absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::string& path);
 
 // Reads `path`; NotFound when it does not exist.

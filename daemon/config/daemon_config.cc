@@ -9,6 +9,7 @@
 #include "common/config/log_levels.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
+#include "common/tls/tls_config_keys.h"
 #include "daemon/config/network_topology_file.h"
 #include "daemon/core/policy/placement_policy.h"
 
@@ -37,7 +38,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
-                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key});
+                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
+                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
   config.state_dir = reader.Path("state_dir");
@@ -64,6 +66,11 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
       reader.Error(reader.LineOf("network_topology"), network.status().message());
     }
   }
+  const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kServerTlsKeys);
+  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  config.tls_cert = set(tls.cert);
+  config.tls_key = set(tls.key);
+  config.tls_client_ca = set(tls.ca);
   if (!reader.ok()) return reader.status();
   return config;
 }
@@ -99,6 +106,9 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add(kKillGraceMs.key, config.kill_grace_ms);
   add(kNodeNotRespondingMs.key, config.node_not_responding_ms);
   add(kNodeDownMs.key, config.node_down_ms);
+  add("tls_cert", config.tls_cert);
+  add("tls_key", config.tls_key);
+  add("tls_client_ca", config.tls_client_ca);
   if (set.empty()) return "valid, sets nothing (every setting at its default)";
   std::string line = absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ",
                                   absl::StrJoin(set, " "));

@@ -47,12 +47,18 @@ struct DaemonConfig {
   // directory) and the network it describes, already read and checked.
   std::optional<std::string> network_topology;
   std::shared_ptr<const NetworkTopologyConf> network;
+  // TLS on the gRPC port (tls::kServerTlsKeys): paths resolved like
+  // network_topology, the files read and checked (readable, PEM, key matching
+  // certificate) with each problem at its key's line.
+  std::optional<std::string> tls_cert;
+  std::optional<std::string> tls_key;
+  std::optional<std::string> tls_client_ca;
 };
 
 // Parses gpuschedd.toml text; `path` names it in errors ("PATH:LINE: ...")
-// and anchors a relative network_topology. Unknown keys, wrong types and bad
-// values are errors, as is a network_topology file that cannot be read or
-// parsed (reported at that key's line).
+// and anchors relative paths. Unknown keys, wrong types and bad values are
+// errors, as is a network_topology or TLS file that cannot be read or parsed
+// (reported at that key's line).
 absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std::string& path);
 
 // Reads `path`; NotFound when it does not exist.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "common/metrics/metrics_endpoint.h"
+#include "common/tls/grpc_credentials.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
 #include "daemon/server/batch_committer.h"
@@ -91,7 +92,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen_address, grpc::InsecureServerCredentials(), &d->port_);
+  builder.AddListeningPort(options.listen_address, tls::ServerCredentials(options.tls), &d->port_);
   // Ping idle agent streams so that a vanished host ends its stream (and its
   // node goes DOWN) in seconds, and let agents ping us for the same reason.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);

@@ -2,12 +2,14 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/defaults.h"
+#include "common/tls/tls_files.h"
 #include "daemon/core/scheduler_core.h"
 #include "daemon/store/job_store.h"
 
@@ -30,6 +32,10 @@ struct DaemonOptions {
   // HOST:PORT to serve Prometheus metrics on (port 0 picks a free one);
   // empty: no metrics, and none are measured.
   std::string metrics_listen;
+  // TLS on listen_address, checked already (tls::LoadTls); std::nullopt:
+  // plaintext. With ca_certs, every client must present a certificate signed
+  // by them, or its connection ends in the handshake.
+  std::optional<tls::TlsMaterial> tls;
   core::CoreOptions core;
   // Called on the scheduler thread every time it wakes, at least every tick
   // (gpuschedd serve: the systemd watchdog ping). May be empty.

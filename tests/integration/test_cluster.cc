@@ -13,6 +13,7 @@
 
 #include "common/job_states.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace gpusched::testing {
 
@@ -40,8 +41,8 @@ std::unique_ptr<grpc::ClientContext> Context(int seconds = 5) {
 
 }  // namespace
 
-TestCluster::TestCluster(std::vector<AgentSpec> agents, std::vector<std::string> daemon_args)
-    : agent_specs_(std::move(agents)), daemon_args_(std::move(daemon_args)) {
+TestCluster::TestCluster(std::vector<AgentSpec> agents, std::vector<std::string> daemon_args, ClientTls client_tls)
+    : agent_specs_(std::move(agents)), daemon_args_(std::move(daemon_args)), client_tls_(std::move(client_tls)) {
   char tmpl[] = "/tmp/gpusched-it-XXXXXX";
   dir_ = mkdtemp(tmpl);
   port_ = FreeLoopbackPort();
@@ -85,7 +86,15 @@ void TestCluster::StartDaemon() {
   }
   REQUIRE(count_ready() > before);
   // A fresh channel: an old one may sit in reconnect backoff after a crash.
-  stub_ = v1::Scheduler::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  if (!client_tls_.ca.empty()) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = ReadFile(client_tls_.ca);
+    if (!client_tls_.cert.empty()) tls.pem_cert_chain = ReadFile(client_tls_.cert);
+    if (!client_tls_.key.empty()) tls.pem_private_key = ReadFile(client_tls_.key);
+    credentials = grpc::SslCredentials(tls);
+  }
+  stub_ = v1::Scheduler::NewStub(grpc::CreateChannel(address_, credentials));
 }
 
 void TestCluster::CrashDaemon() {
@@ -94,17 +103,26 @@ void TestCluster::CrashDaemon() {
 }
 
 void TestCluster::StartAgents() {
-  for (const AgentSpec& spec : agent_specs_) {
-    // env(1) execs the agent, so the pid stays the agent's own.
-    std::vector<std::string> argv = {"/usr/bin/env"};
-    argv.insert(argv.end(), spec.env.begin(), spec.env.end());
-    argv.insert(argv.end(), {GPUSCHED_AGENT_BIN, "--daemon", address_, "--node-name", spec.name, "--log-dir",
-                             dir_ + "/logs/" + spec.name, "--heartbeat-interval-ms", "500"});
-    if (spec.gpus > 0) argv.insert(argv.end(), {"--fake-gpus", std::to_string(spec.gpus)});
-    argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
-    agents_.push_back(std::make_unique<Subprocess>(std::move(argv), dir_ + "/agent-" + spec.name + ".log"));
-  }
+  for (const AgentSpec& spec : agent_specs_) StartAgent(spec);
 }
+
+void TestCluster::AddAgent(AgentSpec spec) {
+  agent_specs_.push_back(std::move(spec));
+  StartAgent(agent_specs_.back());
+}
+
+void TestCluster::StartAgent(const AgentSpec& spec) {
+  // env(1) execs the agent, so the pid stays the agent's own.
+  std::vector<std::string> argv = {"/usr/bin/env"};
+  argv.insert(argv.end(), spec.env.begin(), spec.env.end());
+  argv.insert(argv.end(), {GPUSCHED_AGENT_BIN, "--daemon", address_, "--node-name", spec.name, "--log-dir",
+                           dir_ + "/logs/" + spec.name, "--heartbeat-interval-ms", "500"});
+  if (spec.gpus > 0) argv.insert(argv.end(), {"--fake-gpus", std::to_string(spec.gpus)});
+  argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
+  agents_.push_back(std::make_unique<Subprocess>(std::move(argv), dir_ + "/agent-" + spec.name + ".log"));
+}
+
+std::string TestCluster::AgentLog(const std::string& name) const { return ReadFile(dir_ + "/agent-" + name + ".log"); }
 
 void TestCluster::KillAgent(const std::string& name) {
   for (size_t i = 0; i < agent_specs_.size(); ++i) {
@@ -130,7 +148,11 @@ void TestCluster::WaitForNodesUp(size_t count) {
 CommandResult TestCluster::Cli(const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {GPUSCHED_CLI_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  return RunCommand(argv, {{"GPUSCHED_ADDR", address_}});
+  std::map<std::string, std::string> env = {{"GPUSCHED_ADDR", address_}};
+  if (!client_tls_.ca.empty()) env["GPUSCHED_TLS_CA"] = client_tls_.ca;
+  if (!client_tls_.cert.empty()) env["GPUSCHED_TLS_CERT"] = client_tls_.cert;
+  if (!client_tls_.key.empty()) env["GPUSCHED_TLS_KEY"] = client_tls_.key;
+  return RunCommand(argv, env);
 }
 
 uint64_t TestCluster::Submit(const std::vector<std::string>& args) const {

@@ -23,10 +23,18 @@ struct AgentSpec {
   std::vector<std::string> env = {};         // NAME=value, set for this agent only
 };
 
+// How the test itself (its gRPC stub and the CLI it runs) talks to a daemon
+// that serves TLS: PEM paths, all empty for plaintext.
+struct ClientTls {
+  std::string ca;
+  std::string cert;
+  std::string key;
+};
+
 class TestCluster {
  public:
   explicit TestCluster(std::vector<AgentSpec> agents = {{"node-a", 4}, {"node-b", 4}},
-                       std::vector<std::string> daemon_args = {});
+                       std::vector<std::string> daemon_args = {}, ClientTls client_tls = {});
   ~TestCluster();
 
   // (Re)starts the daemon on the same state directory and port.
@@ -34,6 +42,8 @@ class TestCluster {
   // SIGKILL, as a crash: nothing is flushed or cleaned up.
   void CrashDaemon();
   void StartAgents();
+  // Starts one more agent (not waited for: it may be meant to fail).
+  void AddAgent(AgentSpec spec);
   // SIGKILL one agent, as a dead host: its job processes are orphaned.
   void KillAgent(const std::string& name);
   void WaitForNodesUp(size_t count);
@@ -50,13 +60,18 @@ class TestCluster {
   v1::Scheduler::Stub& stub() const { return *stub_; }
   const std::string& address() const { return address_; }
   const std::string& dir() const { return dir_; }
+  std::string DaemonLog() const { return daemon_->Log(); }
+  std::string AgentLog(const std::string& name) const;
 
  private:
+  void StartAgent(const AgentSpec& spec);
+
   std::string dir_;
   std::string address_;
   int port_ = 0;
   std::vector<AgentSpec> agent_specs_;
   std::vector<std::string> daemon_args_;
+  ClientTls client_tls_;
   std::unique_ptr<Subprocess> daemon_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   std::unique_ptr<v1::Scheduler::Stub> stub_;

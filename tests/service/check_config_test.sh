@@ -38,6 +38,9 @@ expect 1 "^gpuschedd: $data/badvalue-gpuschedd.toml:2: placement_policy \"fastes
   "$gpuschedd" check-config "$data/badvalue-gpuschedd.toml"
 expect 1 "^gpusched-agent: $data/broken-agent.toml:4: fake_gpus must be an integer, got a string$" \
   "$agent" check-config "$data/broken-agent.toml"
+# TLS files are read at check time; the first problem is the first key's.
+expect 1 "^gpuschedd: $data/tls-gpuschedd.toml:5: tls_cert: cannot read $data/missing-gpuschedd.pem: No such file or directory$" \
+  "$gpuschedd" check-config "$data/tls-gpuschedd.toml"
 expect 1 "^gpuschedd: cannot read $data/missing.toml: No such file or directory$" \
   "$gpuschedd" check-config "$data/missing.toml"
 

@@ -93,7 +93,7 @@ TEST_CASE("a malformed config file is reported with its path and line") {
       {"address = \"h:1\" extra\n", 1, "expected a comment or whitespace"},
       {"= \"h:1\"\n", 1, "expected keys"},
       // What cli.toml may say.
-      {"adress = \"h:1\"\n", 1, "unknown key adress (expected address)"},
+      {"adress = \"h:1\"\n", 1, "unknown key adress (expected address, tls_ca, tls_cert, tls_key)"},
       {"[cli]\naddress = \"h:1\"\n", 1, "unknown key cli"},
       {"address = 5\n", 1, "address must be a string, got an integer"},
       {"address = \"no-port\"\n", 1, "not HOST:PORT"},

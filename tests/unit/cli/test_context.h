@@ -54,6 +54,7 @@ struct Invocation {
   std::string out;
   std::string err;
   std::string address;  // what the client was created for
+  bool tls = false;     // whether it was given TLS material
 };
 
 // Runs the real command line against `client`, which stays owned by the test.
@@ -62,8 +63,9 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
   Invocation result;
   std::ostringstream out, err;
   LocalContext ctx = host.Context();
-  ClientFactory factory = [&](const std::string& address) -> std::unique_ptr<SchedulerClient> {
-    result.address = address;
+  ClientFactory factory = [&](const DaemonEndpoint& endpoint) -> std::unique_ptr<SchedulerClient> {
+    result.address = endpoint.address;
+    result.tls = endpoint.tls.has_value();
     struct Borrowed final : SchedulerClient {
       explicit Borrowed(SchedulerClient& c) : c(c) {}
       SchedulerClient& c;

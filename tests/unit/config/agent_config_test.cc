@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "agent/config/agent_config.h"
+#include "tests/support/test_pki.h"
 
 using namespace gpusched::agent;
 using Catch::Matchers::StartsWith;
@@ -90,5 +91,41 @@ TEST_CASE("agent.toml: a relative topology_file is taken from the file's directo
   CHECK(config->log_dir == (dir / "logs").string());
   std::string used;
   CHECK(LoadAgentConfig((dir / "none.toml").string(), &used).status().code() == absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("agent.toml: TLS files are taken from the file's directory and checked, each problem at its key's line") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpusched-agent-tls-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  gpusched::testing::TestCa ca(dir.string(), "ca");
+  const gpusched::testing::CertAndKey client = ca.IssueClient("node-a");
+
+  std::ofstream(dir / "agent.toml") << "tls_ca = \"ca.pem\"\ntls_cert = \"node-a.pem\"\ntls_key = \"node-a.key\"\n";
+  auto config = ReadAgentConfig((dir / "agent.toml").string());
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->tls_ca == ca.cert());
+  CHECK(config->tls_cert == client.cert);
+  CHECK(config->tls_key == client.key);
+  CHECK(DescribeAgentConfig(*config) ==
+        "valid, 3 settings: tls_ca=" + ca.cert() + " tls_cert=" + client.cert + " tls_key=" + client.key);
+
+  const std::string at = (dir / "bad.toml").string() + ":";
+  auto error = [&](const std::string& text) {
+    std::ofstream(dir / "bad.toml") << text;
+    auto bad = ReadAgentConfig((dir / "bad.toml").string());
+    REQUIRE_FALSE(bad.ok());
+    return std::string(bad.status().message());
+  };
+  // An agent with a certificate needs the CA to check the daemon's.
+  CHECK(error("daemon = \"head:6870\"\ntls_cert = \"node-a.pem\"\ntls_key = \"node-a.key\"\n") ==
+        at + "2: tls_cert is set but tls_ca is not: TLS needs the CA that signed the daemon's certificate");
+  CHECK(error("tls_ca = \"ca.key\"\n") ==
+        at + "1: tls_ca: " + ca.key() +
+            ": no certificate in it (expected PEM, -----BEGIN CERTIFICATE-----); it holds a private key: are the "
+            "certificate and key settings swapped?");
+  CHECK_THAT(error("tls_ca = \"ca.pem\"\ntls_cert = \"node-a.pem\"\ntls_key = \"ca.key\"\n"),
+             StartsWith(at + "3: tls_key: " + ca.key() + " is not the private key of the certificate in "));
   std::filesystem::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include "common/defaults.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "tests/support/test_pki.h"
 
 using namespace gpusched::daemon;
 using Catch::Matchers::Contains;
@@ -56,6 +57,9 @@ TEST_CASE("gpuschedd.toml: the shipped example sets every default, and only the 
   // Optional settings without a default are shown commented out.
   CHECK_FALSE(config->network_topology.has_value());
   CHECK_FALSE(config->metrics_listen.has_value());
+  CHECK_FALSE(config->tls_cert.has_value());
+  CHECK_FALSE(config->tls_key.has_value());
+  CHECK_FALSE(config->tls_client_ca.has_value());
 }
 
 TEST_CASE("gpuschedd.toml: an empty file sets nothing") {
@@ -129,4 +133,40 @@ TEST_CASE("gpuschedd.toml: --config must exist; the default path may be absent")
   REQUIRE(loaded.ok());
   CHECK(used == path);
   CHECK(loaded->tick_ms == 100);
+}
+
+TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and checked, each problem at its key's line") {
+  TempDir dir;
+  gpusched::testing::TestCa ca(dir.path.string(), "ca");
+  const gpusched::testing::CertAndKey server = ca.IssueServer("server");
+  const gpusched::testing::CertAndKey client = ca.IssueClient("client");
+
+  const std::string good =
+      dir.Write("good.toml", "tls_cert = \"server.pem\"\ntls_key = \"server.key\"\ntls_client_ca = \"ca.pem\"\n");
+  auto config = ReadDaemonConfig(good);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->tls_cert == server.cert);
+  CHECK(config->tls_key == server.key);
+  CHECK(config->tls_client_ca == ca.cert());
+  CHECK(DescribeDaemonConfig(*config) == "valid, 3 settings: tls_cert=" + server.cert + " tls_key=" + server.key +
+                                             " tls_client_ca=" + ca.cert());
+
+  auto error = [&](const std::string& name, const std::string& text) {
+    auto bad = ReadDaemonConfig(dir.Write(name, text));
+    REQUIRE_FALSE(bad.ok());
+    return std::string(bad.status().message());
+  };
+  const std::string at = (dir.path / "bad.toml").string() + ":";
+  CHECK(error("bad.toml", "listen = \"0.0.0.0:6870\"\ntls_cert = \"server.pem\"\ntls_key = \"client.key\"\n") ==
+        at + "3: tls_key: " + client.key + " is not the private key of the certificate in " + server.cert);
+  CHECK(error("bad.toml", "tls_cert = \"nowhere.pem\"\ntls_key = \"server.key\"\n") ==
+        at + "1: tls_cert: cannot read " + (dir.path / "nowhere.pem").string() + ": No such file or directory");
+  CHECK_THAT(error("bad.toml", "tls_cert = \"server.pem\"\ntls_key = \"server.pem\"\n"),
+             StartsWith(at + "2: tls_key: " + server.cert + ": no private key in it"));
+  CHECK_THAT(error("bad.toml", "# mutual TLS\ntls_client_ca = \"ca.pem\"\n"),
+             StartsWith(at + "2: tls_client_ca is set but tls_cert is not"));
+  CHECK_THAT(error("bad.toml", "tls_cert = \"server.pem\"\n"),
+             StartsWith(at + "1: tls_cert is set but tls_key is not"));
+  CHECK(error("bad.toml", "tls_ca = \"ca.pem\"\n").find("unknown key tls_ca") != std::string::npos);
 }

@@ -1,0 +1,32 @@
+#include "common/tls/connect_failure_hint.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+
+namespace gpusched::tls {
+
+std::string TlsConnectHint(absl::string_view grpc_error, bool using_tls) {
+  const bool closed = absl::StrContains(grpc_error, "Socket closed") ||
+                      absl::StrContains(grpc_error, "Connection reset") ||
+                      absl::StrContains(grpc_error, "Handshake read failed");
+  if (!using_tls) {
+    if (!closed) return "";
+    return "the daemon closed the connection at once: if it serves TLS, set tls_ca (and tls_cert and tls_key when "
+           "it requires client certificates)";
+  }
+  if (absl::StrContains(grpc_error, "Peer name")) {
+    return "TLS: the daemon's certificate does not name the address dialed (its subjectAltName must list that "
+           "host name or IP address)";
+  }
+  const std::string lower = absl::AsciiStrToLower(grpc_error);
+  if (absl::StrContains(lower, "handshake failed") || absl::StrContains(lower, "certificate verify failed")) {
+    return "TLS: the daemon's certificate is not signed by the CA in tls_ca (or has expired)";
+  }
+  if (closed) {
+    return "TLS: the daemon refused the handshake: our certificate (tls_cert) must be signed by the daemon's "
+           "tls_client_ca, or the daemon serves plaintext";
+  }
+  return "";
+}
+
+}  // namespace gpusched::tls
