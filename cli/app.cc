@@ -112,6 +112,13 @@ CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   CLI::App* show = sub->add_subcommand("show", "Show one node: GPUs, NICs and how they are wired");
   show->add_option("NODE", o.show, "The node")->type_name("")->required();
   show->add_flag("--json", o.json, "Print the Node as JSON");
+  CLI::App* drain = sub->add_subcommand("drain", "Let no new job go to a node; its running jobs finish");
+  drain->add_option("NODE", o.drain, "The node")->type_name("")->required();
+  drain->add_option("--reason", o.reason, "Why (shown in gpusched nodes until resumed)")->type_name("TEXT")->required();
+  drain->add_flag("--json", o.json, "Print the Node as JSON");
+  CLI::App* resume = sub->add_subcommand("resume", "Let new jobs go to a drained node again");
+  resume->add_option("NODE", o.resume, "The node")->type_name("")->required();
+  resume->add_flag("--json", o.json, "Print the Node as JSON");
   return sub;
 }
 

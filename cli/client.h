@@ -30,6 +30,8 @@ class SchedulerClient {
   virtual absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request) = 0;
   virtual absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& request) = 0;
   virtual absl::StatusOr<v1::ListNodesResponse> ListNodes() = 0;
+  virtual absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) = 0;
+  virtual absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) = 0;
 
   // Streams events to on_event until it returns false, the daemon ends the
   // stream, or `timeout` passes; each of those is OK. The caller re-reads the

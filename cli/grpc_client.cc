@@ -43,6 +43,14 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Unary<v1::ListNodesResponse>(&v1::Scheduler::Stub::ListNodes, v1::ListNodesRequest());
   }
 
+  absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) override {
+    return Unary<v1::Node>(&v1::Scheduler::Stub::DrainNode, request);
+  }
+
+  absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) override {
+    return Unary<v1::Node>(&v1::Scheduler::Stub::ResumeNode, request);
+  }
+
   absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
                          const std::function<bool(const v1::JobEvent&)>& on_event) override {
     grpc::ClientContext context;

@@ -72,8 +72,8 @@ std::string RenderNodeDetail(const v1::Node& node) {
   const v1::NodeTopology& topo = info.topology();
   std::string out;
   AppendField(out, "Node", info.name());
-  AppendField(out, "State", node.reason().empty() ? NodeStateWord(node.state())
-                                                   : absl::StrCat(NodeStateWord(node.state()), " (", node.reason(), ")"));
+  const std::string why = NodeReasonText(node);
+  AppendField(out, "State", why.empty() ? NodeStateText(node) : absl::StrCat(NodeStateText(node), " (", why, ")"));
   AppendField(out, "Address", OrUnknown(info.address()));
   AppendField(out, "Agent", OrUnknown(info.agent_version()));
   AppendField(out, "GPUs", absl::StrCat(node.gpus_free(), " free of ", info.gpus_size(),

@@ -34,6 +34,17 @@ std::string NodeStateWord(v1::NodeState state) {
   }
 }
 
+std::string NodeStateText(const v1::Node& node) {
+  const std::string word = NodeStateWord(node.state());
+  return node.drain_reason().empty() ? word : absl::StrCat(word, "+DRAINED");
+}
+
+std::string NodeReasonText(const v1::Node& node) {
+  if (node.drain_reason().empty()) return node.reason();
+  const std::string drained = absl::StrCat("drained: ", node.drain_reason());
+  return node.reason().empty() ? drained : absl::StrCat(node.reason(), "; ", drained);
+}
+
 namespace {
 
 // Nodes are normally homogeneous; a mixed node lists each model once.
@@ -82,11 +93,11 @@ std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& 
     // One word per cell keeps the table awk-friendly: "NVIDIA H100 80GB HBM3"
     // shows as H100-80GB-HBM3.
     std::string model = absl::StrReplaceAll(Models(info), {{"NVIDIA ", ""}, {" ", "-"}});
-    table.AddRow({info.name(), NodeStateWord(node.state()),
+    table.AddRow({info.name(), NodeStateText(node),
                   absl::StrCat(node.gpus_free(), "/", info.gpus_size()), model, GpuLinks(info),
                   info.topology().network().nvlink_domain(), absl::StrCat(node.cpus_free(), "/", info.cpus()),
                   absl::StrCat(FormatSizeMb(node.mem_free_mb()), "/", FormatSizeMb(info.memory_mb())),
-                  Jobs(node), absl::StrJoin(SortedLabels(info), ","), node.reason()});
+                  Jobs(node), absl::StrJoin(SortedLabels(info), ","), NodeReasonText(node)});
   }
   return table.ToString();
 }

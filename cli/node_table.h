@@ -17,5 +17,9 @@ std::vector<std::string> SortedLabels(const v1::NodeInfo& info);
 
 // "UP", "DOWN", "NOT_RESPONDING".
 std::string NodeStateWord(v1::NodeState state);
+// The state, with "+DRAINED" when an operator drained the node.
+std::string NodeStateText(const v1::Node& node);
+// Why it is not up, and why it was drained, in one line ("" when neither).
+std::string NodeReasonText(const v1::Node& node);
 
 }  // namespace gpusched::cli

@@ -8,7 +8,36 @@
 
 namespace gpusched::cli {
 
+namespace {
+
+absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd) {
+  absl::StatusOr<v1::Node> node;
+  if (!options.drain.empty()) {
+    v1::DrainNodeRequest request;
+    request.set_node(options.drain);
+    request.set_reason(options.reason);
+    node = cmd.client.DrainNode(request);
+  } else {
+    v1::ResumeNodeRequest request;
+    request.set_node(options.resume);
+    node = cmd.client.ResumeNode(request);
+  }
+  if (!node.ok()) return node.status();
+  if (options.json) {
+    if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
+  } else if (!node->drain_reason().empty()) {
+    cmd.out << "node " << node->info().name() << " drained: " << node->drain_reason()
+            << " (its running jobs finish; `gpusched nodes resume " << node->info().name() << "` undoes it)\n";
+  } else {
+    cmd.out << "node " << node->info().name() << " resumed: new jobs may go there\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
+  if (!options.drain.empty() || !options.resume.empty()) return ChangeDrain(options, cmd);
   auto nodes = cmd.client.ListNodes();
   if (!nodes.ok()) return nodes.status();
   if (!options.show.empty()) {

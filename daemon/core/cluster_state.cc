@@ -59,7 +59,7 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot, slot.free_mask, slot.FreeCpus(), slot.FreeMemMb(), slot.gpu_count, slot.up()};
+  scan_[slot.scan_index] = {&slot, slot.free_mask, slot.FreeCpus(), slot.FreeMemMb(), slot.gpu_count, slot.accepts_jobs()};
 }
 
 void ClusterState::RebuildScan() {
@@ -131,6 +131,14 @@ void ClusterState::SetState(const std::string& name, v1::NodeState state, const 
   it->second.state = state;
   it->second.reason = state == v1::NODE_STATE_UP ? "" : reason;
   Refresh(it->second);
+}
+
+bool ClusterState::SetDrain(const std::string& name, const std::string& reason) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  it->second.drain_reason = reason;
+  Refresh(it->second);
+  return true;
 }
 
 const NodeSlot* ClusterState::Find(const std::string& name) const {

@@ -29,6 +29,7 @@ struct NodeSlot {
   v1::NodeInfo info;
   topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
   std::string reason;              // why it is not up
+  std::string drain_reason;        // non-empty: drained by an operator
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
   // The node's GPUs grouped by model (lower case), positions as a mask: GPU
@@ -48,7 +49,8 @@ struct NodeSlot {
   // keyed by node notice a new topology.
   uint64_t generation = 0;
 
-  bool up() const { return state == v1::NODE_STATE_UP; }
+  // Whether new jobs may go there: up, and not drained.
+  bool accepts_jobs() const { return state == v1::NODE_STATE_UP && drain_reason.empty(); }
   int64_t FreeGpus() const;
   int64_t FreeCpus() const { return cpus_total - cpus_used; }
   int64_t FreeMemMb() const { return mem_total_mb - mem_used_mb; }
@@ -71,7 +73,7 @@ struct NodeScan {
   int64_t free_cpus = 0;
   int64_t free_mem_mb = 0;
   int gpu_count = 0;
-  bool up = false;
+  bool up = false;  // NodeSlot::accepts_jobs()
 };
 
 // The network tiers above a node, nearest first.
@@ -91,6 +93,8 @@ class ClusterState {
   // kept as GPUs without known links.
   void UpsertNode(const v1::NodeInfo& info);
   void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
+  // Drains the node (non-empty reason) or resumes it (empty); false when unknown.
+  bool SetDrain(const std::string& name, const std::string& reason);
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }

@@ -41,6 +41,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
                             const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
   for (const v1::Node& node : nodes) {
     cluster_.UpsertNode(WithConfiguredNetwork(node.info()));
+    cluster_.SetDrain(node.info().name(), node.drain_reason());
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
                       "waiting for its agent to reconnect after a daemon restart");
@@ -116,6 +117,19 @@ v1::NodeInfo SchedulerCore::WithConfiguredNetwork(v1::NodeInfo info) const {
   if (!located->spine.empty()) net->set_spine(located->spine);
   if (!located->nvlink_domain.empty()) net->set_nvlink_domain(located->nvlink_domain);
   return info;
+}
+
+absl::StatusOr<v1::Node> SchedulerCore::DrainNode(const std::string& node, const std::string& reason, Effects& fx) {
+  if (reason.empty()) return absl::InvalidArgumentError("reason: a drain needs a reason, shown until it is resumed");
+  if (!cluster_.SetDrain(node, reason)) return absl::NotFoundError(absl::StrCat("no node ", node));
+  WriteNode(node, fx);
+  return NodeView(*cluster_.Find(node));
+}
+
+absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effects& fx) {
+  if (!cluster_.SetDrain(node, "")) return absl::NotFoundError(absl::StrCat("no node ", node));
+  WriteNode(node, fx);
+  return NodeView(*cluster_.Find(node));
 }
 
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
@@ -489,6 +503,7 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   *node.mutable_info() = slot.info;
   node.set_state(slot.state);
   node.set_reason(slot.reason);
+  node.set_drain_reason(slot.drain_reason);
   node.set_gpus_free(slot.FreeGpus());
   node.set_cpus_free(slot.FreeCpus());
   node.set_mem_free_mb(slot.FreeMemMb());

@@ -68,6 +68,12 @@ class SchedulerCore {
   // NotFound when the job is not active (unknown, or finished and evicted).
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
 
+  // An operator stops new work from going to a node (running jobs finish),
+  // or lets it again. NotFound for a node that never registered; a drain
+  // needs a reason, which `gpusched nodes` shows until the node is resumed.
+  absl::StatusOr<v1::Node> DrainNode(const std::string& node, const std::string& reason, Effects& fx);
+  absl::StatusOr<v1::Node> ResumeNode(const std::string& node, Effects& fx);
+
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
   void AgentHeartbeat(const std::string& node, Effects& fx);
   void AgentDisconnected(const std::string& node, Effects& fx);

@@ -160,4 +160,29 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
   return reactor;
 }
 
+grpc::ServerUnaryReactor* SchedulerService::ChangeNode(grpc::CallbackServerContext* ctx, v1::Node* response,
+                                                       std::function<absl::StatusOr<v1::Node>(LoopContext&)> change) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  loop_.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
+    auto node = change(loop);
+    if (!node.ok()) return reactor->Finish(ToGrpcStatus(node.status()));
+    *response = *std::move(node);
+    loop.after_commit.push_back(
+        [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContext* ctx,
+                                                      const v1::DrainNodeRequest* request, v1::Node* response) {
+  return ChangeNode(ctx, response, [request](LoopContext& loop) {
+    return loop.core.DrainNode(request->node(), request->reason(), loop.fx);
+  });
+}
+
+grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerContext* ctx,
+                                                       const v1::ResumeNodeRequest* request, v1::Node* response) {
+  return ChangeNode(ctx, response, [request](LoopContext& loop) { return loop.core.ResumeNode(request->node(), loop.fx); });
+}
+
 }  // namespace gpusched::server

@@ -39,7 +39,7 @@ class OrderedPolicy final : public PlacementPolicy {
     std::vector<const NodeSlot*> cpu_order;
     if (req.total_gpus == 0) {
       for (const auto& [name, slot] : cluster.nodes()) {
-        if (slot.up()) cpu_order.push_back(&slot);
+        if (slot.accepts_jobs()) cpu_order.push_back(&slot);
       }
     }
     std::vector<const NodeSlot*> single = req.total_gpus == 0 ? std::vector<const NodeSlot*>{}

@@ -78,7 +78,7 @@ std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const Ga
 }
 
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req) {
-  return slot.up() && slot.FreeCpus() >= req.cpus && slot.FreeMemMb() >= req.mem_mb;
+  return slot.accepts_jobs() && slot.FreeCpus() >= req.cpus && slot.FreeMemMb() >= req.mem_mb;
 }
 
 v1::NodeAllocation MakePart(const NodeSlot& slot, const GangRequest& req, const std::vector<int>& positions,

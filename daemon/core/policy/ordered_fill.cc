@@ -33,7 +33,7 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
   int64_t nodes_with_part = 0;
   size_t up = 0;
   for (const auto& [name, slot] : cluster.nodes()) {
-    if (!slot.up()) continue;
+    if (!slot.accepts_jobs()) continue;
     ++up;
     int64_t usable = UsableGpus(slot, req);
     free_total += usable;

@@ -110,7 +110,7 @@ class TopologyPolicy final : public PlacementPolicy {
   static PlacementResult PlaceCpuOnly(const ClusterState& cluster, const GangRequest& req) {
     std::vector<const NodeSlot*> order;
     for (const auto& [name, slot] : cluster.nodes()) {
-      if (slot.up()) order.push_back(&slot);
+      if (slot.accepts_jobs()) order.push_back(&slot);
     }
     std::stable_sort(order.begin(), order.end(),
                      [](const NodeSlot* a, const NodeSlot* b) { return a->FreeCpus() < b->FreeCpus(); });

@@ -303,6 +303,40 @@ TEST_CASE("nodes prints the table, or the ListNodesResponse as JSON") {
   CHECK(MessageDifferencer::Equals(parsed, client.nodes));
 }
 
+TEST_CASE("nodes drain needs a reason, shows the node drained, and resume undoes it") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node* node = client.nodes.add_nodes();
+  node->mutable_info()->set_name("dgx-01");
+  node->set_state(v1::NODE_STATE_UP);
+
+  Invocation run = RunGpusched({"nodes", "drain", "dgx-01"}, client, host);
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.err, Catch::Contains("--reason"));
+  CHECK(client.drains.empty());
+
+  run = RunGpusched({"nodes", "drain", "dgx-01", "--reason", "NVLink errors on GPU3"}, client, host);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::StartsWith("node dgx-01 drained: NVLink errors on GPU3"));
+  REQUIRE(client.drains.size() == 1);
+  CHECK(client.drains[0].reason() == "NVLink errors on GPU3");
+  run = RunGpusched({"nodes"}, client, host);
+  CHECK_THAT(run.out, Catch::Contains("dgx-01  UP+DRAINED"));
+  CHECK_THAT(run.out, Catch::Contains("drained: NVLink errors on GPU3"));
+  run = RunGpusched({"nodes", "show", "dgx-01"}, client, host);
+  CHECK_THAT(run.out, Catch::Contains("UP+DRAINED (drained: NVLink errors on GPU3)"));
+
+  run = RunGpusched({"nodes", "resume", "dgx-01"}, client, host);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "node dgx-01 resumed: new jobs may go there\n");
+  run = RunGpusched({"nodes"}, client, host);
+  CHECK_THAT(run.out, Catch::Contains("\ndgx-01  UP "));
+
+  run = RunGpusched({"nodes", "resume", "nope"}, client, host);
+  CHECK(run.exit_code == 1);
+  CHECK_THAT(run.err, Catch::Contains("no node nope"));
+}
+
 TEST_CASE("help and version exit 0 on stdout; unknown commands exit 2") {
   FakeHost host;
   FakeSchedulerClient client;

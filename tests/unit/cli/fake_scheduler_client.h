@@ -29,6 +29,7 @@ class FakeSchedulerClient final : public SchedulerClient {
   std::vector<v1::ListJobsResponse> list_pages;  // page i answers token "" for i = 0, else "p<i>"
   std::map<uint64_t, absl::Status> cancel_errors;
   v1::ListNodesResponse nodes;
+  std::vector<v1::DrainNodeRequest> drains;
   absl::Status fail_all;  // when set, every call fails with it
   absl::Status watch_status = absl::UnimplementedError("no watch here");
   std::vector<v1::JobEvent> watch_events;
@@ -77,6 +78,26 @@ class FakeSchedulerClient final : public SchedulerClient {
   absl::StatusOr<v1::ListNodesResponse> ListNodes() override {
     if (!fail_all.ok()) return fail_all;
     return nodes;
+  }
+
+  // Drain and resume change the node in `nodes`, as the daemon would.
+  absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) override {
+    drains.push_back(request);
+    return SetDrain(request.node(), request.reason());
+  }
+
+  absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) override {
+    return SetDrain(request.node(), "");
+  }
+
+  absl::StatusOr<v1::Node> SetDrain(const std::string& name, const std::string& reason) {
+    if (!fail_all.ok()) return fail_all;
+    for (v1::Node& node : *nodes.mutable_nodes()) {
+      if (node.info().name() != name) continue;
+      node.set_drain_reason(reason);
+      return node;
+    }
+    return absl::NotFoundError("no node " + name);
   }
 
   absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,

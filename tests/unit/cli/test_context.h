@@ -74,6 +74,8 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
       absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r) override { return c.ListJobs(r); }
       absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& r) override { return c.CancelJob(r); }
       absl::StatusOr<v1::ListNodesResponse> ListNodes() override { return c.ListNodes(); }
+      absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& r) override { return c.DrainNode(r); }
+      absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& r) override { return c.ResumeNode(r); }
       absl::Status WatchJobs(const v1::WatchJobsRequest& r, absl::Duration t,
                              const std::function<bool(const v1::JobEvent&)>& f) override {
         return c.WatchJobs(r, t, f);

@@ -106,7 +106,7 @@ std::string DescribeRequest(const GangRequest& r) {
 std::string DescribeCluster(const ClusterState& cluster) {
   std::string out;
   for (const auto& [name, slot] : cluster.nodes()) {
-    absl::StrAppend(&out, name, " ", slot.info.gpus(0).model(), " ", slot.up() ? "up" : "down", " free ",
+    absl::StrAppend(&out, name, " ", slot.info.gpus(0).model(), " ", slot.accepts_jobs() ? "up" : "down", " free ",
                     slot.FreeGpus(), "/", slot.info.gpus_size(), " cpus ", slot.FreeCpus(), " leaf '",
                     slot.topology.network().leaf, "' spine '", slot.topology.network().spine, "' nvl '",
                     slot.topology.network().nvlink_domain, "'\n");
@@ -125,7 +125,7 @@ bool Eligible(const v1::GpuInfo& gpu, const GangRequest& r) {
 // GPUs of the request's kind the node can give now, computed independently
 // of the policies' own node_fit.
 int64_t Usable(const core::NodeSlot& slot, const GangRequest& r) {
-  if (!slot.up()) return 0;
+  if (!slot.accepts_jobs()) return 0;
   int64_t n = 0;
   for (int p = 0; p < slot.info.gpus_size(); ++p) n += slot.gpu_owner[p] == 0 && Eligible(slot.info.gpus(p), r);
   if (r.cpus_per_gpu > 0) n = std::min(n, slot.FreeCpus() / r.cpus_per_gpu);
@@ -147,7 +147,7 @@ void CheckPlaced(const ClusterState& cluster, const GangRequest& r, const core::
     CHECK(part.node_rank() == i);
     const core::NodeSlot* slot = cluster.Find(part.node());
     REQUIRE(slot != nullptr);
-    CHECK(slot->up());
+    CHECK(slot->accepts_jobs());
     CHECK(part.address() == slot->info.address());
     CHECK(part.gpu_indices_size() >= 1);
     std::set<int> seen;

@@ -269,3 +269,46 @@ TEST_CASE("a disconnected agent that returns in time keeps its jobs") {
   h.Report("a", id, JobUpdate::KIND_EXITED, 0);
   CHECK(h.StateOf(id) == v1::JOB_STATE_COMPLETED);
 }
+
+TEST_CASE("a drained node takes no new job, keeps its running ones, and stays drained across restarts") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  uint64_t running = h.Submit(GpuJob(2));
+  h.Pass();
+  REQUIRE(h.Persisted(running).allocation().nodes(0).node() == "a");  // best fit, name order
+  h.Report("a", running, JobUpdate::KIND_STARTED);
+
+  CHECK(h.core.DrainNode("a", "", h.fx).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(h.core.DrainNode("zz", "why", h.fx).status().code() == absl::StatusCode::kNotFound);
+  auto drained = h.core.DrainNode("a", "replace GPU3", h.fx);
+  REQUIRE(drained.ok());
+  CHECK(drained->drain_reason() == "replace GPU3");
+  CHECK(h.fx.nodes.at("a").drain_reason() == "replace GPU3");  // persisted with the node row
+  CHECK(h.StateOf(running) == v1::JOB_STATE_RUNNING);
+
+  // a has 2 free GPUs and fits best, but is drained: the job goes to b.
+  uint64_t next = h.Submit(GpuJob(2));
+  h.Pass();
+  CHECK(h.Persisted(next).allocation().nodes(0).node() == "b");
+  // A gang that needs a too waits, with a reason.
+  uint64_t both = h.Submit(GpuJob(4, 2, 2));
+  h.Pass();
+  CHECK(h.StateOf(both) == v1::JOB_STATE_PENDING);
+
+  // The agent reconnecting does not undo an operator's drain.
+  h.AddNode("a", 4);
+  CHECK(h.core.cluster().Find("a")->drain_reason == "replace GPU3");
+  // Nor does a daemon restart: the node row carries it.
+  CoreHarness after;
+  after.core.Restore({}, {h.fx.nodes.at("a")}, next, {});
+  CHECK(after.core.cluster().Find("a")->drain_reason == "replace GPU3");
+
+  REQUIRE(h.core.ResumeNode("a", h.fx).ok());
+  CHECK(h.fx.nodes.at("a").drain_reason().empty());
+  h.Report("b", next, JobUpdate::KIND_STARTED);
+  h.Report("b", next, JobUpdate::KIND_EXITED, 0);
+  h.Report("a", running, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(both) == v1::JOB_STATE_STARTING);
+}
