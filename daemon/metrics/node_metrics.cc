@@ -6,7 +6,7 @@ namespace gpusched::metrics {
 namespace {
 
 constexpr const char* kStateLabels[] = {"up", "not_responding", "down"};
-constexpr const char* kGpuLabels[] = {"allocated", "free", "down"};
+constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained"};
 
 }  // namespace
 
@@ -23,10 +23,10 @@ NodeMetrics::NodeMetrics(prometheus::Registry& registry)
   auto& gpus = prometheus::BuildGauge()
                    .Name("gpusched_gpus")
                    .Help(
-                       "GPUs of registered nodes: allocated to jobs, free on up nodes, or down (unallocated on a "
-                       "node that is not up)")
+                       "GPUs of registered nodes: allocated to jobs, free on up nodes, down (unallocated on a "
+                       "node that is not up), or drained (unallocated on an up node an operator drained)")
                    .Register(registry);
-  for (int i = 0; i < 3; ++i) gpus_[i] = &gpus.Add({{"state", kGpuLabels[i]}});
+  for (int i = 0; i < kGpuStates; ++i) gpus_[i] = &gpus.Add({{"state", kGpuLabels[i]}});
 }
 
 int NodeMetrics::StateIndex(v1::NodeState state) {
@@ -40,12 +40,13 @@ int NodeMetrics::StateIndex(v1::NodeState state) {
   }
 }
 
-std::array<int64_t, 3> NodeMetrics::CountGpus(const v1::Node& node) {
+std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const v1::Node& node) {
   const int64_t total = node.info().gpus_size();
   const int64_t free = std::clamp<int64_t>(node.gpus_free(), 0, total);
-  std::array<int64_t, 3> counts{};
+  std::array<int64_t, kGpuStates> counts{};
   counts[kAllocated] = total - free;
-  counts[node.state() == v1::NODE_STATE_UP ? kFree : kDown] = free;
+  // Down wins over drained: a silent node cannot take work either way.
+  counts[node.state() != v1::NODE_STATE_UP ? kDown : node.drain_reason().empty() ? kFree : kDrained] = free;
   return counts;
 }
 
@@ -67,8 +68,8 @@ void NodeMetrics::Update(const v1::Node& node) {
     t.state_gauges[state]->Set(1);
     t.state = state;
   }
-  const std::array<int64_t, 3> gpus = CountGpus(node);
-  for (int i = 0; i < 3; ++i) {
+  const std::array<int64_t, kGpuStates> gpus = CountGpus(node);
+  for (int i = 0; i < kGpuStates; ++i) {
     const int64_t change = gpus[i] - t.gpus[i];
     if (change > 0) gpus_[i]->Increment(static_cast<double>(change));
     if (change < 0) gpus_[i]->Decrement(static_cast<double>(-change));

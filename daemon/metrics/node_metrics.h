@@ -20,7 +20,9 @@ namespace gpusched::metrics {
 //   gpusched_node_state{node, state}  1 for the node's state, 0 for the others
 //   gpusched_gpus{state}              allocated: held by a job; free: unallocated
 //                                     on an up node; down: unallocated on a node
-//                                     that is not up (nothing can start there)
+//                                     that is not up (nothing can start there);
+//                                     drained: unallocated on an up node that an
+//                                     operator drained
 class NodeMetrics {
  public:
   explicit NodeMetrics(prometheus::Registry& registry);
@@ -29,19 +31,20 @@ class NodeMetrics {
 
  private:
   static constexpr int kStates = 3;  // up, not_responding, down
-  enum GpuState { kAllocated = 0, kFree = 1, kDown = 2 };
+  static constexpr int kGpuStates = 4;
+  enum GpuState { kAllocated = 0, kFree = 1, kDown = 2, kDrained = 3 };
   struct Tracked {
     int state = -1;                 // index into kStates, -1 before the first update
-    std::array<int64_t, 3> gpus{};  // by GpuState
+    std::array<int64_t, kGpuStates> gpus{};  // by GpuState
     std::array<prometheus::Gauge*, kStates> state_gauges{};
   };
 
   static int StateIndex(v1::NodeState state);
-  static std::array<int64_t, 3> CountGpus(const v1::Node& node);
+  static std::array<int64_t, kGpuStates> CountGpus(const v1::Node& node);
 
   prometheus::Family<prometheus::Gauge>& node_state_;
   std::array<prometheus::Gauge*, kStates> nodes_;
-  std::array<prometheus::Gauge*, 3> gpus_;
+  std::array<prometheus::Gauge*, kGpuStates> gpus_;
   std::map<std::string, Tracked> tracked_;
 };
 

@@ -44,7 +44,7 @@ TEST_CASE("job and GPU metrics agree with the core after every pass") {
   pass();
 
   for (int step = 0; step < 300; ++step) {
-    const int action = std::uniform_int_distribution<int>(0, 9)(rng);
+    const int action = std::uniform_int_distribution<int>(0, 10)(rng);
     const std::optional<v1::Job> job = random_active();
     if (action <= 3) {
       auto outcome = h.core.Submit(GpuJob(std::uniform_int_distribution<int>(1, 6)(rng)), "", h.fx);
@@ -70,8 +70,16 @@ TEST_CASE("job and GPU metrics agree with the core after every pass") {
       for (const std::string& name : names) {
         if (name != lost) h.core.AgentHeartbeat(name, h.fx);
       }
-    } else {
+    } else if (action == 9) {
       for (const std::string& name : names) h.AddNode(name, 4);  // agents (re)register
+    } else {
+      // An operator drains a node, or resumes it.
+      const std::string& node = names[std::uniform_int_distribution<size_t>(0, names.size() - 1)(rng)];
+      if (h.core.cluster().Find(node)->drain_reason.empty()) {
+        static_cast<void>(h.core.DrainNode(node, "maintenance", h.fx));
+      } else {
+        static_cast<void>(h.core.ResumeNode(node, h.fx));
+      }
     }
     pass();
 
@@ -97,11 +105,13 @@ TEST_CASE("job and GPU metrics agree with the core after every pass") {
     CHECK(in_queue + finished == static_cast<double>(submitted.size()));
 
     // GPUs: the core's own node views.
-    double allocated = 0, free = 0, down = 0;
+    double allocated = 0, free = 0, down = 0, drained = 0;
     for (const v1::Node& node : h.core.Nodes()) {
       allocated += static_cast<double>(node.info().gpus_size() - node.gpus_free());
-      (node.state() == v1::NODE_STATE_UP ? free : down) += static_cast<double>(node.gpus_free());
+      double& bucket = node.state() != v1::NODE_STATE_UP ? down : node.drain_reason().empty() ? free : drained;
+      bucket += static_cast<double>(node.gpus_free());
     }
+    CHECK(Value(*m.registry(), "gpusched_gpus", {{"state", "drained"}}) == drained);
     CHECK(Value(*m.registry(), "gpusched_gpus", {{"state", "allocated"}}) == allocated);
     CHECK(Value(*m.registry(), "gpusched_gpus", {{"state", "free"}}) == free);
     CHECK(Value(*m.registry(), "gpusched_gpus", {{"state", "down"}}) == down);

@@ -72,6 +72,25 @@ TEST_CASE("GPU and node counts follow the node rows") {
   }
 }
 
+TEST_CASE("a drained node's unallocated GPUs are drained, not free, until it is resumed") {
+  DaemonMetrics m;
+  m.Apply(Changed({NodeRow("a", v1::NODE_STATE_UP, 8, 6)}));
+  v1::Node drained = NodeRow("a", v1::NODE_STATE_UP, 8, 6);
+  drained.set_drain_reason("bad NVLink");
+  m.Apply(Changed({drained}));
+  CHECK(Gpus(m, "allocated") == 2);
+  CHECK(Gpus(m, "free") == 0);
+  CHECK(Gpus(m, "drained") == 6);
+  CHECK(Nodes(m, "up") == 1);  // drained is not a liveness state
+  drained.set_state(v1::NODE_STATE_NOT_RESPONDING);
+  m.Apply(Changed({drained}));
+  CHECK(Gpus(m, "drained") == 0);
+  CHECK(Gpus(m, "down") == 6);
+  m.Apply(Changed({NodeRow("a", v1::NODE_STATE_UP, 8, 6)}));  // resumed and back
+  CHECK(Gpus(m, "drained") == 0);
+  CHECK(Gpus(m, "free") == 6);
+}
+
 TEST_CASE("restored nodes are counted as the core restored them") {
   DaemonMetrics m;
   m.RestoreNodes({NodeRow("a", v1::NODE_STATE_NOT_RESPONDING, 8, 5)});
