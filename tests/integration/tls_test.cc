@@ -11,6 +11,7 @@
 
 #include "grpcpp/create_channel.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
 
 using namespace gpusched;
@@ -19,19 +20,11 @@ using gpusched::testing::ClientTls;
 using gpusched::testing::CommandResult;
 using gpusched::testing::RunCommand;
 using gpusched::testing::TestCa;
+using gpusched::testing::TempDir;
 using gpusched::testing::TestCluster;
 using Catch::Matchers::Contains;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpusched-tls-XXXXXX";
-    path = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 // Waits until `text()` contains `want` (REQUIREs it within `seconds`).
 template <typename Text>
@@ -51,11 +44,11 @@ std::vector<std::string> AgentTls(const TestCa& ca, const CertAndKey& own) {
 
 TEST_CASE("mutual TLS: the cluster CA's agents and users work, everyone else is refused", "[integration]") {
   TempDir pki;
-  const TestCa ca(pki.path, "cluster-ca");
+  const TestCa ca(pki.path().string(), "cluster-ca");
   const CertAndKey daemon_cert = ca.IssueServer("gpuschedd");
   const CertAndKey node_a = ca.IssueClient("node-a");
   const CertAndKey alice = ca.IssueClient("alice");
-  const TestCa other_ca(pki.path, "other-ca");
+  const TestCa other_ca(pki.path().string(), "other-ca");
   const CertAndKey rogue = other_ca.IssueClient("rogue");
 
   // The constructor waits for node-a to be UP, asking over TLS as alice.
@@ -140,24 +133,24 @@ TEST_CASE("mutual TLS: the cluster CA's agents and users work, everyone else is 
 
 TEST_CASE("TLS: a daemon or agent with unusable files stops at start, naming the file", "[integration]") {
   TempDir pki;
-  const TestCa ca(pki.path, "cluster-ca");
+  const TestCa ca(pki.path().string(), "cluster-ca");
   const CertAndKey daemon_cert = ca.IssueServer("gpuschedd");
   const CertAndKey node_a = ca.IssueClient("node-a");
 
-  CommandResult r = RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki.path + "/state",
+  CommandResult r = RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki / "state",
                                 "--tls-cert", daemon_cert.cert, "--tls-key", node_a.key});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("gpuschedd: tls_key: " + node_a.key + " is not the private key of the certificate in " +
                              daemon_cert.cert));
-  CHECK_FALSE(std::filesystem::exists(pki.path + "/state"));  // refused before anything else
+  CHECK_FALSE(std::filesystem::exists(pki / "state"));  // refused before anything else
 
-  r = RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki.path + "/state",
+  r = RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki / "state",
                   "--tls-client-ca", ca.cert()});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("gpuschedd: tls_client_ca is set but tls_cert is not"));
 
-  r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--fake-gpus", "1", "--log-dir", pki.path + "/logs",
-                  "--tls-ca", pki.path + "/missing-ca.pem"});
+  r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--fake-gpus", "1", "--log-dir", pki / "logs",
+                  "--tls-ca", pki / "missing-ca.pem"});
   CHECK(r.exit_code == 1);
-  CHECK(r.err == "gpusched-agent: tls_ca: cannot read " + pki.path + "/missing-ca.pem: No such file or directory\n");
+  CHECK(r.err == "gpusched-agent: tls_ca: cannot read " + pki / "missing-ca.pem" + ": No such file or directory\n");
 }

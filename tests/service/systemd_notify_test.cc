@@ -15,27 +15,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/service/notify_socket.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/subprocess.h"
 
 using gpusched::testing::NotifySocket;
 using gpusched::testing::ReadFile;
 using gpusched::testing::Spawn;
+using gpusched::testing::TempDir;
 using gpusched::testing::WaitForExit;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  explicit TempDir(const std::string& tag)
-      : path(std::filesystem::temp_directory_path() / absl::StrCat("gpusched-", tag, "-", getpid())) {
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-    // An empty settings file: nothing from /etc/gpusched reaches the test.
-    std::ofstream(path / "empty.toml") << "# no settings\n";
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+// An empty settings file: nothing from /etc/gpusched reaches the test.
+std::string EmptySettings(const TempDir& dir) { return dir.Write("empty.toml", "# no settings\n"); }
 
 // A child process that is SIGKILLed if the test ends early.
 struct Child {
@@ -58,7 +50,7 @@ struct Child {
 Child StartDaemon(const TempDir& dir, const std::map<std::string, std::string>& env,
                   const std::string& tick_ms = "50") {
   const std::string log = dir / "daemon.log";
-  return Child{Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", dir / "empty.toml", "--listen", "127.0.0.1:0",
+  return Child{Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", EmptySettings(dir), "--listen", "127.0.0.1:0",
                       "--state-dir", dir / "state", "--tick-ms", tick_ms},
                      env, log, log),
                log};
@@ -67,7 +59,7 @@ Child StartDaemon(const TempDir& dir, const std::map<std::string, std::string>& 
 }  // namespace
 
 TEST_CASE("gpuschedd serve: READY=1 once listening, WATCHDOG=1 from the scheduler loop, STOPPING=1 at SIGTERM") {
-  TempDir dir("notify-daemon");
+  TempDir dir;
   NotifySocket systemd;
   // 400 ms watchdog: the daemon pings every 200 ms; its tick is 50 ms.
   Child daemon = StartDaemon(dir, {{"NOTIFY_SOCKET", systemd.path()}, {"WATCHDOG_USEC", "400000"}});
@@ -89,7 +81,7 @@ TEST_CASE("gpuschedd serve: READY=1 once listening, WATCHDOG=1 from the schedule
   const std::string address = status.substr(std::string("serving on ").size(), status.find(',') - 11);
   NotifySocket agent_systemd;
   const std::string agent_log = dir / "agent.log";
-  Child agent{Spawn({GPUSCHED_AGENT_BINARY, "--config", dir / "empty.toml", "--daemon", address, "--node-name",
+  Child agent{Spawn({GPUSCHED_AGENT_BINARY, "--config", EmptySettings(dir), "--daemon", address, "--node-name",
                      "notify-node", "--fake-gpus", "1", "--log-dir", dir / "logs"},
                     {{"NOTIFY_SOCKET", agent_systemd.path()}, {"WATCHDOG_USEC", "400000"}}, agent_log, agent_log),
               agent_log};
@@ -105,7 +97,7 @@ TEST_CASE("gpuschedd serve: READY=1 once listening, WATCHDOG=1 from the schedule
 }
 
 TEST_CASE("gpuschedd serve: no watchdog pings unless WATCHDOG_USEC asks for them") {
-  TempDir dir("notify-nowatchdog");
+  TempDir dir;
   NotifySocket systemd;
   Child daemon = StartDaemon(dir, {{"NOTIFY_SOCKET", systemd.path()}});
   INFO(ReadFile(daemon.log));
@@ -115,7 +107,7 @@ TEST_CASE("gpuschedd serve: no watchdog pings unless WATCHDOG_USEC asks for them
 }
 
 TEST_CASE("gpuschedd serve: a tick longer than half the watchdog is refused at start, not killed later") {
-  TempDir dir("notify-slowtick");
+  TempDir dir;
   NotifySocket systemd;
   // 100 ms watchdog: pings every 50 ms, but the loop wakes only every 200 ms.
   Child daemon = StartDaemon(dir, {{"NOTIFY_SOCKET", systemd.path()}, {"WATCHDOG_USEC", "100000"}}, "200");

@@ -10,11 +10,13 @@
 #include "common/defaults.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
 
 using namespace gpusched::daemon;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using gpusched::testing::TempDir;
 
 namespace {
 
@@ -27,17 +29,6 @@ std::string ErrorOf(const std::string& text) {
   CHECK(config.status().code() == absl::StatusCode::kInvalidArgument);
   return std::string(config.status().message());
 }
-
-struct TempDir {
-  std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("gpusched-daemon-config-" + std::to_string(getpid()));
-  TempDir() { std::filesystem::create_directories(path); }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(path / name) << text;
-    return (path / name).string();
-  }
-};
 
 }  // namespace
 
@@ -103,7 +94,7 @@ TEST_CASE("gpuschedd.toml: network_topology is read relative to the file, its er
   auto config = ReadDaemonConfig(good);
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->network_topology == (dir.path / "topology.conf").string());
+  CHECK(config->network_topology == (dir.path() / "topology.conf").string());
   REQUIRE(config->network != nullptr);
   CHECK(config->network->Locate("gpu03")->spine == "spine01");
   CHECK_THAT(DescribeDaemonConfig(*config),
@@ -114,12 +105,12 @@ TEST_CASE("gpuschedd.toml: network_topology is read relative to the file, its er
   auto broken = ReadDaemonConfig(bad);
   REQUIRE_FALSE(broken.ok());
   CHECK_THAT(std::string(broken.status().message()),
-             StartsWith(bad + ":3: network topology file " + (dir.path / "broken.conf").string() +
+             StartsWith(bad + ":3: network topology file " + (dir.path() / "broken.conf").string() +
                         ": line 2: node \"gpu04\" is already under switch \"leaf01\""));
 
   const std::string missing = dir.Write("missing.toml", "network_topology = \"nowhere.conf\"\n");
   CHECK_THAT(std::string(ReadDaemonConfig(missing).status().message()),
-             StartsWith(missing + ":1: network topology file: cannot read " + (dir.path / "nowhere.conf").string()));
+             StartsWith(missing + ":1: network topology file: cannot read " + (dir.path() / "nowhere.conf").string()));
 }
 
 TEST_CASE("gpuschedd.toml: --config must exist; the default path may be absent") {
@@ -137,7 +128,7 @@ TEST_CASE("gpuschedd.toml: --config must exist; the default path may be absent")
 
 TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and checked, each problem at its key's line") {
   TempDir dir;
-  gpusched::testing::TestCa ca(dir.path.string(), "ca");
+  gpusched::testing::TestCa ca(dir.path().string(), "ca");
   const gpusched::testing::CertAndKey server = ca.IssueServer("server");
   const gpusched::testing::CertAndKey client = ca.IssueClient("client");
 
@@ -157,11 +148,11 @@ TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and che
     REQUIRE_FALSE(bad.ok());
     return std::string(bad.status().message());
   };
-  const std::string at = (dir.path / "bad.toml").string() + ":";
+  const std::string at = (dir.path() / "bad.toml").string() + ":";
   CHECK(error("bad.toml", "listen = \"0.0.0.0:6870\"\ntls_cert = \"server.pem\"\ntls_key = \"client.key\"\n") ==
         at + "3: tls_key: " + client.key + " is not the private key of the certificate in " + server.cert);
   CHECK(error("bad.toml", "tls_cert = \"nowhere.pem\"\ntls_key = \"server.key\"\n") ==
-        at + "1: tls_cert: cannot read " + (dir.path / "nowhere.pem").string() + ": No such file or directory");
+        at + "1: tls_cert: cannot read " + (dir.path() / "nowhere.pem").string() + ": No such file or directory");
   CHECK_THAT(error("bad.toml", "tls_cert = \"server.pem\"\ntls_key = \"server.pem\"\n"),
              StartsWith(at + "2: tls_key: " + server.cert + ": no private key in it"));
   CHECK_THAT(error("bad.toml", "# mutual TLS\ntls_client_ca = \"ca.pem\"\n"),

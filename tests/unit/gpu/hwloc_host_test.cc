@@ -9,7 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "common/topology/cpu_list.h"
-#include "tests/unit/gpu/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using gpusched::agent::HostOptions;
 using gpusched::agent::HwlocHost;

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tests/unit/gpu/temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 using gpusched::agent::NetLinkSpeedGbps;
 using gpusched::agent::RdmaLinkSpeedGbps;

@@ -11,7 +11,7 @@ namespace gpusched::testing {
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpusched-gpu-test-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpusched-test-XXXXXX").string();
     path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
   }
   ~TempDir() {
@@ -23,11 +23,15 @@ class TempDir {
 
   const std::filesystem::path& path() const { return path_; }
 
-  // Writes `text` to `relative`, creating directories on the way.
-  void Write(const std::string& relative, const std::string& text) const {
+  // The path of `relative` inside, as a string for command lines.
+  std::string operator/(const std::string& relative) const { return (path_ / relative).string(); }
+
+  // Writes `text` to `relative`, creating directories on the way; returns its path.
+  std::string Write(const std::string& relative, const std::string& text) const {
     std::filesystem::path file = path_ / relative;
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file) << text;
+    return file.string();
   }
 
  private:
