@@ -56,7 +56,9 @@ TEST_CASE("mutual TLS: the cluster CA's agents and users work, everyone else is 
                       {"--tls-cert", daemon_cert.cert, "--tls-key", daemon_cert.key, "--tls-client-ca", ca.cert()},
                       ClientTls{ca.cert(), alice.cert, alice.key});
   CHECK_THAT(cluster.DaemonLog(), Contains("clients must present a certificate signed by " + ca.cert()));
-  CHECK_THAT(cluster.AgentLog("node-a"), Contains("registered with the daemon at " + cluster.address()));
+  // The daemon counts the node UP before the agent has read the ack and logged it.
+  WaitForText([&] { return cluster.AgentLog("node-a"); }, "registered with the daemon at " + cluster.address(),
+              "agent node-a");
 
   SECTION("an agent with a good certificate runs a job the CLI submitted over TLS") {
     const uint64_t id = cluster.Submit({"--gpus", "2", "--", "sh", "-c", "echo rank $RANK over TLS"});
