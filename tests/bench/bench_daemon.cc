@@ -21,14 +21,19 @@ namespace gpusched::bench {
 
 using testing::ReadFile;
 
-BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : keep_dir_(keep_dir) {
+BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : BenchDaemon(std::move(gpuschedd_bin), keep_dir, {}) {}
+
+BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::vector<std::string>& extra_serve_args)
+    : keep_dir_(keep_dir) {
   char tmpl[] = "/tmp/gpusched-bench-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   const std::string log = dir_ + "/daemon.log";
   // Port 0: the daemon picks a free port and logs the address it serves on.
-  pid_ = testing::Spawn({std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir", dir_ + "/state"},
-                        {}, log, log);
+  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                                   dir_ + "/state"};
+  argv.insert(argv.end(), extra_serve_args.begin(), extra_serve_args.end());
+  pid_ = testing::Spawn(argv, {}, log, log);
   const std::string marker = "serving on ";
   for (int i = 0; i < 400; ++i) {
     const std::string text = ReadFile(log);
@@ -116,6 +121,21 @@ double SelfCpuSeconds() {
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + tv.tv_usec / 1e6; };
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+double ProcessCpuSeconds(pid_t pid, bool reaped_children) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto paren = stat.rfind(')');
+  if (paren == std::string::npos) return -1;
+  // As in CpuSeconds: utime 14, stime 15, then cutime 16, cstime 17.
+  std::istringstream in(stat.substr(paren + 2));
+  std::string field;
+  const int last = reaped_children ? 17 : 15;
+  double ticks = 0;
+  for (int n = 3; n <= last && in >> field; ++n) {
+    if (n >= 14) ticks += std::atof(field.c_str());
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double MachineBusySeconds() {

@@ -16,6 +16,9 @@ class BenchDaemon {
   // Starts gpuschedd (no agents) and waits until it serves. `keep_dir` leaves
   // the state directory behind for inspection.
   BenchDaemon(std::string gpuschedd_bin, bool keep_dir);
+  // The same, with more `serve` flags after the ones above (a bench with real
+  // agents wants e.g. a shorter --kill-grace-ms).
+  BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::vector<std::string>& extra_serve_args);
   ~BenchDaemon();  // SIGTERM, wait, remove the directory
   BenchDaemon(const BenchDaemon&) = delete;
   BenchDaemon& operator=(const BenchDaemon&) = delete;
@@ -53,6 +56,10 @@ TimedRun RunTimed(const std::vector<std::string>& argv, const std::string& addr,
 
 // CPU seconds (user + system) of this process so far.
 double SelfCpuSeconds();
+// CPU seconds (user + system) of process `pid`, plus those of its children it
+// has reaped when `reaped_children` (an agent's finished job processes). -1
+// when the process is gone.
+double ProcessCpuSeconds(pid_t pid, bool reaped_children);
 // CPU seconds every CPU of the machine spent busy (not idle or iowait) since boot.
 double MachineBusySeconds();
 std::string LoadAverage();  // /proc/loadavg, first three fields

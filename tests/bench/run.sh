@@ -2,7 +2,8 @@
 # Builds and runs a benchmark (not a test) and prints its tables.
 #   tests/bench/run.sh [submit_bench flags...]     e.g. --measure-s 10 --clients 1,16,64
 #   BENCH=placement_bench tests/bench/run.sh [placement_bench flags...]   e.g. --nodes 1000 --jobs 2000
-# Environment: BENCH (submit_bench, the default, or placement_bench),
+#   BENCH=load_bench tests/bench/run.sh [load_bench flags...]   e.g. --duration 30 --clients 64 --agents 4
+# Environment: BENCH (submit_bench, the default, placement_bench or load_bench),
 # BUILD_DIR (default <repo>/build), JOBS (build parallelism, default 2),
 # OUT_DIR (CSV + full output; default $BUILD_DIR/bench-results/<time>).
 set -euo pipefail
@@ -12,8 +13,8 @@ JOBS=${JOBS:-2}
 OUT=${OUT_DIR:-$BUILD/bench-results/$(date +%Y%m%d-%H%M%S)}
 BENCH=${BENCH:-submit_bench}
 case $BENCH in
-  submit_bench | placement_bench) ;;
-  *) echo "run.sh: BENCH must be submit_bench or placement_bench, got '$BENCH'" >&2; exit 2 ;;
+  submit_bench | placement_bench | load_bench) ;;
+  *) echo "run.sh: BENCH must be submit_bench, placement_bench or load_bench, got '$BENCH'" >&2; exit 2 ;;
 esac
 
 if [[ -f $BUILD/CMakeCache.txt ]]; then
