@@ -14,7 +14,10 @@ CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner)
 v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
   *registration.mutable_node() = node_;
-  for (uint64_t id : runner_->RunningJobIds()) registration.add_running_job_ids(id);
+  for (const JobRunner::RunningJob& job : runner_->RunningJobs()) {
+    registration.add_running_job_ids(job.id);
+    registration.add_running_job_attempts(job.attempt);
+  }
   return registration;
 }
 
@@ -38,7 +41,7 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
       return;
     case v1::DaemonMessage::kKill: {
       const v1::KillJob& kill = message.kill();
-      runner_->Kill(kill.job_id(), absl::Milliseconds(kill.grace_ms()), kill.reason());
+      runner_->Kill(kill.job_id(), absl::Milliseconds(kill.grace_ms()), kill.reason(), kill.attempt());
       return;
     }
     default:

@@ -71,7 +71,10 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--time", &o.time, "LIMIT", "Time limit, as in Slurm: 90 (minutes), 1:30:00, 2-00:00:00");
   AddText(sub, "--name", &o.name, "NAME", "Job name");
   AddText(sub, "--queue", &o.queue, "QUEUE", "Queue to submit to");
-  AddText(sub, "--priority", &o.priority, "N", "Priority within the queue");
+  AddText(sub, "--priority", &o.priority, "N", "Points added to the job's priority (see `status JOB`)");
+  AddText(sub, "--account", &o.account, "NAME", "Account (team, project) charged for fair share; default: the user");
+  AddText(sub, "--requeue", &o.requeue, "yes|no",
+          "On a node failure: back to the queue (yes) or end NODE_FAIL (no); default: the queue's setting");
   AddRepeated(sub, "--env", &o.env, "K=V", "Set K=V for the job; K alone copies K from here (repeatable)");
   AddText(sub, "--workdir", &o.workdir, "DIR", "Working directory of the job (default: the current one)");
   AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");

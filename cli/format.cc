@@ -29,7 +29,7 @@ absl::Duration JobElapsed(const v1::Job& job, absl::Time now) {
     return FromProtoTime(job.end_time()) - from;
   }
   // A requeued job (PENDING again after PREEMPTED/NODE_FAIL) waits, whatever it ran before.
-  if (job.state() == v1::JOB_STATE_PENDING || job.state() == v1::JOB_STATE_PREEMPTED) {
+  if (job.state() == v1::JOB_STATE_PENDING) {
     return now - FromProtoTime(job.submit_time());
   }
   return now - from;

@@ -84,8 +84,18 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   }
   if (!job.reason().empty()) Field(out, "Reason", job.reason());
   Field(out, "User", spec.user());
+  if (!spec.account().empty()) Field(out, "Account", spec.account());
   Field(out, "Queue", spec.queue().empty() ? "(default)" : spec.queue());
-  Field(out, "Priority", absl::StrCat(spec.priority()));
+  if (job.has_priority()) {
+    const v1::PriorityFactors& p = job.priority();
+    Field(out, "Priority",
+          absl::StrFormat("%.0f = tier %.2f, fair share %.2f, age %.2f, size %.3f (weighted) + job %d", p.total(),
+                          p.tier(), p.fair_share(), p.age(), p.size(), spec.priority()));
+  } else {
+    Field(out, "Priority", absl::StrCat(spec.priority()));
+  }
+  if (job.attempt() > 0) Field(out, "Attempt", absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
+  if (spec.has_requeue()) Field(out, "Requeue", spec.requeue() ? "on node failure" : "never (ends NODE_FAIL)");
   if (spec.argv_size() > 0) {
     Field(out, "Command", ShellJoin(spec.argv()));
   } else {

@@ -28,6 +28,8 @@ struct SubmitOptions {
 
   std::optional<std::string> name;
   std::optional<std::string> queue;
+  std::optional<std::string> account;
+  std::optional<std::string> requeue;  // yes, no
   std::optional<std::string> workdir;
   std::optional<std::string> launch;
   std::optional<std::string> request_id;

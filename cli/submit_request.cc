@@ -174,6 +174,13 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
 
   if (options.name.has_value()) spec.set_name(*options.name);
   if (options.queue.has_value()) spec.set_queue(*options.queue);
+  if (options.account.has_value()) spec.set_account(*options.account);
+  if (options.requeue.has_value()) {
+    if (*options.requeue != "yes" && *options.requeue != "no") {
+      return FlagError("--requeue", *options.requeue, "expected yes or no");
+    }
+    spec.set_requeue(*options.requeue == "yes");
+  }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
   spec.set_user(ctx.user);
 

@@ -14,6 +14,7 @@ bool IsTerminal(v1::JobState state) {
     case v1::JOB_STATE_CANCELLED:
     case v1::JOB_STATE_TIMEOUT:
     case v1::JOB_STATE_NODE_FAIL:
+    case v1::JOB_STATE_PREEMPTED:  // for good: a requeued job is PENDING again
       return true;
     default:
       return false;

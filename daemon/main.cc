@@ -280,6 +280,8 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--tls-cert", file->tls_cert, tls_files.cert);
     unless_flag(serve, "--tls-key", file->tls_key, tls_files.key);
     unless_flag(serve, "--tls-client-ca", file->tls_client_ca, tls_files.ca);
+    // Queues have no flags: a cluster's queue layout belongs in one file.
+    if (file->queues) options.core.queues = *file->queues;
   }
   gpusched::SetLogLevel(log_level);
   if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);

@@ -32,10 +32,11 @@ std::string SignalName(int sig) {
   return abbrev ? absl::StrCat("SIG", abbrev) : absl::StrCat("signal ", sig);
 }
 
-v1::JobUpdate MakeUpdate(uint64_t job_id, v1::JobUpdate::Kind kind, int exit_code, std::string message,
+v1::JobUpdate MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code, std::string message,
                          std::string log_dir) {
   v1::JobUpdate u;
   u.set_job_id(job_id);
+  u.set_attempt(attempt);
   u.set_kind(kind);
   u.set_exit_code(exit_code);
   u.set_message(std::move(message));
@@ -58,17 +59,24 @@ JobRunner::~JobRunner() { Shutdown(kDestructorGrace); }
 
 void JobRunner::Launch(const v1::LaunchJob& launch) {
   const uint64_t id = launch.job_id();
+  const int attempt = launch.attempt();
   std::optional<v1::JobUpdate> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    auto done = recent_.Find(id, absl::Now());
     if (auto it = jobs_.find(id); it != jobs_.end()) {
-      answer = MakeUpdate(id, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir);
-    } else if (auto done = recent_.Find(id, absl::Now())) {
+      answer = it->second.attempt == attempt
+                   ? MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir)
+                   : MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
+                                absl::StrCat("attempt ", it->second.attempt + 1, " of this job is still stopping on ",
+                                             options_.node_name),
+                                "");
+    } else if (done && done->attempt() == attempt) {
       answer = *done;
     } else if (launching_.contains(id)) {
       return;  // the first launch will answer
     } else if (shutting_down_) {
-      answer = MakeUpdate(id, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
+      answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
                           absl::StrCat("the agent on ", options_.node_name, " is shutting down"), "");
     } else {
       launching_.insert(id);
@@ -87,7 +95,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
     v1::JobUpdate failed =
-        MakeUpdate(id, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir);
+        MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir);
     {
       std::lock_guard<std::mutex> lock(mu_);
       launching_.erase(id);
@@ -103,7 +111,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
              started->log_dir);
   // Reported before the monitor can see the job, so that STARTED always
   // precedes EXITED.
-  report_(MakeUpdate(id, v1::JobUpdate::KIND_STARTED, 0, "", started->log_dir));
+  report_(MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "", started->log_dir));
   {
     std::lock_guard<std::mutex> lock(mu_);
     launching_.erase(id);
@@ -146,6 +154,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
 
   Job job;
   job.id = launch.job_id();
+  job.attempt = launch.attempt();
   job.log_dir = plan->job_log_dir;
   for (const ProcessSpec& spec : plan->processes) {
     auto pid = SpawnProcess(spec);
@@ -167,15 +176,16 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   return job;
 }
 
-void JobRunner::Kill(uint64_t job_id, absl::Duration grace, const std::string& reason) {
-  KillImpl(job_id, grace, reason, /*answer_unknown=*/true);
+void JobRunner::Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt) {
+  KillImpl(job_id, grace, reason, /*answer_unknown=*/true, attempt);
 }
 
 void JobRunner::KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason) {
-  KillImpl(job_id, grace, reason, /*answer_unknown=*/false);
+  KillImpl(job_id, grace, reason, /*answer_unknown=*/false, 0);
 }
 
-void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown) {
+void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown,
+                         int attempt) {
   std::optional<v1::JobUpdate> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -184,7 +194,8 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
       BeginKillLocked(it->second, grace, reason);
     } else if (answer_unknown) {
       auto done = recent_.Find(job_id, absl::Now());
-      answer = done ? *done : NotRunning(job_id);
+      // Only the attempt asked about closes it on the daemon's side.
+      answer = done && done->attempt() == attempt ? *done : NotRunning(job_id, attempt);
     }
   }
   cv_.notify_all();
@@ -267,7 +278,7 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
     log_->info("job {}: all processes exited, exit code {}{}", job.id, job.exit_code,
                message.empty() ? "" : absl::StrCat(" (", message, ")"));
     v1::JobUpdate report =
-        MakeUpdate(job.id, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
+        MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
     recent_.Add(report, absl::Now());
     finished.push_back(std::move(report));
     it = jobs_.erase(it);
@@ -292,10 +303,16 @@ void JobRunner::MonitorLoop() {
 }
 
 std::vector<uint64_t> JobRunner::RunningJobIds() const {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<uint64_t> ids;
-  for (const auto& [id, job] : jobs_) ids.push_back(id);
+  for (const RunningJob& job : RunningJobs()) ids.push_back(job.id);
   return ids;
+}
+
+std::vector<JobRunner::RunningJob> JobRunner::RunningJobs() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<RunningJob> running;
+  for (const auto& [id, job] : jobs_) running.push_back({id, job.attempt});
+  return running;
 }
 
 JobRunner::Load JobRunner::CurrentLoad() const {
@@ -336,8 +353,8 @@ void JobRunner::Shutdown(absl::Duration grace) {
   if (monitor_.joinable()) monitor_.join();
 }
 
-v1::JobUpdate JobRunner::NotRunning(uint64_t job_id) const {
-  return MakeUpdate(job_id, v1::JobUpdate::KIND_EXITED, 0, absl::StrCat("not running on ", options_.node_name),
+v1::JobUpdate JobRunner::NotRunning(uint64_t job_id, int attempt) const {
+  return MakeUpdate(job_id, attempt, v1::JobUpdate::KIND_EXITED, 0, absl::StrCat("not running on ", options_.node_name),
                     "");
 }
 

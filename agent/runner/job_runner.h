@@ -62,11 +62,18 @@ class JobRunner {
   // SIGTERM to every process group of the job, SIGKILL after `grace` (<= 0:
   // the default grace). A job not running here is answered with its stored final
   // report, or EXITED 0 "not running on <node>", so the daemon can close it.
-  void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason);
+  // `attempt` is the one the answer is about (LaunchJob.attempt); whatever
+  // runs for the job is stopped.
+  void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt = 0);
   // The same without the answer for jobs that are not running.
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
 
   std::vector<uint64_t> RunningJobIds() const;
+  struct RunningJob {
+    uint64_t id = 0;
+    int attempt = 0;
+  };
+  std::vector<RunningJob> RunningJobs() const;
   struct Load {
     int64_t jobs = 0;   // jobs with a process still here
     int64_t ranks = 0;  // their processes that have not exited
@@ -88,6 +95,7 @@ class JobRunner {
   };
   struct Job {
     uint64_t id = 0;
+    int attempt = 0;
     std::string log_dir;
     std::vector<Process> processes;
     std::optional<SteadyTime> kill_deadline;
@@ -98,11 +106,11 @@ class JobRunner {
   };
 
   absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
-  void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown);
+  void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);
   void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason);
   std::vector<v1::JobUpdate> PollLocked(SteadyTime now);
   void MonitorLoop();
-  v1::JobUpdate NotRunning(uint64_t job_id) const;
+  v1::JobUpdate NotRunning(uint64_t job_id, int attempt) const;
 
   const JobRunnerOptions options_;
   const ReportFn report_;

@@ -66,6 +66,9 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   if (launch.master_port() > 0) env["MASTER_PORT"] = std::to_string(launch.master_port());
   env["GPUSCHED_JOB_ID"] = std::to_string(launch.job_id());
   env["GPUSCHED_JOB_NAME"] = launch.spec().name();
+  // How often it was requeued (preempted, or a node failed): a training
+  // script resumes from its last checkpoint when this is not 0.
+  env["GPUSCHED_RESTART_COUNT"] = std::to_string(launch.attempt());
   env["GPUSCHED_NODE"] = context.node_name;
   env["GPUSCHED_LOG_DIR"] = context.job_log_dir;
   return env;

@@ -114,6 +114,10 @@ void TomlTableReader::Error(int line, absl::string_view message) {
   errors_.push_back({line, std::string(message)});
 }
 
+void TomlTableReader::Absorb(const TomlTableReader& nested) {
+  errors_.insert(errors_.end(), nested.errors_.begin(), nested.errors_.end());
+}
+
 absl::Status TomlTableReader::status() const {
   if (errors_.empty()) return absl::OkStatus();
   const Problem& first = errors_.front();

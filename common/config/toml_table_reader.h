@@ -53,9 +53,12 @@ class TomlTableReader {
   // The line of `key`'s value, else of the table.
   int LineOf(absl::string_view key) const;
   const std::string& what() const { return what_; }
+  const std::string& source() const { return source_; }
 
   // For checks the loader makes itself (cross-key rules, files that must exist).
   void Error(int line, absl::string_view message);
+  // Takes over the problems of a reader of a nested table of the same file.
+  void Absorb(const TomlTableReader& nested);
 
   bool ok() const { return errors_.empty(); }
   // OK, or the first problem recorded.

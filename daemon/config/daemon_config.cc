@@ -11,6 +11,7 @@
 #include "common/config/toml_table_reader.h"
 #include "common/tls/tls_config_keys.h"
 #include "daemon/config/network_topology_file.h"
+#include "daemon/config/queue_settings.h"
 #include "daemon/core/policy/placement_policy.h"
 
 namespace gpusched::daemon {
@@ -39,7 +40,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
-                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca});
+                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
   config.state_dir = reader.Path("state_dir");
@@ -71,6 +72,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.tls_cert = set(tls.cert);
   config.tls_key = set(tls.key);
   config.tls_client_ca = set(tls.ca);
+  config.queues = ReadQueueSettings(*doc, reader);
   if (!reader.ok()) return reader.status();
   return config;
 }
@@ -109,13 +111,17 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add("tls_cert", config.tls_cert);
   add("tls_key", config.tls_key);
   add("tls_client_ca", config.tls_client_ca);
-  if (set.empty()) return "valid, sets nothing (every setting at its default)";
+  if (set.empty()) {
+    return config.queues ? absl::StrCat("valid, ", DescribeQueuePolicy(*config.queues))
+                         : "valid, sets nothing (every setting at its default)";
+  }
   std::string line = absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ",
                                   absl::StrJoin(set, " "));
   if (config.network) {
     absl::StrAppend(&line, " (", config.network->switches().size(), " switches, ", config.network->blocks().size(),
                     " NVLink domains)");
   }
+  if (config.queues) absl::StrAppend(&line, "; ", DescribeQueuePolicy(*config.queues));
   return line;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/net/network_topology_conf.h"
+#include "daemon/core/queue/queue_policy.h"
 
 namespace gpusched::daemon {
 
@@ -53,6 +54,8 @@ struct DaemonConfig {
   std::optional<std::string> tls_cert;
   std::optional<std::string> tls_key;
   std::optional<std::string> tls_client_ca;
+  // [[queue]] and [priority], compiled; std::nullopt when the file has neither.
+  std::optional<core::QueuePolicy> queues;
 };
 
 // Parses gpuschedd.toml text; `path` names it in errors ("PATH:LINE: ...")

@@ -59,7 +59,8 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot, slot.free_mask, slot.FreeCpus(), slot.FreeMemMb(), slot.gpu_count, slot.accepts_jobs()};
+  scan_[slot.scan_index] = {&slot,          slot.free_mask,         slot.FreeCpus(), slot.FreeMemMb(),
+                            slot.gpu_count, slot.accepts_jobs(), slot.queue_mask};
 }
 
 void ClusterState::RebuildScan() {
@@ -137,6 +138,14 @@ bool ClusterState::SetDrain(const std::string& name, const std::string& reason) 
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
   it->second.drain_reason = reason;
+  Refresh(it->second);
+  return true;
+}
+
+bool ClusterState::SetQueueMask(const std::string& name, uint64_t mask) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  it->second.queue_mask = mask;
   Refresh(it->second);
   return true;
 }

@@ -45,6 +45,8 @@ struct NodeSlot {
   // thousands of nodes by switch without hashing names. Index: NetworkTier.
   std::array<int, 3> network_ids{-1, -1, -1};
   size_t scan_index = 0;  // its entry in ClusterState::scan()
+  // Bit q set when queue q (QueuePolicy::NodeMask) may put jobs here.
+  uint64_t queue_mask = ~uint64_t{0};
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
@@ -74,6 +76,7 @@ struct NodeScan {
   int64_t free_mem_mb = 0;
   int gpu_count = 0;
   bool up = false;  // NodeSlot::accepts_jobs()
+  uint64_t queue_mask = ~uint64_t{0};
 };
 
 // The network tiers above a node, nearest first.
@@ -95,6 +98,8 @@ class ClusterState {
   void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
   // Drains the node (non-empty reason) or resumes it (empty); false when unknown.
   bool SetDrain(const std::string& name, const std::string& reason);
+  // Which queues may use the node (NodeSlot::queue_mask); false when unknown.
+  bool SetQueueMask(const std::string& name, uint64_t mask);
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }

@@ -15,7 +15,10 @@ namespace gpusched::core {
 absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) {
   if (cluster.nodes().empty()) return absl::OkStatus();
   int64_t largest_gpus = 0, largest_cpus = 0, largest_mem = 0, usable_total = 0, nodes_that_fit = 0;
+  size_t known = 0;
   for (const auto& [name, slot] : cluster.nodes()) {
+    if (!policy::QueueMayUse(slot, req)) continue;
+    ++known;
     largest_gpus = std::max<int64_t>(largest_gpus, std::popcount(policy::EligibleGpus(slot, req)));
     largest_cpus = std::max(largest_cpus, slot.info.cpus());
     largest_mem = std::max(largest_mem, slot.info.memory_mb());
@@ -23,7 +26,8 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
     usable_total += usable;
     if (req.nodes > 0 && usable >= req.gpus_per_node) ++nodes_that_fit;
   }
-  const size_t known = cluster.nodes().size();
+  // Its queue's nodes have not registered yet: they may be anything.
+  if (known == 0) return absl::OkStatus();
   if (req.total_gpus > 0 && (!req.gpu_model.empty() || req.gpu_memory_mb > 0) && largest_gpus == 0) {
     std::set<std::string> models;
     for (const auto& [name, slot] : cluster.nodes()) {
@@ -59,8 +63,11 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
   }
   if (req.total_gpus > usable_total) {
     return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", req.total_gpus,
-                                                   " GPUs (with their CPUs and memory), but the whole cluster of ",
-                                                   known, " nodes could give only ", usable_total));
+                                                   " GPUs (with their CPUs and memory), but ",
+                                                   known == cluster.nodes().size() ? "the whole cluster of " : "the ",
+                                                   known, known == cluster.nodes().size() ? "" : " nodes of its queue",
+                                                   known == cluster.nodes().size() ? " nodes" : "",
+                                                   " could give only ", usable_total));
   }
   return absl::OkStatus();
 }

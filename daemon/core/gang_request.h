@@ -22,6 +22,9 @@ struct GangRequest {
   // PREFER, STRICT or ANY as the job asked; the core turns a STRICT whose
   // wait is over into PREFER before placing.
   v1::TopologyMode topology = v1::TOPOLOGY_MODE_PREFER;
+  // The job's queue as its bit in NodeSlot::queue_mask: only nodes with it
+  // set are used. All ones: any node.
+  uint64_t queue_bit = ~uint64_t{0};
 
   int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
   int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }

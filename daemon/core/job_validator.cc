@@ -150,10 +150,11 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   if (spec.topology_wait_s() > 0 && spec.topology() != v1::TOPOLOGY_MODE_STRICT) {
     return Invalid("spec.topology_wait_s", "only a strict topology request waits; set topology to STRICT");
   }
-  // Queues arrive with the queue-policy work; until then there is exactly one.
-  if (spec.queue().empty()) spec.set_queue("default");
-  if (spec.queue() != "default") {
-    return Invalid("spec.queue", absl::StrCat("unknown queue \"", spec.queue(), "\" (known: default)"));
+  if (spec.account().size() > limits.max_name_bytes) {
+    return Invalid("spec.account", absl::StrCat("longer than ", limits.max_name_bytes, " bytes"));
+  }
+  if (spec.queue().size() > limits.max_name_bytes) {
+    return Invalid("spec.queue", absl::StrCat("longer than ", limits.max_name_bytes, " bytes"));
   }
   return absl::OkStatus();
 }

@@ -30,8 +30,9 @@ struct SpecDefaults {
 };
 
 // Checks a submitted spec on its own (not against the cluster) and fills in
-// defaults: queue "default", launch mode per-GPU, gpus from nodes x
-// gpus_per_node, the topology mode from `defaults`. Errors are
+// defaults: launch mode per-GPU, gpus from nodes x
+// gpus_per_node, the topology mode from `defaults`. The queue and its limits
+// are QueuePolicy::Apply's. Errors are
 // InvalidArgument naming the field, e.g. "resources.gpus must be >= 0, got -2".
 absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {},
                                   const SpecDefaults& defaults = {});

@@ -1,5 +1,7 @@
 #include "daemon/core/scheduler_core.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -8,6 +10,7 @@
 #include "common/time_limit.h"
 #include "daemon/core/backfill.h"
 #include "daemon/core/ever_fits.h"
+#include "daemon/core/queue/preemption.h"
 
 namespace gpusched::core {
 namespace {
@@ -22,13 +25,31 @@ constexpr absl::string_view kStoppingPrefix = "stopping: ";
 
 }  // namespace
 
-SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options) : clock_(clock), options_(std::move(options)) {
+SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
+    : clock_(clock), options_(std::move(options)), fair_share_(options_.queues.weights.fair_share_half_life) {
   auto policy = MakePlacementPolicy(options_.placement_policy);
   policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
+  if (!options_.queues.Compile().ok()) {
+    options_.queues = QueuePolicy::Default();
+    options_.queues.Compile().IgnoreError();
+  }
+}
+
+GangRequest SchedulerCore::RequestForSpec(const v1::JobSpec& spec) const {
+  GangRequest req = ToGangRequest(spec);
+  const int queue = options_.queues.IndexOf(spec.queue());
+  // A queue that is gone from the settings (daemon restarted with others):
+  // its jobs may still use any node rather than none.
+  if (queue >= 0) req.queue_bit = uint64_t{1} << queue;
+  return req;
+}
+
+void SchedulerCore::SetQueueMask(const std::string& node) {
+  if (const NodeSlot* slot = cluster_.Find(node)) cluster_.SetQueueMask(node, options_.queues.NodeMask(slot->info));
 }
 
 GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
-  GangRequest req = ToGangRequest(job.spec());
+  GangRequest req = RequestForSpec(job.spec());
   // A strict request that has waited its bound takes what is best now.
   if (req.topology == v1::TOPOLOGY_MODE_STRICT && job.spec().topology_wait_s() > 0 &&
       clock_.Now() - FromProtoTime(job.submit_time()) >= absl::Seconds(job.spec().topology_wait_s())) {
@@ -41,6 +62,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
                             const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
   for (const v1::Node& node : nodes) {
     cluster_.UpsertNode(WithConfiguredNetwork(node.info()));
+    SetQueueMask(node.info().name());
     cluster_.SetDrain(node.info().name(), node.drain_reason());
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
@@ -50,17 +72,17 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (v1::Job& job : unfinished) {
     ActiveJob a{std::move(job), {}};
     const uint64_t id = a.job.id();
-    if (a.job.state() == v1::JOB_STATE_PENDING) {
-      pending_.insert(QueueKey::Of(a.job));
-    } else {
+    if (a.job.state() != v1::JOB_STATE_PENDING) {
       // Placed before the restart: its GPUs stay taken until it ends.
       cluster_.Allocate(id, a.job.allocation()).IgnoreError();
+      ChargeLimits(a.job, +1);
       placed_.insert(id);
       for (const auto& part : a.job.allocation().nodes()) {
         a.progress[part.node()].started = a.job.state() == v1::JOB_STATE_RUNNING;
       }
     }
-    active_.emplace(id, std::move(a));
+    ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
+    if (stored.job.state() == v1::JOB_STATE_PENDING) pending_.emplace(QueueKey::Of(stored.job), &stored);
   }
   next_job_id_ = max_job_id + 1;
   for (const auto& [request_id, id] : client_request_ids) request_ids_[request_id] = id;
@@ -73,7 +95,16 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
     if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
   }
   if (absl::Status s = ValidateAndNormalize(spec, options_.limits, options_.defaults); !s.ok()) return s;
-  if (absl::Status s = CheckEverFits(cluster_, ToGangRequest(spec)); !s.ok()) return s;
+  if (absl::Status s = options_.queues.Apply(spec); !s.ok()) return s;
+  const QueueSpec& queue = *options_.queues.Find(spec.queue());
+  const int64_t gpus = spec.resources().gpus();
+  for (const auto& [limit, what] : {std::pair{queue.max_gpus, "in all"}, {queue.max_gpus_per_user, "per user"}}) {
+    if (limit > 0 && gpus > limit) {
+      return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", gpus, " GPUs, but queue \"", queue.name,
+                                                     "\" allows at most ", limit, " ", what));
+    }
+  }
+  if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
 
   ActiveJob a;
   a.job.set_id(next_job_id_++);
@@ -84,9 +115,9 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
   a.job.set_reason("queued: not yet considered by the scheduler");
   Touch(a, fx);
-  pending_.insert(QueueKey::Of(a.job));
   if (!client_request_id.empty()) request_ids_[client_request_id] = id;
-  active_.emplace(id, std::move(a));
+  ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
+  pending_.emplace(QueueKey::Of(stored.job), &stored);
   return SubmitOutcome{id, false};
 }
 
@@ -97,6 +128,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   const std::string why = reason.empty() ? "cancelled by user" : absl::StrCat("cancelled: ", reason);
   if (a.job.state() == v1::JOB_STATE_PENDING) {
     pending_.erase(QueueKey::Of(a.job));
+    preempting_.erase(job_id);
     *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
     Transition(a, v1::JOB_STATE_CANCELLED, why, fx);
     v1::Job done = a.job;
@@ -135,16 +167,24 @@ absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effe
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
   cluster_.UpsertNode(WithConfiguredNetwork(registration.node()));
+  SetQueueMask(name);
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
 
-  std::set<uint64_t> reported(registration.running_job_ids().begin(), registration.running_job_ids().end());
-  for (uint64_t id : reported) {
+  std::set<uint64_t> reported;
+  for (int i = 0; i < registration.running_job_ids_size(); ++i) {
+    const uint64_t id = registration.running_job_ids(i);
+    const int attempt = i < registration.running_job_attempts_size() ? registration.running_job_attempts(i) : 0;
     auto it = active_.find(id);
-    // Not ours to run here (any more): unknown, placed elsewhere, or given up on.
+    // Not ours to run here (any more): unknown, placed elsewhere, given up
+    // on, or an earlier attempt of a requeued job.
     auto part = it == active_.end() ? nullptr : &it->second.progress;
-    if (part == nullptr || !part->contains(name) || part->at(name).exited) ack.add_kill_job_ids(id);
+    if (part == nullptr || !part->contains(name) || part->at(name).exited || it->second.job.attempt() != attempt) {
+      ack.add_kill_job_ids(id);
+    } else {
+      reported.insert(id);
+    }
   }
   // Collected first: a lost gang part can finish its job, which forgets it.
   std::vector<uint64_t> here;
@@ -225,6 +265,7 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
   auto it = active_.find(update.job_id());
   if (it == active_.end()) return;  // finished already: a repeated report
   ActiveJob& a = it->second;
+  if (update.attempt() != a.job.attempt()) return;  // about an attempt that was given up on
   auto progress = a.progress.find(node);
   if (progress == a.progress.end() || progress->second.exited) return;
 
@@ -284,12 +325,17 @@ void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std:
     msg.mutable_kill()->set_job_id(a.job.id());
     msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
     msg.mutable_kill()->set_reason(reason);
+    msg.mutable_kill()->set_attempt(a.job.attempt());
     fx.agent_commands.push_back({node, std::move(msg)});
   }
   Transition(a, a.job.state(), absl::StrCat(kStoppingPrefix, reason), fx);
 }
 
 void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
+  if (ShouldRequeue(a)) {
+    Requeue(a, fx);
+    return;
+  }
   v1::JobState final_state = a.job.stopping_as();
   if (final_state == v1::JOB_STATE_UNSPECIFIED) {
     final_state = a.job.exit_code() == 0 ? v1::JOB_STATE_COMPLETED : v1::JOB_STATE_FAILED;
@@ -298,12 +344,186 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
   cluster_.Release(a.job.id(), a.job.allocation());
+  ChargeLimits(a.job, -1);
   a.job.clear_stopping_as();
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
   for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
   Transition(a, final_state, reason, fx);
   placed_.erase(a.job.id());
   active_.erase(a.job.id());
+}
+
+bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
+  if (a.job.attempt() >= options_.queues.max_requeues) return false;
+  switch (a.job.stopping_as()) {
+    case v1::JOB_STATE_PREEMPTED: {
+      const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
+      return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
+    }
+    case v1::JOB_STATE_NODE_FAIL:
+      return options_.queues.RequeuesOnNodeFail(a.job.spec());
+    default:
+      return false;
+  }
+}
+
+void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
+  std::string reason = a.job.reason();
+  if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
+  cluster_.Release(a.job.id(), a.job.allocation());
+  ChargeLimits(a.job, -1);
+  for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
+  // The event history shows how this run ended before the job waits again.
+  Transition(a, a.job.stopping_as(), reason, fx);
+  a.job.clear_stopping_as();
+  a.job.clear_allocation();
+  a.job.clear_start_time();
+  a.job.set_exit_code(0);
+  a.job.set_attempt(a.job.attempt() + 1);
+  a.progress.clear();
+  placed_.erase(a.job.id());
+  // It keeps its submit time, and with it the age it had earned.
+  Transition(a, v1::JOB_STATE_PENDING, absl::StrCat("requeued for attempt ", a.job.attempt() + 1, ": ", reason), fx);
+  pending_.emplace(QueueKey::Of(a.job), &a);
+}
+
+void SchedulerCore::ChargeLimits(const v1::Job& job, int sign) {
+  const int64_t gpus = sign * job.spec().resources().gpus();
+  queue_gpus_[job.spec().queue()] += gpus;
+  user_gpus_[{job.spec().queue(), job.spec().user()}] += gpus;
+}
+
+std::string SchedulerCore::QueueLimitReason(const v1::Job& job) const {
+  const QueueSpec* queue = options_.queues.Find(job.spec().queue());
+  if (queue == nullptr) return "";
+  const int64_t gpus = job.spec().resources().gpus();
+  if (queue->max_gpus > 0) {
+    auto it = queue_gpus_.find(queue->name);
+    const int64_t held = it == queue_gpus_.end() ? 0 : it->second;
+    if (held + gpus > queue->max_gpus) {
+      return absl::StrCat("waiting for queue ", queue->name, "'s GPU limit: its jobs hold ", held, " of ",
+                          queue->max_gpus, " GPUs");
+    }
+  }
+  if (queue->max_gpus_per_user > 0) {
+    auto it = user_gpus_.find({queue->name, job.spec().user()});
+    const int64_t held = it == user_gpus_.end() ? 0 : it->second;
+    if (held + gpus > queue->max_gpus_per_user) {
+      return absl::StrCat("waiting for queue ", queue->name, "'s per-user GPU limit: ", job.spec().user(),
+                          "'s jobs hold ", held, " of ", queue->max_gpus_per_user, " GPUs");
+    }
+  }
+  return "";
+}
+
+std::vector<uint64_t> SchedulerCore::RankPending() {
+  const absl::Time now = clock_.Now();
+  if (options_.queues.weights.all_zero()) {
+    // The queue's own order is the ranking: only the jobs a pass looks at
+    // are touched, as many as queue_depth.
+    scores_.clear();
+    std::vector<uint64_t> order;
+    for (const auto& [key, a] : pending_) {
+      if (order.size() >= options_.queue_depth) break;
+      PriorityScore score;
+      score.job = score.total = static_cast<double>(key.priority);
+      scores_.emplace_back(key.job_id, score);
+      order.push_back(key.job_id);
+    }
+    return order;
+  }
+  std::vector<FairShare::Holding> running, waiting;
+  running.reserve(placed_.size());
+  for (uint64_t id : placed_) {
+    const v1::JobSpec& spec = active_.at(id).job.spec();
+    running.push_back({&spec.user(), &spec.account(), spec.resources().gpus()});
+  }
+  fair_share_.Advance(now, running);
+  waiting.reserve(pending_.size());
+  for (const auto& [key, a] : pending_) {
+    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), a->job.spec().resources().gpus()});
+  }
+  fair_share_.SetWaiting(waiting);
+
+  PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
+  for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
+  // Every pass ranks the whole queue (age and usage move with the clock):
+  // the fair-share factor once per user and account, not once per job.
+  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, double> fair_share_of;
+  struct Ranked {
+    double total;
+    QueueKey key;
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(pending_.size());
+  scores_.clear();
+  scores_.reserve(pending_.size());
+  for (const auto& [key, a] : pending_) {
+    const v1::JobSpec& spec = a->job.spec();
+    auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
+    if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
+    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
+    ranked.push_back({score.total, key});
+    scores_.emplace_back(key.job_id, score);
+  }
+  // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
+  auto before = [](const Ranked& a, const Ranked& b) { return a.total > b.total || (a.total == b.total && a.key < b.key); };
+  // Only the first queue_depth are looked at: no need to sort the rest.
+  if (ranked.size() > options_.queue_depth) {
+    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(options_.queue_depth), ranked.end(),
+                     before);
+    ranked.resize(options_.queue_depth);
+  }
+  std::sort(ranked.begin(), ranked.end(), before);
+  std::vector<uint64_t> order;
+  order.reserve(ranked.size());
+  for (const Ranked& r : ranked) order.push_back(r.key.job_id);
+  return order;
+}
+
+std::optional<PriorityScore> SchedulerCore::PriorityOf(uint64_t job_id) const {
+  for (const auto& [id, score] : scores_) {
+    if (id == job_id) return score;
+  }
+  return std::nullopt;
+}
+
+bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
+  auto it = preempting_.find(job_id);
+  if (it == preempting_.end()) return false;
+  for (uint64_t victim : it->second) {
+    auto v = active_.find(victim);
+    if (v != active_.end() && placed_.contains(victim)) return true;
+  }
+  return false;
+}
+
+std::optional<Reservation> SchedulerCore::Preempt(ActiveJob& a, const GangRequest& request, Effects& fx) {
+  const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
+  if (queue == nullptr || queue->tier == 0 || PreemptionInFlight(a.job.id())) return std::nullopt;
+  const absl::Time now = clock_.Now();
+  std::vector<PreemptionCandidate> candidates;
+  for (uint64_t id : placed_) {
+    const v1::Job& job = active_.at(id).job;
+    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) continue;
+    const QueueSpec* theirs = options_.queues.Find(job.spec().queue());
+    if (theirs == nullptr || theirs->tier >= queue->tier || theirs->preempt_mode == PreemptMode::kOff) continue;
+    const double ran = job.has_start_time() ? absl::ToDoubleSeconds(now - FromProtoTime(job.start_time())) : 0;
+    candidates.push_back({id, &job.allocation(), std::max(0.0, ran) * job.spec().resources().gpus(), theirs->tier});
+  }
+  std::optional<PreemptionPlan> plan = PlanPreemption(cluster_, *policy_, request, std::move(candidates));
+  if (!plan.has_value()) return std::nullopt;
+  for (uint64_t victim : plan->victims) {
+    BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED,
+              absl::StrCat("preempted by job ", a.job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")"),
+              fx);
+  }
+  preempting_[a.job.id()] = plan->victims;
+  SetWaitReason(a, absl::StrCat("preempting ", plan->victims.size() == 1 ? "job " : "jobs ",
+                                absl::StrJoin(plan->victims, ", "), " of lower tiers to make room"),
+                fx);
+  // Held like a reservation, so that nothing else takes the GPUs they free.
+  return Reservation{a.job.id(), now + options_.kill_grace, std::move(plan->allocation)};
 }
 
 void SchedulerCore::Tick(Effects& fx) {
@@ -359,12 +579,19 @@ void SchedulerCore::Schedule(Effects& fx) {
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
   size_t depth = 0;
-  for (const QueueKey& key : pending_) {
+  for (uint64_t job_id : RankPending()) {
     if (++depth > options_.queue_depth) break;
-    ActiveJob& a = active_.at(key.job_id);
+    ActiveJob& a = active_.at(job_id);
     if (!blocked_by.empty()) {
       ClearEstimatedStart(a, fx);
       SetWaitReason(a, blocked_by, fx);
+      continue;
+    }
+    // Over its queue's limit it could not start even on free GPUs: it
+    // neither takes the reservation nor holds back the jobs behind it.
+    if (std::string limit = QueueLimitReason(a.job); !limit.empty()) {
+      ClearEstimatedStart(a, fx);
+      SetWaitReason(a, limit, fx);
       continue;
     }
     const GangRequest request = RequestFor(a.job);
@@ -380,9 +607,10 @@ void SchedulerCore::Schedule(Effects& fx) {
       // Done before the reserved job starts: it may use the reserved GPUs.
       hold->Drop();
       placement = policy_->Place(cluster_, request);
-      if (placement.placed() && cluster_.Allocate(key.job_id, placement.allocation()).ok()) {
+      if (placement.placed() && cluster_.Allocate(job_id, placement.allocation()).ok()) {
         *a.job.mutable_allocation() = placement.allocation();
-        to_start.push_back(key.job_id);
+        ChargeLimits(a.job, +1);
+        to_start.push_back(job_id);
       }
       hold->Retake();
       if (placement.placed()) continue;
@@ -393,7 +621,12 @@ void SchedulerCore::Schedule(Effects& fx) {
         SetWaitReason(a, absl::StrCat(placement.reason(), "; job ", reservation->job_id, " holds a reservation"), fx);
         continue;
       }
-      reservation = PlanReservation(cluster_, *policy_, key.job_id, request, ExpectedEnds());
+      reservation = Preempt(a, request, fx);
+      if (reservation.has_value()) {
+        hold.emplace(cluster_, *reservation);
+        continue;
+      }
+      reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds());
       if (!reservation.has_value()) {
         ClearEstimatedStart(a, fx);
         SetWaitReason(a, placement.reason(), fx);
@@ -416,9 +649,10 @@ void SchedulerCore::Schedule(Effects& fx) {
       hold.emplace(cluster_, *reservation);
       continue;
     }
-    if (!cluster_.Allocate(key.job_id, placement.allocation()).ok()) continue;
+    if (!cluster_.Allocate(job_id, placement.allocation()).ok()) continue;
     *a.job.mutable_allocation() = placement.allocation();
-    to_start.push_back(key.job_id);
+    ChargeLimits(a.job, +1);
+    to_start.push_back(job_id);
   }
   hold.reset();  // before any node is written: the holder is no job
   for (uint64_t id : to_start) {
@@ -435,6 +669,7 @@ void SchedulerCore::Start(ActiveJob& a, v1::Allocation allocation, Effects& fx) 
   *a.job.mutable_allocation() = std::move(allocation);
   a.job.clear_estimated_start_time();
   placed_.insert(a.job.id());
+  preempting_.erase(a.job.id());
   std::vector<std::string> where;
   for (const auto& part : a.job.allocation().nodes()) {
     a.progress[part.node()] = NodeProgress{};
@@ -450,6 +685,7 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   v1::DaemonMessage msg;
   v1::LaunchJob* launch = msg.mutable_launch();
   launch->set_job_id(job.id());
+  launch->set_attempt(job.attempt());
   *launch->mutable_spec() = job.spec();
   *launch->mutable_gpu_indices() = part.gpu_indices();
   launch->set_node_rank(part.node_rank());

@@ -19,6 +19,9 @@
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_validator.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/queue/fair_share.h"
+#include "daemon/core/queue/priority.h"
+#include "daemon/core/queue/queue_policy.h"
 #include "common/net/network_topology_conf.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -45,6 +48,10 @@ struct CoreOptions {
   // The cluster network as the operator wrote it (Slurm topology.conf
   // style): where it names a node, it wins over the node's own labels.
   std::shared_ptr<const NetworkTopologyConf> network;
+  // Queues, their limits and preemption, and how pending jobs are ranked.
+  // Compiled by the core; one that fails to compile falls back to the
+  // default, so check it first (QueuePolicy::Compile).
+  QueuePolicy queues = QueuePolicy::Default();
 };
 
 struct SubmitOutcome {
@@ -91,6 +98,12 @@ class SchedulerCore {
   const v1::Job* FindActive(uint64_t job_id) const;
   std::vector<v1::Node> Nodes() const;
   const ClusterState& cluster() const { return cluster_; }
+  // Every pending job's rank as of the last pass (never persisted), in
+  // queue-key order; PriorityOf looks one up (linear: for tests and tools).
+  using JobScore = std::pair<uint64_t, PriorityScore>;
+  const std::vector<JobScore>& priorities() const { return scores_; }
+  std::optional<PriorityScore> PriorityOf(uint64_t job_id) const;
+  const QueuePolicy& queues() const { return options_.queues; }
 
  private:
   struct NodeProgress {
@@ -108,7 +121,22 @@ class SchedulerCore {
   // `stop_as` is the end state if this exit is the first sign of trouble.
   void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
                   v1::JobState stop_as, Effects& fx);
-  void Finish(ActiveJob& a, Effects& fx);  // releases and forgets the job
+  void Finish(ActiveJob& a, Effects& fx);  // releases and forgets the job, or requeues it
+  // Preempted or node-failed, and its queue and attempt count allow another go.
+  bool ShouldRequeue(const ActiveJob& a) const;
+  void Requeue(ActiveJob& a, Effects& fx);
+  // Counts (sign +1) or uncounts (-1) the job's GPUs against its queue's limits.
+  void ChargeLimits(const v1::Job& job, int sign);
+  // Why the job may not start now because of its queue's GPU limits, or "".
+  std::string QueueLimitReason(const v1::Job& job) const;
+  // Pending jobs in the order a pass considers them; fills priorities_.
+  std::vector<uint64_t> RankPending();
+  // Stops the gangs of lower tiers that keep `a` from being placed, when
+  // that is enough; the placement they make room for, to hold for it.
+  std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
+  bool PreemptionInFlight(uint64_t job_id) const;
+  GangRequest RequestForSpec(const v1::JobSpec& spec) const;
+  void SetQueueMask(const std::string& node);
   void Start(ActiveJob& a, v1::Allocation allocation, Effects& fx);
   v1::DaemonMessage LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const;
   v1::Node NodeView(const NodeSlot& slot) const;
@@ -136,10 +164,15 @@ class SchedulerCore {
   ClusterState cluster_;
   uint64_t next_job_id_ = 1;
   std::map<uint64_t, ActiveJob> active_;
-  std::set<QueueKey> pending_;
+  std::map<QueueKey, ActiveJob*> pending_;  // into active_, whose nodes do not move
   std::set<uint64_t> placed_;  // starting or running
   absl::flat_hash_map<std::string, uint64_t> request_ids_;
   std::map<std::string, absl::Time> last_seen_;
+  FairShare fair_share_;
+  std::vector<JobScore> scores_;
+  std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
+  std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)
+  std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
 };
 
 }  // namespace gpusched::core

@@ -62,6 +62,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   // of a pass, which a test's manual clock would hide.
   const auto pass_start = std::chrono::steady_clock::now();
   core_.Schedule(fx);
+  priorities_.Publish(core_.priorities());
   if (metrics_ != nullptr) {
     metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
     metrics_->Apply(fx);

@@ -17,6 +17,7 @@
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/batch_committer.h"
+#include "daemon/server/priority_board.h"
 
 namespace gpusched::server {
 
@@ -50,6 +51,8 @@ class SchedulerLoop {
   void Start();
   void Stop();  // runs what is queued, then joins
   void Post(Command command);
+  // The pending jobs' priority factors of the latest pass.
+  const PriorityBoard& priorities() const { return priorities_; }
 
  private:
   void Run();
@@ -62,6 +65,7 @@ class SchedulerLoop {
   std::function<void()> on_wake_;
   metrics::DaemonMetrics* const metrics_;
   std::map<std::string, std::shared_ptr<AgentChannel>> agents_;
+  PriorityBoard priorities_;
 
   std::mutex mu_;
   std::condition_variable wake_;

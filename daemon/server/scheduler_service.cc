@@ -76,9 +76,12 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* SchedulerService::GetJob(grpc::CallbackServerContext* ctx, const v1::GetJobRequest* request,
                                                    v1::Job* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reads_.Post([request, response, reactor](store::JobReader& reader) {
+  reads_.Post([this, request, response, reactor](store::JobReader& reader) {
     auto job = ReadJob(reader, request->job_id(), /*with_events=*/true);
-    if (job.ok()) *response = std::move(*job);
+    if (job.ok()) {
+      *response = std::move(*job);
+      loop_.priorities().Fill(*response);
+    }
     reactor->Finish(ToGrpcStatus(job.status()));
   });
   return reactor;
@@ -109,10 +112,14 @@ grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext
                                  absl::StrCat("page_token: \"", request->page_token(), "\" is not a token we gave out")));
     return reactor;
   }
-  reads_.Post([filter = std::move(filter), limit, after_id, response, reactor](store::JobReader& reader) {
+  reads_.Post([this, filter = std::move(filter), limit, after_id, response, reactor](store::JobReader& reader) {
     auto page = reader.ListJobs(filter, limit, after_id);
     if (!page.ok()) return reactor->Finish(ToGrpcStatus(page.status()));
-    for (v1::Job& job : page->jobs) *response->add_jobs() = std::move(job);
+    for (v1::Job& job : page->jobs) {
+      v1::Job* out = response->add_jobs();
+      *out = std::move(job);
+      loop_.priorities().Fill(*out);
+    }
     if (page->last_id != 0) response->set_next_page_token(absl::StrCat(page->last_id));
     reactor->Finish(grpc::Status::OK);
   });

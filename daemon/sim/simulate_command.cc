@@ -68,6 +68,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.topology_mode = options.topology_mode;
     sim.topology_wait_s = options.topology_wait_s;
     sim.time_limit_factor = options.time_limit_factor;
+    sim.multifactor = options.multifactor;
     const bool fresh_peak = ResetPeakRss();
     const absl::Time wall_start = absl::Now();
     const double cpu_start = CpuSeconds();

@@ -25,6 +25,9 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command_->add_flag("--no-slowdown", no_slowdown_, "every job runs its trace duration wherever it is placed");
+  command_->add_flag("--multifactor", options_.multifactor,
+                     "rank the queue by the daemon's default multifactor priority (fair share over the trace's "
+                     "users, age, size) rather than submission order; about 10x slower");
   command_->add_option("--topology", topology_,
                        "what every job asks of its placement, as gpusched submit --topology: prefer (the best free "
                        "now), strict (wait for the idle cluster's best) or any")

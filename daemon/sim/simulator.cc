@@ -95,6 +95,10 @@ class Replay {
   static core::CoreOptions CoreOptionsFor(const SimOptions& options) {
     core::CoreOptions o;
     o.placement_policy = options.policy;
+    if (!options.multifactor) {
+      core::PriorityWeights& w = o.queues.weights;
+      w.tier = w.fair_share = w.age = w.size = 0;
+    }
     o.queue_depth = options.queue_depth;
     // Simulated agents never fall silent; heartbeats every few seconds of
     // virtual time would only cost passes.

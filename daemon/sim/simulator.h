@@ -24,6 +24,11 @@ struct SimOptions {
   // Limits are what backfill plans with; a job slowed down past its limit
   // is stopped by the core and ends TIMEOUT, as it would on a real cluster.
   double time_limit_factor = 0;
+  // Rank the queue by the daemon's default multifactor priority (fair share
+  // over the trace's users, age, size) instead of submission order. Off by
+  // default: placement policies compare on the same order, and ranking the
+  // whole queue on every pass makes a replay about 10x slower.
+  bool multifactor = false;
 };
 
 // What became of one trace job. Times are virtual seconds after the first

@@ -48,11 +48,11 @@ absl::Status SqliteJobStore::PrepareStatements() {
 
 absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   RecoveredState state;
-  auto jobs = db_->Prepare("SELECT id, job FROM jobs WHERE state NOT IN (?1, ?2, ?3, ?4, ?5) ORDER BY id");
+  auto jobs = db_->Prepare("SELECT id, job FROM jobs WHERE state NOT IN (?1, ?2, ?3, ?4, ?5, ?6) ORDER BY id");
   if (!jobs.ok()) return jobs.status();
   int i = 1;
   for (auto s : {v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED, v1::JOB_STATE_TIMEOUT,
-                 v1::JOB_STATE_NODE_FAIL}) {
+                 v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED}) {
     jobs->Bind(i++, static_cast<int64_t>(s));
   }
   absl::Status read = jobs->ForEachRow([&]() -> absl::Status {

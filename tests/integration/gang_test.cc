@@ -84,7 +84,7 @@ TEST_CASE("a gang waits whole: no part of it starts while one node is busy", "[i
 TEST_CASE("a dead host's gang is stopped on the other nodes and ends NODE_FAIL", "[integration]") {
   TestCluster cluster;
   const std::string pids = cluster.dir() + "/pids";
-  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--requeue", "no", "--", "/bin/sh", "-c",
                                 "echo $$ $GPUSCHED_NODE >> " + pids + "; exec sleep 300"});
   v1::Job running = cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   std::map<std::string, int> pid_of;
@@ -106,4 +106,35 @@ TEST_CASE("a dead host's gang is stopped on the other nodes and ends NODE_FAIL",
   CHECK(nodes.out.find("DOWN") != std::string::npos);
   CHECK(nodes.out.find("silent for") != std::string::npos);
   kill(pid_of["node-b"], SIGKILL);  // the dead host's orphan, which only a live agent could reap
+}
+
+TEST_CASE("a dead host's gang is requeued by default and runs again when a second node is back", "[integration]") {
+  TestCluster cluster;
+  const std::string pids = cluster.dir() + "/pids";
+  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+                                "echo $$ >> " + pids + "; echo restart $GPUSCHED_RESTART_COUNT; exec sleep 300"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  cluster.KillAgent("node-b");
+  // Back in the queue as its second attempt, waiting for a second node.
+  v1::Job waiting = cluster.WaitForState(id, v1::JOB_STATE_PENDING, 30);
+  CHECK(waiting.attempt() == 1);
+  CHECK(waiting.allocation().nodes_size() == 0);
+  bool node_fail_event = false;
+  const v1::Job with_events = cluster.GetJob(id);
+  for (const v1::JobEvent& e : with_events.events()) {
+    if (e.state() != v1::JOB_STATE_NODE_FAIL) continue;
+    node_fail_event = true;
+    CHECK_THAT(e.reason(), Catch::Contains("node node-b is down"));
+  }
+  CHECK(node_fail_event);
+
+  cluster.AddAgent({"node-c", 2});
+  v1::Job again = cluster.WaitForState(id, v1::JOB_STATE_RUNNING, 30);
+  CHECK(again.attempt() == 1);
+  CHECK_THAT(cluster.Cli({"logs", std::to_string(id), "--rank", "0"}).out, Catch::Contains("restart 1"));
+  cluster.Cli({"cancel", std::to_string(id)});
+  cluster.WaitForEnd(id);
+  // The dead host's orphan, which only a live agent could reap.
+  std::istringstream in(gpusched::testing::ReadFile(pids));
+  for (int pid; in >> pid;) kill(pid, SIGKILL);
 }

@@ -24,6 +24,7 @@ bool ContainsIgnoringCase(absl::string_view text_lower, absl::string_view needle
 }  // namespace
 
 uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
+  if (!QueueMayUse(slot, req)) return 0;
   const int n = std::min(slot.gpu_count, 64);
   uint64_t mask = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   if (!req.gpu_model.empty()) {
@@ -62,7 +63,7 @@ std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const Ga
   min_usable = std::max<int64_t>(min_usable, 1);
   std::vector<const NodeSlot*> out;
   for (const NodeScan& n : cluster.scan()) {
-    if (!n.up || n.gpu_count == 0) continue;
+    if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) continue;
     if (!idle && std::popcount(n.free_mask) < min_usable) continue;  // the common case on a busy cluster
     if (plain && !idle) {
       // Usable from the scan entry alone: no need to touch the node.
@@ -78,7 +79,7 @@ std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const Ga
 }
 
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req) {
-  return slot.accepts_jobs() && slot.FreeCpus() >= req.cpus && slot.FreeMemMb() >= req.mem_mb;
+  return slot.accepts_jobs() && QueueMayUse(slot, req) && slot.FreeCpus() >= req.cpus && slot.FreeMemMb() >= req.mem_mb;
 }
 
 v1::NodeAllocation MakePart(const NodeSlot& slot, const GangRequest& req, const std::vector<int>& positions,

@@ -8,8 +8,11 @@
 
 namespace gpusched::core::policy {
 
-// GPUs of `slot` that the request may use at all (model and memory
-// constraints), as a position mask.
+// Whether the request's queue may use the node at all.
+inline bool QueueMayUse(const NodeSlot& slot, const GangRequest& req) { return (slot.queue_mask & req.queue_bit) != 0; }
+
+// GPUs of `slot` that the request may use at all (its queue's nodes, model
+// and memory constraints), as a position mask.
 uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req);
 
 // How many GPUs of the request's kind the node can give now, counting the

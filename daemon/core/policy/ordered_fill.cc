@@ -31,15 +31,22 @@ std::string Plural(int64_t n, const char* one, const char* many) { return absl::
 std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
   int64_t free_total = 0;
   int64_t nodes_with_part = 0;
-  size_t up = 0;
+  size_t up = 0, up_elsewhere = 0;
   for (const auto& [name, slot] : cluster.nodes()) {
     if (!slot.accepts_jobs()) continue;
+    if (!QueueMayUse(slot, req)) {
+      ++up_elsewhere;
+      continue;
+    }
     ++up;
     int64_t usable = UsableGpus(slot, req);
     free_total += usable;
     if (req.nodes > 0 && usable >= req.gpus_per_node) ++nodes_with_part;
   }
-  if (up == 0) return "waiting for a node: no node is up";
+  if (up == 0) {
+    return up_elsewhere == 0 ? "waiting for a node: no node is up"
+                             : "waiting for a node: no node of its queue is up";
+  }
   if (req.nodes > 0) {
     return absl::StrCat("waiting for ", Plural(req.nodes, "node", "nodes"), " with ", req.gpus_per_node, " free",
                         GpuKind(req), req.gpus_per_node == 1 ? " GPU" : " GPUs", " each (", nodes_with_part,

@@ -326,3 +326,42 @@ TEST_CASE("as root, a job runs as its user; otherwise another user is refused") 
     CHECK_THAT(failed->message(), Catch::Contains("cannot start jobs as nobody"));
   }
 }
+
+TEST_CASE("a requeued job's next attempt runs again, apart from the earlier attempt's report") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(9, "echo restart $GPUSCHED_RESTART_COUNT; exit 4"));
+  auto first = updates.WaitFor(9, Kind::KIND_EXITED);
+  REQUIRE(first);
+  CHECK(first->attempt() == 0);
+  CHECK(first->exit_code() == 4);
+
+  // The same attempt again is answered with its stored report, not run again.
+  runner.Launch(MakeShellLaunch(9, "echo restart $GPUSCHED_RESTART_COUNT; exit 4"));
+  // A new attempt runs, and its reports say which attempt they are about.
+  v1::LaunchJob second = MakeShellLaunch(9, "echo restart $GPUSCHED_RESTART_COUNT; exit 0");
+  second.set_attempt(1);
+  runner.Launch(second);
+  for (int i = 0; i < 200; ++i) {
+    bool done = false;
+    for (const v1::JobUpdate& u : updates.All()) done = done || (u.attempt() == 1 && u.kind() == Kind::KIND_EXITED);
+    if (done) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::vector<v1::JobUpdate> of_second;
+  for (const v1::JobUpdate& u : updates.All()) {
+    if (u.attempt() == 1) of_second.push_back(u);
+  }
+  REQUIRE(of_second.size() == 2);
+  CHECK(of_second[0].kind() == Kind::KIND_STARTED);
+  CHECK(of_second[1].kind() == Kind::KIND_EXITED);
+  CHECK(of_second[1].exit_code() == 0);
+  // Both attempts' output, appended, each with its restart count.
+  CHECK_THAT(ReadFile(dir / "job-9/rank-0.log"), Catch::Contains("restart 0\nrestart 1\n"));
+
+  // A kill for an attempt that ended is answered for that attempt.
+  runner.Kill(9, absl::Seconds(1), "cancelled", 1);
+  auto all = updates.All();
+  CHECK(all.back().attempt() == 1);
+}

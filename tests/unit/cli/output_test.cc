@@ -85,13 +85,14 @@ TEST_CASE("the job table shows one row per job with placement and time") {
   google::protobuf::RepeatedPtrField<v1::Job> jobs;
   *jobs.Add() = RunningJob();
   *jobs.Add() = PendingJob();
+  jobs.Mutable(1)->mutable_priority()->set_total(10522.6);
   *jobs.Add() = FailedJob();
   CHECK(RenderJobTable(jobs, TestNow()) ==
-        "ID  NAME       USER   QUEUE     STATE    GPUS  NODES                    TIME        REASON\n"
-        "7   train-llm  alice  research  RUNNING  8     node-a[0,1] node-b[0-3]  1:02:03     -\n"
-        "8   -          bob    -         PENDING  16    -                        1:05        waiting for 16 GPUs under one leaf switch\n"
-        "12  eval       carol  default   FAILED   1     node-c[5]                1-03:00:00  rank 0 exited with code 3\n");
-  CHECK(RenderJobTable({}, TestNow()) == "ID  NAME  USER  QUEUE  STATE  GPUS  NODES  TIME  REASON\n");
+        "ID  NAME       USER   QUEUE     STATE    PRIORITY  GPUS  NODES                    TIME        REASON\n"
+        "7   train-llm  alice  research  RUNNING  -         8     node-a[0,1] node-b[0-3]  1:02:03     -\n"
+        "8   -          bob    -         PENDING  10523     16    -                        1:05        waiting for 16 GPUs under one leaf switch\n"
+        "12  eval       carol  default   FAILED   -         1     node-c[5]                1-03:00:00  rank 0 exited with code 3\n");
+  CHECK(RenderJobTable({}, TestNow()) == "ID  NAME  USER  QUEUE  STATE  PRIORITY  GPUS  NODES  TIME  REASON\n");
 }
 
 TEST_CASE("the node table shows free/total and the running jobs") {

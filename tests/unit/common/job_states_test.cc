@@ -4,16 +4,18 @@
 
 using namespace gpusched;
 
-TEST_CASE("terminal states are exactly the ones nothing follows") {
+TEST_CASE("terminal states are exactly the ones a job ends in") {
   CHECK(IsTerminal(v1::JOB_STATE_COMPLETED));
   CHECK(IsTerminal(v1::JOB_STATE_FAILED));
   CHECK(IsTerminal(v1::JOB_STATE_CANCELLED));
   CHECK(IsTerminal(v1::JOB_STATE_TIMEOUT));
   CHECK(IsTerminal(v1::JOB_STATE_NODE_FAIL));
+  // A preempted or node-failed job that is requeued is PENDING again; the
+  // state shows only in its events then.
+  CHECK(IsTerminal(v1::JOB_STATE_PREEMPTED));
   CHECK_FALSE(IsTerminal(v1::JOB_STATE_PENDING));
   CHECK_FALSE(IsTerminal(v1::JOB_STATE_STARTING));
   CHECK_FALSE(IsTerminal(v1::JOB_STATE_RUNNING));
-  CHECK_FALSE(IsTerminal(v1::JOB_STATE_PREEMPTED));
 }
 
 TEST_CASE("state names read and print without the enum prefix") {

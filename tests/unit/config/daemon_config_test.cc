@@ -51,6 +51,64 @@ TEST_CASE("gpuschedd.toml: the shipped example sets every default, and only the 
   CHECK_FALSE(config->tls_cert.has_value());
   CHECK_FALSE(config->tls_key.has_value());
   CHECK_FALSE(config->tls_client_ca.has_value());
+  // [priority] at its defaults, and no queue but the implicit one.
+  REQUIRE(config->queues.has_value());
+  const gpusched::core::QueuePolicy defaults = gpusched::core::QueuePolicy::Default();
+  CHECK(config->queues->weights.tier == defaults.weights.tier);
+  CHECK(config->queues->weights.fair_share == defaults.weights.fair_share);
+  CHECK(config->queues->weights.age == defaults.weights.age);
+  CHECK(config->queues->weights.size == defaults.weights.size);
+  CHECK(config->queues->weights.age_max == defaults.weights.age_max);
+  CHECK(config->queues->weights.fair_share_half_life == defaults.weights.fair_share_half_life);
+  CHECK(config->queues->max_requeues == defaults.max_requeues);
+  REQUIRE(config->queues->queues.size() == 1);
+  CHECK(config->queues->queues[0].name == "default");
+}
+
+TEST_CASE("gpuschedd.toml: the example [[queue]] tables, uncommented, are valid") {
+  std::ifstream in(kExample);
+  std::string text, line;
+  bool in_queue_example = false;
+  while (std::getline(in, line)) {
+    if (line == "#[[queue]]") in_queue_example = true;
+    if (line.rfind("[priority]", 0) == 0) in_queue_example = false;
+    // "#key = value" is a commented setting; "# text" is prose.
+    if (in_queue_example && line.size() > 1 && line[0] == '#' && line[1] != ' ') line = line.substr(1);
+    text += line + "\n";
+  }
+  auto config = ParseDaemonConfig(text, kExample);
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  REQUIRE(config->queues.has_value());
+  REQUIRE(config->queues->queues.size() == 2);
+  const gpusched::core::QueueSpec& batch = config->queues->queues[0];
+  CHECK(batch.name == "batch");
+  CHECK(batch.node_names.size() == 64);
+  CHECK(batch.max_gpus_per_user == 64);
+  CHECK(batch.default_time_limit_s == 4 * 3600);
+  CHECK(batch.max_time_limit_s == 7 * 24 * 3600);
+  const gpusched::core::QueueSpec& urgent = config->queues->queues[1];
+  CHECK(urgent.tier == 1);
+  CHECK(urgent.preempt_mode == gpusched::core::PreemptMode::kOff);
+  CHECK_THAT(DescribeDaemonConfig(*config), Contains("2 queues (batch tier 0, urgent tier 1)"));
+}
+
+TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\n\n[[queue]]\nname = \"a\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:4:") && Contains("\"a\" is defined twice"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\nnodes = \"gpu[5-3]\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("nodes:"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\npreemption = \"maybe\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("preemption"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndefault_time_limit = \"2:00:00\"\nmax_time_limit = \"1:00:00\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("above max_time_limit"));
+  CHECK_THAT(ErrorOf("[[queue]]\ntier = 1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("name"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\nmax_gpu = 3\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("unknown key max_gpu"));
+  CHECK_THAT(ErrorOf("[priority]\nage_max = \"forever\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:2:") && Contains("age_max"));
+  CHECK_THAT(ErrorOf("[priority]\nage_weight = -1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:2:"));
+  CHECK_THAT(ErrorOf("queue = \"a\"\n"), StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("[[queue]]"));
 }
 
 TEST_CASE("gpuschedd.toml: an empty file sets nothing") {

@@ -15,6 +15,7 @@ namespace gpusched::core::testing {
 class CoreHarness {
  public:
   CoreHarness() : core(clock, Options()) {}
+  explicit CoreHarness(CoreOptions options) : core(clock, std::move(options)) {}
 
   static CoreOptions Options() {
     CoreOptions o;
@@ -41,9 +42,10 @@ class CoreHarness {
     core.Schedule(fx);
   }
 
-  void Report(const std::string& node, uint64_t job, v1::JobUpdate::Kind kind, int exit_code = 0) {
+  void Report(const std::string& node, uint64_t job, v1::JobUpdate::Kind kind, int exit_code = 0, int attempt = 0) {
     v1::JobUpdate update;
     update.set_job_id(job);
+    update.set_attempt(attempt);
     update.set_kind(kind);
     update.set_exit_code(exit_code);
     update.set_log_dir("/logs/job-" + std::to_string(job));

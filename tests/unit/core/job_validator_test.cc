@@ -52,7 +52,8 @@ TEST_CASE("bad specs are rejected naming the field") {
       {"relative workdir", [](v1::JobSpec& s) { s.set_workdir("data/run1"); }, "spec.workdir"},
       {"unknown launch mode", [](v1::JobSpec& s) { s.set_launch_mode(static_cast<v1::LaunchMode>(7)); },
        "spec.launch_mode"},
-      {"unknown queue", [](v1::JobSpec& s) { s.set_queue("gold"); }, "spec.queue"},
+      {"oversized queue name", [](v1::JobSpec& s) { s.set_queue(std::string(300, 'q')); }, "spec.queue"},
+      {"oversized account", [](v1::JobSpec& s) { s.set_account(std::string(300, 'a')); }, "spec.account"},
       {"oversized command", [](v1::JobSpec& s) { s.add_argv(std::string(200 * 1024, 'x')); }, "spec.argv"},
       {"absurd priority", [](v1::JobSpec& s) { s.set_priority(int64_t{1} << 50); }, "spec.priority"},
   }));
@@ -69,7 +70,6 @@ TEST_CASE("valid specs are normalized") {
     v1::JobSpec spec = GpuJob(0, 2, 4);
     REQUIRE(core::ValidateAndNormalize(spec).ok());
     CHECK(spec.resources().gpus() == 8);
-    CHECK(spec.queue() == "default");
     CHECK(spec.launch_mode() == v1::LAUNCH_MODE_PER_GPU);
   }
   SECTION("gpus over nodes fills in gpus_per_node") {

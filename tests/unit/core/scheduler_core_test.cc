@@ -10,6 +10,18 @@ using core::testing::GpuJob;
 using v1::DaemonMessage;
 using v1::JobUpdate;
 
+namespace {
+
+// The default queue, with gangs that end NODE_FAIL when a node fails
+// instead of going back to the queue.
+core::CoreOptions WithoutRequeue() {
+  core::CoreOptions o = CoreHarness::Options();
+  o.queues.queues[0].requeue_on_node_fail = false;
+  return o;
+}
+
+}  // namespace
+
 TEST_CASE("a job goes PENDING -> STARTING -> RUNNING -> COMPLETED") {
   CoreHarness h;
   h.AddNode("a", 8);
@@ -171,7 +183,7 @@ TEST_CASE("a never-schedulable gang is refused at submit") {
 }
 
 TEST_CASE("an agent that comes back without a job's processes fails that job NODE_FAIL") {
-  CoreHarness h;
+  CoreHarness h(WithoutRequeue());
   uint64_t id = h.RunningGangOnAAndB(4);
   h.core.AgentDisconnected("b", h.fx);
   h.Drain();
@@ -206,7 +218,7 @@ TEST_CASE("restore keeps placed jobs' GPUs and re-sends a launch that may be los
 }
 
 TEST_CASE("a silent node takes no new work, then goes DOWN and its gangs end NODE_FAIL everywhere") {
-  CoreHarness h;
+  CoreHarness h(WithoutRequeue());
   uint64_t gang = h.RunningGangOnAAndB(2);
 
   h.clock.Advance(absl::Seconds(20));

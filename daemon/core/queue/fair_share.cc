@@ -1,0 +1,76 @@
+#include "daemon/core/queue/fair_share.h"
+
+#include <cmath>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace gpusched::core {
+namespace {
+
+// Below this a party's decayed usage is forgotten: keeps the ledger from
+// growing with every user who ever ran anything.
+constexpr double kForgetBelowGpuSeconds = 1e-3;
+
+}  // namespace
+
+void FairShare::Advance(absl::Time now, const std::vector<Holding>& running) {
+  if (last_ == absl::InfinitePast() || now <= last_) {
+    last_ = std::max(last_, now);
+    return;
+  }
+  const double dt = absl::ToDoubleSeconds(now - last_);
+  last_ = now;
+  const double decay = half_life_ > absl::ZeroDuration() ? std::exp2(-dt / absl::ToDoubleSeconds(half_life_)) : 0;
+  for (Ledger* ledger : {&users_, &accounts_}) {
+    ledger->total = 0;
+    for (auto it = ledger->usage.begin(); it != ledger->usage.end();) {
+      it->second *= decay;
+      if (it->second < kForgetBelowGpuSeconds) {
+        ledger->usage.erase(it++);
+      } else {
+        ledger->total += it->second;
+        ++it;
+      }
+    }
+  }
+  for (const Holding& h : running) {
+    const double used = static_cast<double>(h.gpus) * dt;
+    if (used <= 0) continue;
+    users_.usage[*h.user] += used;
+    users_.total += used;
+    accounts_.usage[AccountOf(*h.user, *h.account)] += used;
+    accounts_.total += used;
+  }
+}
+
+void FairShare::SetWaiting(const std::vector<Holding>& waiting) {
+  // Views into the ledgers and the jobs, alive for this call only.
+  absl::flat_hash_set<absl::string_view> users, accounts;
+  for (const auto& [name, used] : users_.usage) users.insert(name);
+  for (const auto& [name, used] : accounts_.usage) accounts.insert(name);
+  for (const Holding& h : waiting) {
+    users.insert(*h.user);
+    accounts.insert(AccountOf(*h.user, *h.account));
+  }
+  users_.parties = users.size();
+  accounts_.parties = accounts.size();
+}
+
+double FairShare::Ledger::Factor(const std::string& who) const {
+  if (total <= 0 || parties == 0) return 1;
+  auto it = usage.find(who);
+  if (it == usage.end()) return 1;
+  const double share = 1.0 / static_cast<double>(parties);
+  return std::exp2(-(it->second / total) / share);
+}
+
+double FairShare::Factor(const std::string& user, const std::string& account) const {
+  return (users_.Factor(user) + accounts_.Factor(AccountOf(user, account))) / 2;
+}
+
+double FairShare::UserUsage(const std::string& user) const {
+  auto it = users_.usage.find(user);
+  return it == users_.usage.end() ? 0 : it->second;
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+
+namespace gpusched::core {
+
+// GPU usage per user and per account, decaying with a half-life, and the
+// fair-share factor it gives (PriorityFactors.fair_share). Pure: the caller
+// says what ran and when.
+//
+// The factor is Slurm's classic 2^(-usage/share), computed once for the user
+// and once for the account and averaged: usage is the party's fraction of
+// all decayed usage, share is an equal split among the parties that used GPUs
+// lately or have jobs waiting. Nothing used lately gives 1; exactly one's
+// share gives 0.5; twice it 0.25.
+class FairShare {
+ public:
+  struct Holding {
+    const std::string* user;
+    const std::string* account;
+    int64_t gpus;
+  };
+
+  explicit FairShare(absl::Duration half_life) : half_life_(half_life) {}
+
+  // Decays what was used before by the time since the last call, then
+  // charges `running` for that time (they held those GPUs all along).
+  void Advance(absl::Time now, const std::vector<Holding>& running);
+
+  // Who is competing: the parties with jobs waiting (usage alone counts too).
+  void SetWaiting(const std::vector<Holding>& waiting);
+
+  double Factor(const std::string& user, const std::string& account) const;
+  // Decayed GPU-seconds.
+  double UserUsage(const std::string& user) const;
+
+ private:
+  struct Ledger {
+    absl::flat_hash_map<std::string, double> usage;  // decayed GPU-seconds
+    double total = 0;
+    size_t parties = 0;  // with usage or waiting jobs
+    double Factor(const std::string& who) const;
+  };
+
+  absl::Duration half_life_;
+  absl::Time last_ = absl::InfinitePast();
+  Ledger users_;
+  Ledger accounts_;
+};
+
+// The account a job is charged to: its own, else its user's name.
+inline const std::string& AccountOf(const std::string& user, const std::string& account) {
+  return account.empty() ? user : account;
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,130 @@
+#include "daemon/core/queue/preemption.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+namespace gpusched::core {
+namespace {
+
+// Releases the candidates marked in `evict`, places, and takes them back:
+// the cluster is as before whatever the answer.
+std::optional<v1::Allocation> PlaceWithout(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
+                                           const std::vector<PreemptionCandidate>& candidates,
+                                           const std::vector<bool>& evict) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (evict[i]) cluster.Release(candidates[i].job_id, *candidates[i].allocation);
+  }
+  PlacementResult result = policy.Place(cluster, request);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (evict[i]) cluster.Allocate(candidates[i].job_id, *candidates[i].allocation).IgnoreError();
+  }
+  if (!result.placed()) return std::nullopt;
+  return result.allocation();
+}
+
+std::vector<bool> FirstN(size_t size, size_t n) {
+  std::vector<bool> evict(size, false);
+  std::fill(evict.begin(), evict.begin() + static_cast<std::ptrdiff_t>(n), true);
+  return evict;
+}
+
+// The candidates grouped by node: first those on the nodes that evicting
+// them would free the most GPUs of (whole nodes first), cheaper nodes first
+// among equals. Cheapest-first alone tends to free one GPU on each of many
+// nodes, which a large gang can use only by spreading over all of them.
+std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::vector<PreemptionCandidate>& cheapest) {
+  struct NodeGain {
+    int64_t gpus_freed = 0;
+    double cost = 0;
+    std::vector<size_t> candidates;
+  };
+  std::map<std::string, NodeGain> nodes;
+  for (size_t i = 0; i < cheapest.size(); ++i) {
+    for (const v1::NodeAllocation& part : cheapest[i].allocation->nodes()) {
+      NodeGain& gain = nodes[part.node()];
+      gain.gpus_freed += part.gpu_indices_size();
+      gain.cost += cheapest[i].gpu_seconds_lost;
+      gain.candidates.push_back(i);
+    }
+  }
+  std::vector<std::pair<std::string, NodeGain>> order(nodes.begin(), nodes.end());
+  for (auto& [name, gain] : order) {
+    if (const NodeSlot* slot = cluster.Find(name)) gain.gpus_freed += slot->FreeGpus();
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tuple(-a.second.gpus_freed, a.second.cost) < std::tuple(-b.second.gpus_freed, b.second.cost);
+  });
+  std::vector<PreemptionCandidate> out;
+  std::set<size_t> taken;
+  for (const auto& [name, gain] : order) {
+    for (size_t i : gain.candidates) {
+      if (taken.insert(i).second) out.push_back(cheapest[i]);
+    }
+  }
+  return out;
+}
+
+// The shortest prefix of `candidates` whose eviction lets the job be
+// placed, less every victim the placement can do without.
+std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
+                                          const std::vector<PreemptionCandidate>& candidates) {
+  const size_t n = candidates.size();
+  if (!PlaceWithout(cluster, policy, request, candidates, FirstN(n, n)).has_value()) return std::nullopt;
+  size_t lo = 1, hi = n;  // the shortest enough prefix is in [lo, hi]
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (PlaceWithout(cluster, policy, request, candidates, FirstN(n, mid)).has_value()) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  std::vector<bool> evict = FirstN(n, lo);
+  // The prefix may hold gangs the placement does not need (a cheap one on a
+  // node it does not use): spare them, the costliest first.
+  for (size_t i = lo; i-- > 0;) {
+    evict[i] = false;
+    if (!PlaceWithout(cluster, policy, request, candidates, evict).has_value()) evict[i] = true;
+  }
+  std::optional<v1::Allocation> where = PlaceWithout(cluster, policy, request, candidates, evict);
+  if (!where.has_value()) return std::nullopt;
+  PreemptionPlan plan;
+  plan.allocation = *std::move(where);
+  for (size_t i = 0; i < n; ++i) {
+    if (!evict[i]) continue;
+    plan.victims.push_back(candidates[i].job_id);
+    plan.gpu_seconds_lost += candidates[i].gpu_seconds_lost;
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy,
+                                             const GangRequest& request,
+                                             std::vector<PreemptionCandidate> candidates) {
+  if (candidates.empty()) return std::nullopt;
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const PreemptionCandidate& a, const PreemptionCandidate& b) {
+                     return std::tuple(a.gpu_seconds_lost, a.tier, ~a.job_id) <
+                            std::tuple(b.gpu_seconds_lost, b.tier, ~b.job_id);
+                   });
+  std::optional<PreemptionPlan> cheapest = PlanInOrder(cluster, policy, request, candidates);
+  if (!cheapest.has_value()) return std::nullopt;  // evicting them all is not enough
+  std::optional<PreemptionPlan> compact = PlanInOrder(cluster, policy, request, ByNode(cluster, candidates));
+  if (!compact.has_value()) return cheapest;
+  // The placement first (fewer nodes, a faster ring: the gang runs that much
+  // faster for its whole life), then the work lost; a job that asked for any
+  // GPUs only minds the work lost.
+  auto rank = [&](const PreemptionPlan& p) {
+    const double bandwidth = request.topology == v1::TOPOLOGY_MODE_ANY ? 0 : p.allocation.est_bus_bandwidth_gbps();
+    const int nodes = request.topology == v1::TOPOLOGY_MODE_ANY ? 0 : p.allocation.nodes_size();
+    return std::tuple(nodes, -bandwidth, p.gpu_seconds_lost);
+  };
+  return rank(*compact) < rank(*cheapest) ? compact : cheapest;
+}
+
+}  // namespace gpusched::core

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "daemon/core/queue/fair_share.h"
+#include "daemon/core/queue/queue_policy.h"
+#include "gpusched/v1/types.pb.h"
+
+namespace gpusched::core {
+
+// A pending job's factors (PriorityFactors in types.proto), kept as plain
+// numbers: thousands of jobs are ranked on every pass.
+struct PriorityScore {
+  double age = 0;
+  double fair_share = 0;
+  double tier = 0;
+  double job = 0;
+  double size = 0;
+  double total = 0;
+
+  v1::PriorityFactors ToProto() const;
+};
+
+// What every job of one pass is ranked against.
+struct PriorityContext {
+  const QueuePolicy* queues = nullptr;
+  absl::Time now;
+  int64_t cluster_gpus = 0;
+  int64_t max_tier = 0;
+};
+
+// `fair_share` is FairShare::Factor of the job's user and account.
+PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fair_share,
+                       const PriorityContext& context);
+
+}  // namespace gpusched::core

@@ -1,0 +1,65 @@
+// Queues from gpuschedd.toml, end to end: a tier-1 job preempts a running
+// tier-0 gang whose real processes get SIGTERM (and checkpoint), the gang is
+// requeued and runs again as its next attempt, and a job naming an unknown
+// queue is refused.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tests/integration/test_cluster.h"
+#include "tests/support/temp_dir.h"
+
+using gpusched::testing::TempDir;
+using gpusched::testing::TestCluster;
+namespace v1 = gpusched::v1;
+
+namespace {
+
+std::string WriteQueueConfig(const TempDir& dir) {
+  return dir.Write("gpuschedd.toml", "[[queue]]\nname = \"batch\"\n\n[[queue]]\nname = \"urgent\"\ntier = 1\n");
+}
+
+}  // namespace
+
+TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is requeued and runs again",
+          "[integration]") {
+  TempDir config_dir;
+  TestCluster cluster({{"node-a", 4}, {"node-b", 4}}, {"--config", WriteQueueConfig(config_dir)});
+
+  auto unknown = cluster.Cli({"submit", "--queue", "gold", "--gpus", "1", "--", "/bin/true"});
+  CHECK(unknown.exit_code != 0);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown queue \"gold\" (known: batch, urgent)"));
+
+  // A training gang on every GPU that checkpoints on SIGTERM.
+  const uint64_t gang = cluster.Submit(
+      {"--queue", "batch", "--nodes", "2", "--gpus-per-node", "4", "--launch", "per-node", "--", "sh", "-c",
+       "echo attempt $GPUSCHED_RESTART_COUNT; trap 'echo checkpoint saved; exit 143' TERM; sleep 300 & wait"});
+  cluster.WaitForState(gang, v1::JOB_STATE_RUNNING);
+
+  const uint64_t urgent = cluster.Submit({"--queue", "urgent", "--gpus", "4", "--", "/bin/true"});
+  v1::Job done = cluster.WaitForEnd(urgent, 30);
+  CHECK(done.state() == v1::JOB_STATE_COMPLETED);
+
+  // Requeued, then started again once the urgent job left its GPUs.
+  v1::Job again = cluster.WaitForState(gang, v1::JOB_STATE_RUNNING, 30);
+  CHECK(again.attempt() == 1);
+  v1::Job with_events = cluster.GetJob(gang);
+  bool preempted_event = false;
+  for (const v1::JobEvent& e : with_events.events()) {
+    if (e.state() == v1::JOB_STATE_PREEMPTED) {
+      preempted_event = true;
+      CHECK_THAT(e.reason(), Catch::Contains("preempted by job " + std::to_string(urgent)));
+    }
+  }
+  CHECK(preempted_event);
+
+  // Each node's rank log holds both attempts (the output is appended); which
+  // node is rank 0 may differ between them, so both logs are read.
+  const std::string logs = cluster.Cli({"logs", std::to_string(gang), "--rank", "0"}).out +
+                           cluster.Cli({"logs", std::to_string(gang), "--rank", "4"}).out;  // per-node: node 1 is rank 4
+  CHECK_THAT(logs, Catch::Contains("attempt 0") && Catch::Contains("checkpoint saved") &&
+                       Catch::Contains("attempt 1"));
+  CHECK_THAT(cluster.Cli({"status", std::to_string(gang)}).out, Catch::Contains("2 (requeued 1 time)"));
+  cluster.Cli({"cancel", std::to_string(gang)});
+  CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_CANCELLED);
+}
