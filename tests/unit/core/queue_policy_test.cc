@@ -74,6 +74,20 @@ void Heartbeats(CoreHarness& h, std::initializer_list<const char*> nodes) {
   for (const char* n : nodes) h.core.AgentHeartbeat(n, h.fx);
 }
 
+// A job of `running_queue` fills node "a"; whether one of `waiting_queue`
+// then gets it stopped. The waiting job stays PENDING either way.
+bool Preempts(CoreHarness& h, const std::string& running_queue, const std::string& waiting_queue) {
+  h.AddNode("a", 4);
+  uint64_t running = h.Submit(In(running_queue, GpuJob(4)));
+  h.Pass();
+  StartOn(h, running);
+  h.Drain();
+  uint64_t waiting = h.Submit(In(waiting_queue, GpuJob(4)));
+  h.Pass();
+  CHECK(h.StateOf(waiting) == v1::JOB_STATE_PENDING);
+  return !h.Sent("a", v1::DaemonMessage::kKill).empty();
+}
+
 }  // namespace
 
 TEST_CASE("an unknown queue is refused at submit, naming the queues there are") {
@@ -334,31 +348,19 @@ TEST_CASE("preemption honours the victim queue's mode: cancel ends it PREEMPTED,
     CHECK(h.StateOf(victim) == v1::JOB_STATE_PREEMPTED);
     CHECK(h.core.FindActive(victim) == nullptr);
   }
+  SECTION("requeue") {
+    CoreHarness h(TwoTiers(PreemptMode::kRequeue));
+    CHECK(Preempts(h, "low", "high"));
+  }
   SECTION("off") {
     CoreHarness h(TwoTiers(PreemptMode::kOff));
-    h.AddNode("a", 4);
-    uint64_t running = h.Submit(In("low", GpuJob(4)));
-    h.Pass();
-    StartOn(h, running);
-    h.Drain();
-    uint64_t urgent = h.Submit(In("high", GpuJob(4)));
-    h.Pass();
-    CHECK(h.Sent("a", v1::DaemonMessage::kKill).empty());
-    CHECK(h.StateOf(urgent) == v1::JOB_STATE_PENDING);
+    CHECK_FALSE(Preempts(h, "low", "high"));
   }
 }
 
 TEST_CASE("jobs of the same tier never preempt each other") {
   CoreHarness h(TwoTiers());
-  h.AddNode("a", 4);
-  uint64_t running = h.Submit(In("high", GpuJob(4)));
-  h.Pass();
-  StartOn(h, running);
-  h.Drain();
-  uint64_t waiting = h.Submit(In("high", GpuJob(4)));
-  h.Pass();
-  CHECK(h.Sent("a", v1::DaemonMessage::kKill).empty());
-  CHECK(h.StateOf(waiting) == v1::JOB_STATE_PENDING);
+  CHECK_FALSE(Preempts(h, "high", "high"));
 }
 
 TEST_CASE("a gang whose node fails is requeued whole, unless it asked not to be") {
