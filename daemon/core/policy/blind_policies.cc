@@ -32,8 +32,11 @@ double Utilization(const NodeSlot& slot) {
 // A policy is a name and a node order; the fill is shared.
 class OrderedPolicy final : public PlacementPolicy {
  public:
-  OrderedPolicy(absl::string_view name, NodeOrder order) : name_(name), order_(std::move(order)) {}
+  OrderedPolicy(absl::string_view name, NodeOrder order,
+                PreemptionOrder preemption = PreemptionOrder::kBestPlacement)
+      : name_(name), order_(std::move(order)), preemption_(preemption) {}
   absl::string_view name() const override { return name_; }
+  PreemptionOrder preemption_order() const override { return preemption_; }
 
   PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {
     std::vector<const NodeSlot*> cpu_order;
@@ -56,6 +59,7 @@ class OrderedPolicy final : public PlacementPolicy {
  private:
   std::string name_;
   NodeOrder order_;
+  PreemptionOrder preemption_;
 };
 
 }  // namespace
@@ -66,13 +70,16 @@ std::unique_ptr<PlacementPolicy> MakeFirstFitPolicy() {
 }
 
 std::unique_ptr<PlacementPolicy> MakeBestFitPolicy() {
-  return std::make_unique<OrderedPolicy>("best-fit", [](const GangRequest& req, auto& single, auto& spanning) {
-    if (single.empty()) return;
-    SortBy(single, [&](const NodeSlot& n) { return UsableGpus(n, req); });
-    // A fixed shape fills the fullest nodes that still hold a part; a gang
-    // of any shape takes the emptiest first, to span as few as possible.
-    SortBy(spanning, [&](const NodeSlot& n) { return req.nodes > 0 ? UsableGpus(n, req) : -UsableGpus(n, req); });
-  });
+  return std::make_unique<OrderedPolicy>(
+      "best-fit",
+      [](const GangRequest& req, auto& single, auto& spanning) {
+        if (single.empty()) return;
+        SortBy(single, [&](const NodeSlot& n) { return UsableGpus(n, req); });
+        // A fixed shape fills the fullest nodes that still hold a part; a gang
+        // of any shape takes the emptiest first, to span as few as possible.
+        SortBy(spanning, [&](const NodeSlot& n) { return req.nodes > 0 ? UsableGpus(n, req) : -UsableGpus(n, req); });
+      },
+      PreemptionOrder::kLeastUtilizedNodes);
 }
 
 std::unique_ptr<PlacementPolicy> MakeSpreadPolicy() {

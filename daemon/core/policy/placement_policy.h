@@ -35,11 +35,22 @@ class PlacementResult {
 // annotated with the same estimate (policy/gang_estimate.h), so they can be
 // compared. Place() may keep caches, hence not const; like the rest of the
 // core, a policy belongs to one thread.
+// How the gangs a preemption evicts are chosen (queue/preemption.h).
+enum class PreemptionOrder {
+  // The plan whose placement is best (fewest nodes, fastest ring), then the
+  // least work lost.
+  kBestPlacement,
+  // Best-fit's compaction: nodes from least to most utilized, evicting the
+  // lower-tier gangs there until the job fits.
+  kLeastUtilizedNodes,
+};
+
 class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual absl::string_view name() const = 0;
   virtual PlacementResult Place(const ClusterState& cluster, const GangRequest& request) = 0;
+  virtual PreemptionOrder preemption_order() const { return PreemptionOrder::kBestPlacement; }
 };
 
 // "topology" (the default), "best-fit", "first-fit" or "spread";

@@ -31,11 +31,13 @@ std::vector<bool> FirstN(size_t size, size_t n) {
   return evict;
 }
 
-// The candidates grouped by node: first those on the nodes that evicting
-// them would free the most GPUs of (whole nodes first), cheaper nodes first
-// among equals. Cheapest-first alone tends to free one GPU on each of many
-// nodes, which a large gang can use only by spreading over all of them.
-std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::vector<PreemptionCandidate>& cheapest) {
+// The candidates grouped by node. By default first those on the nodes that
+// evicting them would free the most GPUs of (whole nodes first), cheaper
+// nodes first among equals: cheapest-first alone tends to free one GPU on
+// each of many nodes, which a large gang can use only by spreading over all
+// of them. With `least_utilized`, the nodes with the fewest GPUs in use first.
+std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::vector<PreemptionCandidate>& cheapest,
+                                        bool least_utilized) {
   struct NodeGain {
     int64_t gpus_freed = 0;
     double cost = 0;
@@ -54,7 +56,14 @@ std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::
   for (auto& [name, gain] : order) {
     if (const NodeSlot* slot = cluster.Find(name)) gain.gpus_freed += slot->FreeGpus();
   }
-  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+  auto used_fraction = [&](const std::string& name) {
+    const NodeSlot* slot = cluster.Find(name);
+    return slot == nullptr || slot->gpu_count == 0
+               ? 1.0
+               : 1.0 - static_cast<double>(slot->FreeGpus()) / static_cast<double>(slot->gpu_count);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    if (least_utilized) return used_fraction(a.first) < used_fraction(b.first);
     return std::tuple(-a.second.gpus_freed, a.second.cost) < std::tuple(-b.second.gpus_freed, b.second.cost);
   });
   std::vector<PreemptionCandidate> out;
@@ -112,9 +121,13 @@ std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPol
                      return std::tuple(a.gpu_seconds_lost, a.tier, ~a.job_id) <
                             std::tuple(b.gpu_seconds_lost, b.tier, ~b.job_id);
                    });
+  if (policy.preemption_order() == PreemptionOrder::kLeastUtilizedNodes) {
+    return PlanInOrder(cluster, policy, request, ByNode(cluster, candidates, /*least_utilized=*/true));
+  }
   std::optional<PreemptionPlan> cheapest = PlanInOrder(cluster, policy, request, candidates);
   if (!cheapest.has_value()) return std::nullopt;  // evicting them all is not enough
-  std::optional<PreemptionPlan> compact = PlanInOrder(cluster, policy, request, ByNode(cluster, candidates));
+  std::optional<PreemptionPlan> compact =
+      PlanInOrder(cluster, policy, request, ByNode(cluster, candidates, /*least_utilized=*/false));
   if (!compact.has_value()) return cheapest;
   // The placement first (fewer nodes, a faster ring: the gang runs that much
   // faster for its whole life), then the work lost; a job that asked for any

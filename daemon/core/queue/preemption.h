@@ -37,6 +37,9 @@ struct PreemptionPlan {
 // places the job on the freed cluster as it would on any other, so a strict
 // job still gets an ideal placement. nullopt when evicting every candidate is
 // not enough. `cluster` is changed while searching and left as it was.
+// With PreemptionOrder::kLeastUtilizedNodes (best-fit's compaction) only
+// one order is tried: the candidates grouped by node, the least utilized
+// nodes first.
 std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy,
                                              const GangRequest& request,
                                              std::vector<PreemptionCandidate> candidates);

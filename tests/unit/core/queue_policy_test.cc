@@ -335,6 +335,41 @@ TEST_CASE("preemption frees one whole node for a gang rather than one GPU on eac
   CHECK(h.Persisted(urgent).allocation().nodes_size() == 1);
 }
 
+TEST_CASE("best-fit compacts: it evicts on the least utilized node, the topology policy loses the least work") {
+  for (const char* policy : {"best-fit", "topology"}) {
+    INFO(policy);
+    // Two low queues, each pinned to one node, so that best-fit's packing
+    // cannot put both gangs on one node.
+    QueueSpec on_a_only = QueueSpec::Named("low-a"), on_b_only = QueueSpec::Named("low-b");
+    on_a_only.nodes = "a";
+    on_b_only.nodes = "b";
+    CoreOptions options = WithQueues({on_a_only, on_b_only, QueueSpec::Named("high", 1)});
+    options.placement_policy = policy;
+    CoreHarness h(options);
+    h.AddNode("a", 4);
+    h.AddNode("b", 4);
+    // b: one GPU busy for ten hours (10 GPU-hours to lose); a: three GPUs for one hour (3).
+    uint64_t on_b = h.Submit(In("low-b", GpuJob(1)));
+    h.Pass();
+    StartOn(h, on_b);
+    h.clock.Advance(absl::Hours(9));
+    Heartbeats(h, {"a", "b"});
+    uint64_t on_a = h.Submit(In("low-a", GpuJob(3)));
+    h.Pass();
+    StartOn(h, on_a);
+    h.clock.Advance(absl::Hours(1));
+    Heartbeats(h, {"a", "b"});
+
+    // One whole node: the free GPUs (one on a, three on b) are not enough.
+    h.Submit(In("high", GpuJob(4, 1, 4)));
+    h.Pass();
+    const uint64_t expected = std::string(policy) == "best-fit" ? on_b : on_a;
+    const uint64_t spared = expected == on_b ? on_a : on_b;
+    CHECK(h.Persisted(expected).stopping_as() == v1::JOB_STATE_PREEMPTED);
+    CHECK(h.Persisted(spared).stopping_as() == v1::JOB_STATE_UNSPECIFIED);
+  }
+}
+
 TEST_CASE("preemption honours the victim queue's mode: cancel ends it PREEMPTED, off leaves it alone") {
   SECTION("cancel") {
     CoreHarness h(TwoTiers(PreemptMode::kCancel));
