@@ -16,6 +16,7 @@
 #include "cli/errors.h"
 #include "cli/logs_command.h"
 #include "cli/nodes_command.h"
+#include "cli/history_command.h"
 #include "cli/status_command.h"
 #include "cli/submit_command.h"
 #include "cli/tls_settings.h"
@@ -42,6 +43,7 @@ CLI::Option* AddRepeated(CLI::App* app, const std::string& name, std::vector<std
 struct Commands {
   SubmitOptions submit;
   StatusOptions status;
+  HistoryOptions history;
   CancelOptions cancel;
   LogsOptions logs;
   NodesOptions nodes;
@@ -92,6 +94,17 @@ CLI::App* DefineStatus(CLI::App& app, StatusOptions& o) {
   AddText(sub, "--user,-u", &o.user, "USER", "List this user's jobs");
   AddText(sub, "--queue,-q", &o.queue, "QUEUE", "List this queue's jobs");
   sub->add_flag("--json", o.json, "Print the Job, or {\"jobs\":[...]}, as JSON");
+  return sub;
+}
+
+CLI::App* DefineHistory(CLI::App& app, HistoryOptions& o) {
+  CLI::App* sub = app.add_subcommand("history", "Finished jobs with their wait, run time and GPU-hours");
+  AddText(sub, "--user,-u", &o.user, "USER", "Only this user's jobs");
+  AddText(sub, "--queue,-q", &o.queue, "QUEUE", "Only this queue's jobs");
+  AddRepeated(sub, "--state", &o.states, "STATE", "Only jobs that ended in this state (repeatable)");
+  AddText(sub, "--since", &o.since, "AGO", "Only jobs that ended within this long, e.g. 1-00:00:00 (Slurm notation)");
+  sub->add_option("--limit", o.limit, "The most recently ended N jobs (0 = all)")->capture_default_str();
+  sub->add_flag("--json", o.json, "Print {\"jobs\":[...], \"gpu_hours\": total} as JSON");
   return sub;
 }
 
@@ -151,6 +164,7 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
       {DefineSubmit(app, commands.submit), [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
       {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
       {DefineCancel(app, commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
+      {DefineHistory(app, commands.history), [&](CommandContext& c) { return RunHistory(commands.history, c); }},
       {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
       {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
   };
@@ -167,7 +181,7 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
         err << "gpusched: unknown command \"" << extra.front() << "\" (see gpusched --help)\n";
         return kExitUsage;
       }
-      err << "gpusched: a command is required: submit, status, cancel, logs or nodes (see gpusched --help)\n";
+      err << "gpusched: a command is required: submit, status, history, cancel, logs or nodes (see gpusched --help)\n";
       return kExitUsage;
     }
     std::string hint = "gpusched --help";

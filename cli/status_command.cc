@@ -48,8 +48,7 @@ absl::StatusOr<v1::ListJobsRequest> BuildListJobsRequest(const StatusOptions& op
     request.add_states(state);
   }
   if (options.states.empty() && !options.all) {
-    for (v1::JobState state : {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING,
-                               v1::JOB_STATE_PREEMPTED}) {
+    for (v1::JobState state : {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING}) {
       request.add_states(state);
     }
   }

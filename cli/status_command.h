@@ -21,7 +21,7 @@ struct StatusOptions {
 };
 
 // The list query: the given --state values, else every state with --all, else
-// the jobs that are not over yet (PENDING, STARTING, RUNNING, PREEMPTED).
+// the jobs that are not over yet (PENDING, STARTING, RUNNING).
 absl::StatusOr<v1::ListJobsRequest> BuildListJobsRequest(const StatusOptions& options);
 
 // With a job id: the detailed view (or the Job as JSON). Without: the job

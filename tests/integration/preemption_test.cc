@@ -62,4 +62,11 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
   CHECK_THAT(cluster.Cli({"status", std::to_string(gang)}).out, Catch::Contains("2 (requeued 1 time)"));
   cluster.Cli({"cancel", std::to_string(gang)});
   CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_CANCELLED);
+
+  // Both in the history, from the daemon's SQLite store.
+  auto history = cluster.Cli({"history"});
+  REQUIRE(history.exit_code == 0);
+  CHECK_THAT(history.out, Catch::Contains(std::to_string(urgent) + " ") && Catch::Contains("COMPLETED") &&
+                              Catch::Contains(std::to_string(gang) + " ") && Catch::Contains("CANCELLED") &&
+                              Catch::Contains("2 jobs, "));
 }

@@ -39,8 +39,7 @@ TEST_CASE("status without a job lists the unfinished jobs, every page, in id ord
   CHECK(client.lists[1].page_token() == "p1");
   const auto& states = client.lists[0].states();
   CHECK(std::vector<int>(states.begin(), states.end()) ==
-        std::vector<int>{v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING,
-                         v1::JOB_STATE_PREEMPTED});
+        std::vector<int>{v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING});
   google::protobuf::RepeatedPtrField<v1::Job> expected;
   *expected.Add() = RunningJob();
   *expected.Add() = PendingJob();
@@ -59,8 +58,7 @@ TEST_CASE("status filters become the ListJobs query") {
       {{"status", "-a", "--user", "bob"}, {}, "bob", ""},
       {{"status", "--state", "failed", "--state", "TIMEOUT"}, {v1::JOB_STATE_FAILED, v1::JOB_STATE_TIMEOUT}, "", ""},
       {{"status", "--queue", "research", "-u", "alice"},
-       {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING, v1::JOB_STATE_PREEMPTED},
-       "alice", "research"},
+       {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING}, "alice", "research"},
   }));
   FakeHost host;
   FakeSchedulerClient client;
@@ -352,4 +350,47 @@ TEST_CASE("help and version exit 0 on stdout; unknown commands exit 2") {
   run = RunGpusched({"frobnicate"}, client, host);
   CHECK(run.exit_code == 2);
   CHECK(run.err == "gpusched: unknown command \"frobnicate\" (see gpusched --help)\n");
+}
+
+TEST_CASE("history lists finished jobs with their wait, run time and GPU-hours, filtered by how long ago they ended") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  client.list_pages.resize(1);
+  v1::Job old_job = FailedJob();  // 1 GPU, waited 1 h, ran 27 h, ended 2 h ago
+  v1::Job recent = FailedJob();
+  recent.set_id(13);
+  recent.set_state(v1::JOB_STATE_COMPLETED);
+  recent.mutable_spec()->mutable_resources()->set_gpus(8);
+  *recent.mutable_submit_time() = ToProtoTime(TestNow() - absl::Minutes(50));
+  *recent.mutable_start_time() = ToProtoTime(TestNow() - absl::Minutes(40));
+  *recent.mutable_end_time() = ToProtoTime(TestNow() - absl::Minutes(10));
+  *client.list_pages[0].add_jobs() = recent;
+  *client.list_pages[0].add_jobs() = old_job;
+
+  Invocation all = RunGpusched({"history"}, client, host);
+  INFO(all.err);
+  REQUIRE(all.exit_code == 0);
+  REQUIRE(client.lists.size() == 1);
+  const auto& states = client.lists[0].states();
+  CHECK(std::vector<int>(states.begin(), states.end()) ==
+        std::vector<int>{v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED,
+                         v1::JOB_STATE_TIMEOUT, v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED});
+  // Oldest end first; 27 + 4 GPU-hours; mean wait (1 h + 10 min) / 2.
+  CHECK(all.out.find("12 ") < all.out.find("13 "));
+  CHECK_THAT(all.out, Catch::Contains("27.00") && Catch::Contains("4.00") &&
+                          Catch::Contains("2 jobs, 31.00 GPU-hours, mean wait 35:00"));
+
+  Invocation recent_only = RunGpusched({"history", "--since", "60"}, client, host);
+  REQUIRE(recent_only.exit_code == 0);
+  CHECK_THAT(recent_only.out, Catch::Contains("1 job, 4.00 GPU-hours"));
+
+  Invocation json = RunGpusched({"history", "--json", "--limit", "1"}, client, host);
+  REQUIRE(json.exit_code == 0);
+  CHECK_THAT(json.out, Catch::Contains("\"id\":13"));
+  CHECK_THAT(json.out, Catch::Contains("\"gpu_hours\":4") && Catch::Contains("\"wait_s\":600"));
+  CHECK_THAT(json.out, !Catch::Contains("\"id\":12"));
+
+  Invocation bad = RunGpusched({"history", "--state", "running"}, client, host);
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("invalid --state \"running\""));
 }
