@@ -1,5 +1,8 @@
 #include "daemon/core/policy/ordered_fill.h"
 
+#include <algorithm>
+#include <bit>
+
 #include "absl/strings/str_cat.h"
 #include "daemon/core/policy/node_fit.h"
 
@@ -32,14 +35,23 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
   int64_t free_total = 0;
   int64_t nodes_with_part = 0;
   size_t up = 0, up_elsewhere = 0;
-  for (const auto& [name, slot] : cluster.nodes()) {
-    if (!slot.accepts_jobs()) continue;
-    if (!QueueMayUse(slot, req)) {
+  // Over the scan entries, not the node map: backfill planning asks for a
+  // reason on every placement it tries, on thousands of nodes.
+  const bool plain = req.gpu_model.empty() && req.gpu_memory_mb <= 0;
+  for (const NodeScan& n : cluster.scan()) {
+    if (!n.up) continue;
+    if ((n.queue_mask & req.queue_bit) == 0) {
       ++up_elsewhere;
       continue;
     }
     ++up;
-    int64_t usable = UsableGpus(slot, req);
+    int64_t usable = std::popcount(n.free_mask);
+    if (!plain) {
+      usable = UsableGpus(*n.slot, req);
+    } else {
+      if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
+      if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
+    }
     free_total += usable;
     if (req.nodes > 0 && usable >= req.gpus_per_node) ++nodes_with_part;
   }
