@@ -44,6 +44,8 @@ struct Commands {
   SubmitOptions submit;
   StatusOptions status;
   HistoryOptions history;
+  CancelOptions hold;
+  CancelOptions release;
   CancelOptions cancel;
   LogsOptions logs;
   NodesOptions nodes;
@@ -74,6 +76,10 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--name", &o.name, "NAME", "Job name");
   AddText(sub, "--queue", &o.queue, "QUEUE", "Queue to submit to");
   AddText(sub, "--priority", &o.priority, "N", "Points added to the job's priority (see `status JOB`)");
+  AddText(sub, "--dependency,-d", &o.dependency, "LIST",
+          "Start only after other jobs, as in Slurm: afterok:12:13,afterany:14 (after, afterok, afternotok, "
+          "afterany); a dependency that can no longer be met cancels this job");
+  sub->add_flag("--hold", o.hold, "Submit held: it waits until `gpusched release JOB`");
   AddText(sub, "--account", &o.account, "NAME", "Account (team, project) charged for fair share; default: the user");
   AddText(sub, "--requeue", &o.requeue, "yes|no",
           "On a node failure: back to the queue (yes) or end NODE_FAIL (no); default: the queue's setting");
@@ -108,9 +114,9 @@ CLI::App* DefineHistory(CLI::App& app, HistoryOptions& o) {
   return sub;
 }
 
-CLI::App* DefineCancel(CLI::App& app, CancelOptions& o) {
-  CLI::App* sub = app.add_subcommand("cancel", "Cancel jobs");
-  sub->add_option("JOB", o.jobs, "Jobs to cancel")->type_name("")->required();
+CLI::App* DefineJobList(CLI::App& app, const char* name, const char* what, CancelOptions& o) {
+  CLI::App* sub = app.add_subcommand(name, what);
+  sub->add_option("JOB", o.jobs, "Jobs")->type_name("")->required();
   return sub;
 }
 
@@ -163,8 +169,12 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   const std::vector<std::pair<CLI::App*, Runner>> subcommands = {
       {DefineSubmit(app, commands.submit), [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
       {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
-      {DefineCancel(app, commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
+      {DefineJobList(app, "cancel", "Cancel jobs", commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
       {DefineHistory(app, commands.history), [&](CommandContext& c) { return RunHistory(commands.history, c); }},
+      {DefineJobList(app, "hold", "Keep pending jobs from starting until released", commands.hold),
+       [&](CommandContext& c) { return RunHold(commands.hold, c); }},
+      {DefineJobList(app, "release", "Let held jobs start again", commands.release),
+       [&](CommandContext& c) { return RunRelease(commands.release, c); }},
       {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
       {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
   };
@@ -181,7 +191,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
         err << "gpusched: unknown command \"" << extra.front() << "\" (see gpusched --help)\n";
         return kExitUsage;
       }
-      err << "gpusched: a command is required: submit, status, history, cancel, logs or nodes (see gpusched --help)\n";
+      err << "gpusched: a command is required: submit, status, history, cancel, hold, release, logs or nodes (see "
+             "gpusched --help)\n";
       return kExitUsage;
     }
     std::string hint = "gpusched --help";

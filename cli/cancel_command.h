@@ -13,9 +13,11 @@ struct CancelOptions {
   std::vector<std::string> jobs;
 };
 
-// Cancels each job in turn: "Cancelled job N" on stdout, or the daemon's
-// message on stderr; returns 1 if any of them failed. Every id is checked
-// before the first is cancelled, and an unreachable daemon stops at once.
+// Cancels, holds or releases each job in turn (cli/job_action.h): "Cancelled
+// job N" on stdout, or the daemon's message on stderr.
 absl::StatusOr<int> RunCancel(const CancelOptions& options, CommandContext& cmd);
+// A held job stays pending until it is released; only pending jobs can be held.
+absl::StatusOr<int> RunHold(const CancelOptions& options, CommandContext& cmd);
+absl::StatusOr<int> RunRelease(const CancelOptions& options, CommandContext& cmd);
 
 }  // namespace gpusched::cli

@@ -32,6 +32,8 @@ class SchedulerClient {
   virtual absl::StatusOr<v1::ListNodesResponse> ListNodes() = 0;
   virtual absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) = 0;
+  virtual absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) = 0;
+  virtual absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& request) = 0;
 
   // Streams events to on_event until it returns false, the daemon ends the
   // stream, or `timeout` passes; each of those is OK. The caller re-reads the

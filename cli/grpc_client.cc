@@ -51,6 +51,14 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Unary<v1::Node>(&v1::Scheduler::Stub::ResumeNode, request);
   }
 
+  absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) override {
+    return Unary<v1::Job>(&v1::Scheduler::Stub::HoldJob, request);
+  }
+
+  absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& request) override {
+    return Unary<v1::Job>(&v1::Scheduler::Stub::ReleaseJob, request);
+  }
+
   absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
                          const std::function<bool(const v1::JobEvent&)>& on_event) override {
     grpc::ClientContext context;

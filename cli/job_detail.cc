@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -95,6 +96,17 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Priority", absl::StrCat(spec.priority()));
   }
   if (job.attempt() > 0) Field(out, "Attempt", absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
+  if (job.held()) Field(out, "Held", "yes: it waits until `gpusched release " + std::to_string(job.id()) + "`");
+  if (spec.dependencies_size() > 0) {
+    std::vector<std::string> deps;
+    for (const v1::Dependency& d : spec.dependencies()) {
+      // As --dependency takes it: afterok:12.
+      std::string kind = absl::AsciiStrToLower(v1::DependencyKind_Name(d.kind()).substr(sizeof("DEPENDENCY_KIND_") - 1));
+      kind.erase(std::remove(kind.begin(), kind.end(), '_'), kind.end());
+      deps.push_back(absl::StrCat(kind, ":", d.job_id()));
+    }
+    Field(out, "Depends on", absl::StrJoin(deps, ", "));
+  }
   if (spec.has_requeue()) Field(out, "Requeue", spec.requeue() ? "on node failure" : "never (ends NODE_FAIL)");
   if (spec.argv_size() > 0) {
     Field(out, "Command", ShellJoin(spec.argv()));

@@ -30,6 +30,8 @@ struct SubmitOptions {
   std::optional<std::string> queue;
   std::optional<std::string> account;
   std::optional<std::string> requeue;  // yes, no
+  std::optional<std::string> dependency;  // Slurm syntax: afterok:12:13,afterany:14
+  bool hold = false;
   std::optional<std::string> workdir;
   std::optional<std::string> launch;
   std::optional<std::string> request_id;

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 #include "cli/errors.h"
 #include "cli/sizes.h"
@@ -20,6 +21,33 @@ namespace {
 
 absl::Status FlagError(absl::string_view flag, absl::string_view value, absl::string_view why) {
   return UsageError(absl::StrCat("invalid ", flag, " \"", value, "\": ", why));
+}
+
+// Slurm's --dependency list: KIND:ID[:ID...][,KIND:ID...].
+absl::Status ParseDependencies(absl::string_view text, v1::JobSpec* spec) {
+  static const std::pair<const char*, v1::DependencyKind> kKinds[] = {
+      {"after", v1::DEPENDENCY_KIND_AFTER},
+      {"afterok", v1::DEPENDENCY_KIND_AFTER_OK},
+      {"afternotok", v1::DEPENDENCY_KIND_AFTER_NOT_OK},
+      {"afterany", v1::DEPENDENCY_KIND_AFTER_ANY}};
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(item, ':');
+    v1::DependencyKind kind = v1::DEPENDENCY_KIND_UNSPECIFIED;
+    for (const auto& [name, k] : kKinds) {
+      if (parts[0] == name) kind = k;
+    }
+    if (kind == v1::DEPENDENCY_KIND_UNSPECIFIED || parts.size() < 2) {
+      return FlagError("--dependency", item, "expected after, afterok, afternotok or afterany, then :JOB ids");
+    }
+    for (size_t i = 1; i < parts.size(); ++i) {
+      uint64_t id = 0;
+      if (!absl::SimpleAtoi(parts[i], &id) || id == 0) return FlagError("--dependency", parts[i], "not a job id");
+      v1::Dependency* d = spec->add_dependencies();
+      d->set_kind(kind);
+      d->set_job_id(id);
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Counts: whole numbers, never negative. `allow_negative` is for priority.
@@ -181,6 +209,10 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     }
     spec.set_requeue(*options.requeue == "yes");
   }
+  if (options.dependency.has_value()) {
+    if (absl::Status s = ParseDependencies(*options.dependency, &spec); !s.ok()) return s;
+  }
+  spec.set_hold(options.hold);
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
   spec.set_user(ctx.user);
 

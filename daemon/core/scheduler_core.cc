@@ -59,7 +59,9 @@ GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
 }
 
 void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
-                            const std::vector<std::pair<std::string, uint64_t>>& client_request_ids) {
+                            const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
+                            const std::vector<std::pair<uint64_t, v1::JobState>>& ended) {
+  for (const auto& [id, state] : ended) ended_[id] = state;
   for (const v1::Node& node : nodes) {
     cluster_.UpsertNode(WithConfiguredNetwork(node.info()));
     SetQueueMask(node.info().name());
@@ -105,12 +107,17 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
     }
   }
   if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
+  if (absl::Status s = ValidateDependencies(spec, next_job_id_, [this](uint64_t id) { return StateOf(id); });
+      !s.ok()) {
+    return s;
+  }
 
   ActiveJob a;
   a.job.set_id(next_job_id_++);
   *a.job.mutable_spec() = std::move(spec);
   *a.job.mutable_submit_time() = ToProtoTime(clock_.Now());
   a.job.set_client_request_id(client_request_id);
+  a.job.set_held(a.job.spec().hold());
   const uint64_t id = a.job.id();
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
   a.job.set_reason("queued: not yet considered by the scheduler");
@@ -126,17 +133,65 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   if (it == active_.end()) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
   ActiveJob& a = it->second;
   const std::string why = reason.empty() ? "cancelled by user" : absl::StrCat("cancelled: ", reason);
-  if (a.job.state() == v1::JOB_STATE_PENDING) {
-    pending_.erase(QueueKey::Of(a.job));
-    preempting_.erase(job_id);
-    *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
-    Transition(a, v1::JOB_STATE_CANCELLED, why, fx);
-    v1::Job done = a.job;
-    active_.erase(it);
-    return done;
-  }
+  if (a.job.state() == v1::JOB_STATE_PENDING) return EndPending(a, v1::JOB_STATE_CANCELLED, why, fx);
   if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
   return a.job;
+}
+
+v1::Job SchedulerCore::EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
+  const uint64_t id = a.job.id();
+  pending_.erase(QueueKey::Of(a.job));
+  preempting_.erase(id);
+  *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
+  a.job.set_held(false);
+  Transition(a, state, reason, fx);
+  ended_[id] = state;
+  v1::Job done = a.job;
+  active_.erase(id);
+  return done;
+}
+
+std::optional<v1::JobState> SchedulerCore::StateOf(uint64_t job_id) const {
+  if (auto it = active_.find(job_id); it != active_.end()) return it->second.job.state();
+  if (auto it = ended_.find(job_id); it != ended_.end()) return it->second;
+  return std::nullopt;
+}
+
+absl::StatusOr<SchedulerCore::ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
+  auto it = active_.find(job_id);
+  if (it == active_.end()) {
+    if (auto ended = ended_.find(job_id); ended != ended_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " has already ended (", StateName(ended->second), "), it is not pending"));
+    }
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  }
+  if (it->second.job.state() != v1::JOB_STATE_PENDING) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " is ",
+                                                      v1::JobState_Name(it->second.job.state()), ", not pending"));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
+  auto a = PendingJob(job_id);
+  if (!a.ok()) return a.status();
+  if (!(*a)->job.held()) {
+    (*a)->job.set_held(true);
+    ClearEstimatedStart(**a, fx);
+    Transition(**a, v1::JOB_STATE_PENDING, "held: waits until released (gpusched release)", fx);
+  }
+  return (*a)->job;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::Release(uint64_t job_id, Effects& fx) {
+  auto a = PendingJob(job_id);
+  if (!a.ok()) return a.status();
+  if ((*a)->job.held()) {
+    (*a)->job.set_held(false);
+    Transition(**a, v1::JOB_STATE_PENDING, "released", fx);
+  }
+  return (*a)->job;
 }
 
 v1::NodeInfo SchedulerCore::WithConfiguredNetwork(v1::NodeInfo info) const {
@@ -350,6 +405,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
   Transition(a, final_state, reason, fx);
   placed_.erase(a.job.id());
+  ended_[a.job.id()] = final_state;
   active_.erase(a.job.id());
 }
 
@@ -582,6 +638,26 @@ void SchedulerCore::Schedule(Effects& fx) {
   for (uint64_t job_id : RankPending()) {
     if (++depth > options_.queue_depth) break;
     ActiveJob& a = active_.at(job_id);
+    // Held, or waiting for other jobs: like a job over its queue's limit,
+    // it neither takes the reservation nor holds back the jobs behind it.
+    if (a.job.held()) {
+      ClearEstimatedStart(a, fx);
+      SetWaitReason(a, "held: waits until released (gpusched release)", fx);
+      continue;
+    }
+    if (a.job.spec().dependencies_size() > 0) {
+      const DependencyVerdict verdict =
+          CheckDependencies(a.job.spec(), [this](uint64_t id) { return StateOf(id); });
+      if (verdict.kind == DependencyVerdict::kNever) {
+        EndPending(a, v1::JOB_STATE_CANCELLED, verdict.reason, fx);
+        continue;
+      }
+      if (verdict.kind == DependencyVerdict::kWaiting) {
+        ClearEstimatedStart(a, fx);
+        SetWaitReason(a, verdict.reason, fx);
+        continue;
+      }
+    }
     if (!blocked_by.empty()) {
       ClearEstimatedStart(a, fx);
       SetWaitReason(a, blocked_by, fx);

@@ -19,6 +19,7 @@
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_validator.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/fair_share.h"
 #include "daemon/core/queue/priority.h"
 #include "daemon/core/queue/queue_policy.h"
@@ -68,12 +69,18 @@ class SchedulerCore {
   SchedulerCore(const Clock& clock, CoreOptions options);
 
   // Start-up: the state the store recovered.
+  // `ended`: how the jobs that finished before ended (for dependencies).
   void Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
-               const std::vector<std::pair<std::string, uint64_t>>& client_request_ids);
+               const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
+               const std::vector<std::pair<uint64_t, v1::JobState>>& ended = {});
 
   absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
   // NotFound when the job is not active (unknown, or finished and evicted).
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
+  // Keeps a pending job from starting, or lets it again. NotFound when it is
+  // not active, FailedPrecondition when it is no longer pending.
+  absl::StatusOr<v1::Job> Hold(uint64_t job_id, Effects& fx);
+  absl::StatusOr<v1::Job> Release(uint64_t job_id, Effects& fx);
 
   // An operator stops new work from going to a node (running jobs finish),
   // or lets it again. NotFound for a node that never registered; a drain
@@ -122,6 +129,11 @@ class SchedulerCore {
   void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
                   v1::JobState stop_as, Effects& fx);
   void Finish(ActiveJob& a, Effects& fx);  // releases and forgets the job, or requeues it
+  // Ends a job that never started (cancelled, or a dependency never met).
+  v1::Job EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
+  // Active jobs' current state, finished jobs' final one; nullopt: no such job.
+  std::optional<v1::JobState> StateOf(uint64_t job_id) const;
+  absl::StatusOr<ActiveJob*> PendingJob(uint64_t job_id);
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
   void Requeue(ActiveJob& a, Effects& fx);
@@ -173,6 +185,7 @@ class SchedulerCore {
   std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
   std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)
   std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
+  absl::flat_hash_map<uint64_t, v1::JobState> ended_;                    // how finished jobs ended
 };
 
 }  // namespace gpusched::core

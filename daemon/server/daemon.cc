@@ -67,7 +67,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   // The metrics count recovered jobs where they are, not as new submits.
   if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs);
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
-                    recovered->client_request_ids);
+                    recovered->client_request_ids, recovered->ended_jobs);
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 
   d->hub_ = std::make_unique<JobEventHub>();

@@ -23,6 +23,22 @@ absl::StatusOr<v1::Job> ReadJob(store::JobReader& reader, uint64_t job_id, bool 
   return std::move(**job);
 }
 
+// Runs a change on the scheduler thread and replies with its result once
+// the change is durable.
+template <typename Reply>
+grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServerContext* ctx, Reply* response,
+                                       std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  loop.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
+    auto result = change(loop);
+    if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
+    *response = *std::move(result);
+    loop.after_commit.push_back(
+        [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
+  });
+  return reactor;
+}
+
 }  // namespace
 
 void SchedulerService::ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out) {
@@ -167,29 +183,29 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerUnaryReactor* SchedulerService::ChangeNode(grpc::CallbackServerContext* ctx, v1::Node* response,
-                                                       std::function<absl::StatusOr<v1::Node>(LoopContext&)> change) {
-  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  loop_.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
-    auto node = change(loop);
-    if (!node.ok()) return reactor->Finish(ToGrpcStatus(node.status()));
-    *response = *std::move(node);
-    loop.after_commit.push_back(
-        [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
-  });
-  return reactor;
-}
-
 grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContext* ctx,
                                                       const v1::DrainNodeRequest* request, v1::Node* response) {
-  return ChangeNode(ctx, response, [request](LoopContext& loop) {
+  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request](LoopContext& loop) {
     return loop.core.DrainNode(request->node(), request->reason(), loop.fx);
   });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerContext* ctx,
                                                        const v1::ResumeNodeRequest* request, v1::Node* response) {
-  return ChangeNode(ctx, response, [request](LoopContext& loop) { return loop.core.ResumeNode(request->node(), loop.fx); });
+  return ChangeInLoop<v1::Node>(loop_, ctx, response,
+                                [request](LoopContext& loop) { return loop.core.ResumeNode(request->node(), loop.fx); });
+}
+
+grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
+                                                    v1::Job* response) {
+  return ChangeInLoop<v1::Job>(loop_, ctx, response,
+                               [request](LoopContext& loop) { return loop.core.Hold(request->job_id(), loop.fx); });
+}
+
+grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
+                                                       const v1::ReleaseJobRequest* request, v1::Job* response) {
+  return ChangeInLoop<v1::Job>(loop_, ctx, response,
+                               [request](LoopContext& loop) { return loop.core.Release(request->job_id(), loop.fx); });
 }
 
 }  // namespace gpusched::server

@@ -33,13 +33,14 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
                                       v1::Node* response) override;
   grpc::ServerUnaryReactor* ResumeNode(grpc::CallbackServerContext* ctx, const v1::ResumeNodeRequest* request,
                                        v1::Node* response) override;
+  grpc::ServerUnaryReactor* HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
+                                    v1::Job* response) override;
+  grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx, const v1::ReleaseJobRequest* request,
+                                       v1::Job* response) override;
 
  private:
   // Answers with the committed row of a job that is no longer active.
   void ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
-  // Runs a node change on the scheduler thread and replies once it is durable.
-  grpc::ServerUnaryReactor* ChangeNode(grpc::CallbackServerContext* ctx, v1::Node* response,
-                                       std::function<absl::StatusOr<v1::Node>(LoopContext&)> change);
 
   SchedulerLoop& loop_;
   ReadPool& reads_;

@@ -27,6 +27,8 @@ struct RecoveredState {
   std::vector<v1::Node> nodes;
   uint64_t max_job_id = 0;
   std::vector<std::pair<std::string, uint64_t>> client_request_ids;
+  // How every finished job ended, for the dependencies of jobs to come.
+  std::vector<std::pair<uint64_t, v1::JobState>> ended_jobs;
 };
 
 // The write side. Owned and called by the scheduler thread only.

@@ -48,13 +48,12 @@ absl::Status SqliteJobStore::PrepareStatements() {
 
 absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   RecoveredState state;
+  constexpr v1::JobState kEnded[] = {v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED,    v1::JOB_STATE_CANCELLED,
+                                     v1::JOB_STATE_TIMEOUT,   v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED};
   auto jobs = db_->Prepare("SELECT id, job FROM jobs WHERE state NOT IN (?1, ?2, ?3, ?4, ?5, ?6) ORDER BY id");
   if (!jobs.ok()) return jobs.status();
   int i = 1;
-  for (auto s : {v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED, v1::JOB_STATE_TIMEOUT,
-                 v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED}) {
-    jobs->Bind(i++, static_cast<int64_t>(s));
-  }
+  for (auto s : kEnded) jobs->Bind(i++, static_cast<int64_t>(s));
   absl::Status read = jobs->ForEachRow([&]() -> absl::Status {
     v1::Job& job = state.unfinished_jobs.emplace_back();
     if (job.ParseFromString(jobs->ColumnBlob(1))) return absl::OkStatus();
@@ -80,6 +79,17 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   if (!requests.ok()) return requests.status();
   read = requests->ForEachRow([&] {
     state.client_request_ids.emplace_back(requests->ColumnText(0), static_cast<uint64_t>(requests->ColumnInt(1)));
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+
+  auto ended = db_->Prepare("SELECT id, state FROM jobs WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ended.ok()) return ended.status();
+  i = 1;
+  for (auto s : kEnded) ended->Bind(i++, static_cast<int64_t>(s));
+  read = ended->ForEachRow([&] {
+    state.ended_jobs.emplace_back(static_cast<uint64_t>(ended->ColumnInt(0)),
+                                  static_cast<v1::JobState>(ended->ColumnInt(1)));
     return absl::OkStatus();
   });
   if (!read.ok()) return read;

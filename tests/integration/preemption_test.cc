@@ -70,3 +70,32 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
                               Catch::Contains(std::to_string(gang) + " ") && Catch::Contains("CANCELLED") &&
                               Catch::Contains("2 jobs, "));
 }
+
+TEST_CASE("dependencies and hold/release through the CLI", "[integration]") {
+  TestCluster cluster({{"node-a", 4}});
+  const uint64_t first = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "exit 3"});
+  const uint64_t on_success = cluster.Submit({"--dependency", "afterok:" + std::to_string(first), "--gpus", "1", "--",
+                                              "/bin/true"});
+  const uint64_t on_failure = cluster.Submit({"--dependency", "afternotok:" + std::to_string(first), "--hold",
+                                              "--gpus", "1", "--", "/bin/true"});
+  CHECK(cluster.WaitForEnd(first).state() == v1::JOB_STATE_FAILED);
+  v1::Job cancelled = cluster.WaitForEnd(on_success);
+  CHECK(cancelled.state() == v1::JOB_STATE_CANCELLED);
+  CHECK_THAT(cancelled.reason(), Catch::StartsWith("dependency never satisfied"));
+
+  // Its dependency is met, but it is held.
+  CHECK_THAT(cluster.Cli({"status", std::to_string(on_failure)}).out,
+             Catch::Contains("Held:") && Catch::Contains("afternotok:" + std::to_string(first)));
+  CHECK(cluster.GetJob(on_failure).state() == v1::JOB_STATE_PENDING);
+  auto release = cluster.Cli({"release", std::to_string(on_failure)});
+  CHECK(release.exit_code == 0);
+  CHECK(release.out == "Released job " + std::to_string(on_failure) + "\n");
+  CHECK(cluster.WaitForEnd(on_failure).state() == v1::JOB_STATE_COMPLETED);
+
+  auto ended = cluster.Cli({"hold", std::to_string(first)});
+  CHECK(ended.exit_code == 1);
+  CHECK_THAT(ended.err, Catch::Contains("not pending"));
+  auto bad = cluster.Cli({"submit", "--dependency", "afterwards:1", "--", "/bin/true"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--dependency"));
+}

@@ -90,6 +90,14 @@ class FakeSchedulerClient final : public SchedulerClient {
     return SetDrain(request.node(), "");
   }
 
+  // Hold and release are driven end to end by the integration tests.
+  absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest&) override {
+    return absl::UnimplementedError("HoldJob is not faked");
+  }
+  absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest&) override {
+    return absl::UnimplementedError("ReleaseJob is not faked");
+  }
+
   absl::StatusOr<v1::Node> SetDrain(const std::string& name, const std::string& reason) {
     if (!fail_all.ok()) return fail_all;
     for (v1::Node& node : *nodes.mutable_nodes()) {

@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+#include "cli/command_context.h"
+
+namespace gpusched::cli {
+
+// Does `act` to each job in turn: "<done> job N" on stdout, or the daemon's
+// message on stderr; returns 1 if any of them failed. Every id is checked
+// before the first is acted on, and an unreachable daemon stops at once.
+absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::string& command,
+                               const std::string& done, CommandContext& cmd,
+                               const std::function<absl::Status(uint64_t)>& act);
+
+}  // namespace gpusched::cli
