@@ -74,6 +74,17 @@ void Heartbeats(CoreHarness& h, std::initializer_list<const char*> nodes) {
   for (const char* n : nodes) h.core.AgentHeartbeat(n, h.fx);
 }
 
+// Submits `spec`, starts it where it is placed, then lets `age` pass (the
+// nodes keep heartbeating): a running job with that much work to lose.
+uint64_t RunFor(CoreHarness& h, v1::JobSpec spec, absl::Duration age, std::initializer_list<const char*> nodes) {
+  uint64_t id = h.Submit(std::move(spec));
+  h.Pass();
+  StartOn(h, id);
+  h.clock.Advance(age);
+  Heartbeats(h, nodes);
+  return id;
+}
+
 // A job of `running_queue` fills node "a"; whether one of `waiting_queue`
 // then gets it stopped. The waiting job stays PENDING either way.
 bool Preempts(CoreHarness& h, const std::string& running_queue, const std::string& waiting_queue) {
@@ -274,16 +285,8 @@ TEST_CASE("preemption evicts the gang that loses the least work, and only what i
   CoreHarness h(TwoTiers());
   h.AddNode("a", 4);
   h.AddNode("b", 4);
-  uint64_t old_job = h.Submit(In("low", GpuJob(4)));
-  h.Pass();
-  StartOn(h, old_job);
-  h.clock.Advance(absl::Hours(5));
-  Heartbeats(h, {"a", "b"});
-  uint64_t young_job = h.Submit(In("low", GpuJob(4)));
-  h.Pass();
-  StartOn(h, young_job);
-  h.clock.Advance(absl::Minutes(10));
-  Heartbeats(h, {"a", "b"});
+  uint64_t old_job = RunFor(h, In("low", GpuJob(4)), absl::Hours(5), {"a", "b"});
+  uint64_t young_job = RunFor(h, In("low", GpuJob(4)), absl::Minutes(10), {"a", "b"});
 
   uint64_t urgent = h.Submit(In("high", GpuJob(4)));
   h.Pass();
@@ -349,16 +352,8 @@ TEST_CASE("best-fit compacts: it evicts on the least utilized node, the topology
     h.AddNode("a", 4);
     h.AddNode("b", 4);
     // b: one GPU busy for ten hours (10 GPU-hours to lose); a: three GPUs for one hour (3).
-    uint64_t on_b = h.Submit(In("low-b", GpuJob(1)));
-    h.Pass();
-    StartOn(h, on_b);
-    h.clock.Advance(absl::Hours(9));
-    Heartbeats(h, {"a", "b"});
-    uint64_t on_a = h.Submit(In("low-a", GpuJob(3)));
-    h.Pass();
-    StartOn(h, on_a);
-    h.clock.Advance(absl::Hours(1));
-    Heartbeats(h, {"a", "b"});
+    uint64_t on_b = RunFor(h, In("low-b", GpuJob(1)), absl::Hours(9), {"a", "b"});
+    uint64_t on_a = RunFor(h, In("low-a", GpuJob(3)), absl::Hours(1), {"a", "b"});
 
     // One whole node: the free GPUs (one on a, three on b) are not enough.
     h.Submit(In("high", GpuJob(4, 1, 4)));
