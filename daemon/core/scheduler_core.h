@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "daemon/core/backfill.h"
@@ -113,6 +114,10 @@ class SchedulerCore {
   const QueuePolicy& queues() const { return options_.queues; }
 
  private:
+  // While a gang stops, its reason reads "stopping: <why>"; the end state
+  // keeps just <why>. Kept in the persisted reason so that it survives a restart.
+  static constexpr absl::string_view kStoppingPrefix = "stopping: ";
+
   struct NodeProgress {
     bool started = false;
     bool exited = false;

@@ -1,0 +1,231 @@
+// SchedulerCore, the queue policy's part: ranking, queue limits, holds,
+// dependencies' lookups, preemption and requeue (scheduler_core.h).
+#include <algorithm>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/job_states.h"
+#include "common/proto_time.h"
+#include "daemon/core/queue/preemption.h"
+#include "daemon/core/scheduler_core.h"
+
+namespace gpusched::core {
+
+std::optional<v1::JobState> SchedulerCore::StateOf(uint64_t job_id) const {
+  if (auto it = active_.find(job_id); it != active_.end()) return it->second.job.state();
+  if (auto it = ended_.find(job_id); it != ended_.end()) return it->second;
+  return std::nullopt;
+}
+
+absl::StatusOr<SchedulerCore::ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
+  auto it = active_.find(job_id);
+  if (it == active_.end()) {
+    if (auto ended = ended_.find(job_id); ended != ended_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", job_id, " has already ended (", StateName(ended->second), "), it is not pending"));
+    }
+    return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  }
+  if (it->second.job.state() != v1::JOB_STATE_PENDING) {
+    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " is ",
+                                                      v1::JobState_Name(it->second.job.state()), ", not pending"));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
+  auto a = PendingJob(job_id);
+  if (!a.ok()) return a.status();
+  if (!(*a)->job.held()) {
+    (*a)->job.set_held(true);
+    ClearEstimatedStart(**a, fx);
+    Transition(**a, v1::JOB_STATE_PENDING, "held: waits until released (gpusched release)", fx);
+  }
+  return (*a)->job;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::Release(uint64_t job_id, Effects& fx) {
+  auto a = PendingJob(job_id);
+  if (!a.ok()) return a.status();
+  if ((*a)->job.held()) {
+    (*a)->job.set_held(false);
+    Transition(**a, v1::JOB_STATE_PENDING, "released", fx);
+  }
+  return (*a)->job;
+}
+
+bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
+  if (a.job.attempt() >= options_.queues.max_requeues) return false;
+  switch (a.job.stopping_as()) {
+    case v1::JOB_STATE_PREEMPTED: {
+      const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
+      return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
+    }
+    case v1::JOB_STATE_NODE_FAIL:
+      return options_.queues.RequeuesOnNodeFail(a.job.spec());
+    default:
+      return false;
+  }
+}
+
+void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
+  std::string reason = a.job.reason();
+  if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
+  cluster_.Release(a.job.id(), a.job.allocation());
+  ChargeLimits(a.job, -1);
+  for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
+  // The event history shows how this run ended before the job waits again.
+  Transition(a, a.job.stopping_as(), reason, fx);
+  a.job.clear_stopping_as();
+  a.job.clear_allocation();
+  a.job.clear_start_time();
+  a.job.set_exit_code(0);
+  a.job.set_attempt(a.job.attempt() + 1);
+  a.progress.clear();
+  placed_.erase(a.job.id());
+  // It keeps its submit time, and with it the age it had earned.
+  Transition(a, v1::JOB_STATE_PENDING, absl::StrCat("requeued for attempt ", a.job.attempt() + 1, ": ", reason), fx);
+  pending_.emplace(QueueKey::Of(a.job), &a);
+}
+
+void SchedulerCore::ChargeLimits(const v1::Job& job, int sign) {
+  const int64_t gpus = sign * job.spec().resources().gpus();
+  queue_gpus_[job.spec().queue()] += gpus;
+  user_gpus_[{job.spec().queue(), job.spec().user()}] += gpus;
+}
+
+std::string SchedulerCore::QueueLimitReason(const v1::Job& job) const {
+  const QueueSpec* queue = options_.queues.Find(job.spec().queue());
+  if (queue == nullptr) return "";
+  const int64_t gpus = job.spec().resources().gpus();
+  if (queue->max_gpus > 0) {
+    auto it = queue_gpus_.find(queue->name);
+    const int64_t held = it == queue_gpus_.end() ? 0 : it->second;
+    if (held + gpus > queue->max_gpus) {
+      return absl::StrCat("waiting for queue ", queue->name, "'s GPU limit: its jobs hold ", held, " of ",
+                          queue->max_gpus, " GPUs");
+    }
+  }
+  if (queue->max_gpus_per_user > 0) {
+    auto it = user_gpus_.find({queue->name, job.spec().user()});
+    const int64_t held = it == user_gpus_.end() ? 0 : it->second;
+    if (held + gpus > queue->max_gpus_per_user) {
+      return absl::StrCat("waiting for queue ", queue->name, "'s per-user GPU limit: ", job.spec().user(),
+                          "'s jobs hold ", held, " of ", queue->max_gpus_per_user, " GPUs");
+    }
+  }
+  return "";
+}
+
+std::vector<uint64_t> SchedulerCore::RankPending() {
+  const absl::Time now = clock_.Now();
+  if (options_.queues.weights.all_zero()) {
+    // The queue's own order is the ranking: only the jobs a pass looks at
+    // are touched, as many as queue_depth.
+    scores_.clear();
+    std::vector<uint64_t> order;
+    for (const auto& [key, a] : pending_) {
+      if (order.size() >= options_.queue_depth) break;
+      PriorityScore score;
+      score.job = score.total = static_cast<double>(key.priority);
+      scores_.emplace_back(key.job_id, score);
+      order.push_back(key.job_id);
+    }
+    return order;
+  }
+  std::vector<FairShare::Holding> running, waiting;
+  running.reserve(placed_.size());
+  for (uint64_t id : placed_) {
+    const v1::JobSpec& spec = active_.at(id).job.spec();
+    running.push_back({&spec.user(), &spec.account(), spec.resources().gpus()});
+  }
+  fair_share_.Advance(now, running);
+  waiting.reserve(pending_.size());
+  for (const auto& [key, a] : pending_) {
+    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), a->job.spec().resources().gpus()});
+  }
+  fair_share_.SetWaiting(waiting);
+
+  PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
+  for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
+  // Every pass ranks the whole queue (age and usage move with the clock):
+  // the fair-share factor once per user and account, not once per job.
+  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, double> fair_share_of;
+  struct Ranked {
+    double total;
+    QueueKey key;
+  };
+  std::vector<Ranked> ranked;
+  ranked.reserve(pending_.size());
+  scores_.clear();
+  scores_.reserve(pending_.size());
+  for (const auto& [key, a] : pending_) {
+    const v1::JobSpec& spec = a->job.spec();
+    auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
+    if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
+    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
+    ranked.push_back({score.total, key});
+    scores_.emplace_back(key.job_id, score);
+  }
+  // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
+  auto before = [](const Ranked& a, const Ranked& b) { return a.total > b.total || (a.total == b.total && a.key < b.key); };
+  // Only the first queue_depth are looked at: no need to sort the rest.
+  if (ranked.size() > options_.queue_depth) {
+    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(options_.queue_depth), ranked.end(),
+                     before);
+    ranked.resize(options_.queue_depth);
+  }
+  std::sort(ranked.begin(), ranked.end(), before);
+  std::vector<uint64_t> order;
+  order.reserve(ranked.size());
+  for (const Ranked& r : ranked) order.push_back(r.key.job_id);
+  return order;
+}
+
+std::optional<PriorityScore> SchedulerCore::PriorityOf(uint64_t job_id) const {
+  for (const auto& [id, score] : scores_) {
+    if (id == job_id) return score;
+  }
+  return std::nullopt;
+}
+
+bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
+  auto it = preempting_.find(job_id);
+  if (it == preempting_.end()) return false;
+  for (uint64_t victim : it->second) {
+    auto v = active_.find(victim);
+    if (v != active_.end() && placed_.contains(victim)) return true;
+  }
+  return false;
+}
+
+std::optional<Reservation> SchedulerCore::Preempt(ActiveJob& a, const GangRequest& request, Effects& fx) {
+  const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
+  if (queue == nullptr || queue->tier == 0 || PreemptionInFlight(a.job.id())) return std::nullopt;
+  const absl::Time now = clock_.Now();
+  std::vector<PreemptionCandidate> candidates;
+  for (uint64_t id : placed_) {
+    const v1::Job& job = active_.at(id).job;
+    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) continue;
+    const QueueSpec* theirs = options_.queues.Find(job.spec().queue());
+    if (theirs == nullptr || theirs->tier >= queue->tier || theirs->preempt_mode == PreemptMode::kOff) continue;
+    const double ran = job.has_start_time() ? absl::ToDoubleSeconds(now - FromProtoTime(job.start_time())) : 0;
+    candidates.push_back({id, &job.allocation(), std::max(0.0, ran) * job.spec().resources().gpus(), theirs->tier});
+  }
+  std::optional<PreemptionPlan> plan = PlanPreemption(cluster_, *policy_, request, std::move(candidates));
+  if (!plan.has_value()) return std::nullopt;
+  for (uint64_t victim : plan->victims) {
+    BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED,
+              absl::StrCat("preempted by job ", a.job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")"),
+              fx);
+  }
+  preempting_[a.job.id()] = plan->victims;
+  SetWaitReason(a, absl::StrCat("preempting ", plan->victims.size() == 1 ? "job " : "jobs ",
+                                absl::StrJoin(plan->victims, ", "), " of lower tiers to make room"),
+                fx);
+  // Held like a reservation, so that nothing else takes the GPUs they free.
+  return Reservation{a.job.id(), now + options_.kill_grace, std::move(plan->allocation)};
+}
+
+}  // namespace gpusched::core
