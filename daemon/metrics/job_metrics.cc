@@ -43,8 +43,14 @@ JobMetrics::JobMetrics(prometheus::Registry& registry)
       finished_(
           prometheus::BuildCounter()
               .Name("gpusched_jobs_finished_total")
-              .Help("Jobs that ended, by final state (completed, failed, cancelled, timeout, node_fail) and queue")
+              .Help("Jobs that ended, by final state (completed, failed, cancelled, timeout, node_fail, preempted) "
+                    "and queue")
               .Register(registry)),
+      requeued_(prometheus::BuildCounter()
+                    .Name("gpusched_jobs_requeued_total")
+                    .Help("Times a placed job went back to the queue (preempted, or a node of its gang failed), "
+                          "by queue")
+                    .Register(registry)),
       wait_(prometheus::BuildHistogram()
                 .Name("gpusched_job_wait_seconds")
                 .Help("Time from submit until every rank of the job runs")
@@ -58,6 +64,7 @@ JobMetrics::JobMetrics(prometheus::Registry& registry)
   }
   PerQueue(submitted_, submitted_by_queue_, kDefaultQueue);
   PerQueue(started_, started_by_queue_, kDefaultQueue);
+  PerQueue(requeued_, requeued_by_queue_, kDefaultQueue);
 }
 
 prometheus::Gauge& JobMetrics::Depth(v1::JobState state, const std::string& queue) {
@@ -90,7 +97,7 @@ prometheus::Counter& JobMetrics::Finished(v1::JobState state, const std::string&
 
 void JobMetrics::Restore(const v1::Job& job) {
   if (IsTerminal(job.state()) || active_.contains(job.id())) return;
-  active_[job.id()] = Tracked{job.state(), QueueOf(job)};
+  active_[job.id()] = Tracked{job.state(), QueueOf(job), job.attempt()};
   Depth(job.state(), QueueOf(job)).Increment();
 }
 
@@ -99,12 +106,18 @@ void JobMetrics::Update(const v1::Job& job) {
   auto it = active_.find(job.id());
   const bool known = it != active_.end();
   const v1::JobState before = known ? it->second.state : v1::JOB_STATE_UNSPECIFIED;
-  if (known && before == job.state()) return;  // a new reason, an estimate: nothing to count
+  // Each requeue starts a new attempt; several may pass between two versions.
+  const int requeues = known ? job.attempt() - it->second.attempt : 0;
+  if (known && before == job.state() && requeues == 0) return;  // a new reason, an estimate: nothing to count
+  if (requeues > 0) {
+    PerQueue(requeued_, requeued_by_queue_, queue).Increment(requeues);
+    it->second.attempt = job.attempt();
+  }
 
   // Unknown means new: a submit, and perhaps more in the same pass (a start,
   // even an end) that this version already shows.
   if (!known) PerQueue(submitted_, submitted_by_queue_, queue).Increment();
-  if (Placed(job.state()) && !Placed(before)) {
+  if (Placed(job.state()) && (!Placed(before) || requeues > 0)) {
     PerQueue(started_, started_by_queue_, queue).Increment();
     placements_.Observe(job.allocation());
   }
@@ -124,7 +137,7 @@ void JobMetrics::Update(const v1::Job& job) {
   if (known) {
     it->second.state = job.state();
   } else {
-    active_.emplace(job.id(), Tracked{job.state(), queue});
+    active_.emplace(job.id(), Tracked{job.state(), queue, job.attempt()});
   }
 }
 

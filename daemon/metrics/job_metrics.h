@@ -42,6 +42,7 @@ class JobMetrics {
   struct Tracked {
     v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
     std::string queue;
+    int attempt = 0;
   };
 
   prometheus::Gauge& Depth(v1::JobState state, const std::string& queue);
@@ -53,6 +54,7 @@ class JobMetrics {
   prometheus::Family<prometheus::Counter>& submitted_;
   prometheus::Family<prometheus::Counter>& started_;
   prometheus::Family<prometheus::Counter>& finished_;
+  prometheus::Family<prometheus::Counter>& requeued_;
   prometheus::Histogram& wait_;
   PlacementMetrics placements_;
 
@@ -62,6 +64,7 @@ class JobMetrics {
   std::map<std::pair<int, std::string>, prometheus::Gauge*> depth_;
   std::map<std::string, prometheus::Counter*> submitted_by_queue_;
   std::map<std::string, prometheus::Counter*> started_by_queue_;
+  std::map<std::string, prometheus::Counter*> requeued_by_queue_;
   std::map<std::pair<int, std::string>, prometheus::Counter*> finished_by_state_;
 };
 

@@ -44,6 +44,28 @@ double Jobs(const DaemonMetrics& m, const char* state) {
   return Value(*m.registry(), "gpusched_jobs", {{"state", state}, {"queue", "default"}});
 }
 
+TEST_CASE("a requeued job counts as requeued and, once placed again, as started again") {
+  DaemonMetrics m;
+  CHECK(Value(*m.registry(), "gpusched_jobs_requeued_total", {{"queue", "default"}}) == 0);
+  m.Apply(Changed({JobIn(1, v1::JOB_STATE_PENDING)}));
+  m.Apply(Changed({Placed(1, v1::JOB_STATE_RUNNING)}));
+  // Preempted: PENDING again as its second attempt.
+  v1::Job requeued = JobIn(1, v1::JOB_STATE_PENDING);
+  requeued.set_attempt(1);
+  m.Apply(Changed({requeued}));
+  CHECK(Value(*m.registry(), "gpusched_jobs_requeued_total", {{"queue", "default"}}) == 1);
+  CHECK(Jobs(m, "pending") == 1);
+  CHECK(Jobs(m, "running") == 0);
+  // Its node fails and it is placed again within one batch: both are counted.
+  v1::Job again = Placed(1, v1::JOB_STATE_STARTING);
+  again.set_attempt(2);
+  m.Apply(Changed({again}));
+  CHECK(Value(*m.registry(), "gpusched_jobs_requeued_total", {{"queue", "default"}}) == 2);
+  CHECK(Value(*m.registry(), "gpusched_jobs_started_total", {{"queue", "default"}}) == 2);
+  CHECK(Jobs(m, "pending") == 0);
+  CHECK(Jobs(m, "starting") == 1);
+}
+
 TEST_CASE("job metrics follow each job from submit to its end") {
   DaemonMetrics m;
   CHECK(Jobs(m, "pending") == 0);  // there before any job: alerts read 0, not nothing
