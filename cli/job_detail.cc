@@ -4,7 +4,6 @@
 #include <sstream>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -99,11 +98,9 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   if (job.held()) Field(out, "Held", "yes: it waits until `gpusched release " + std::to_string(job.id()) + "`");
   if (spec.dependencies_size() > 0) {
     std::vector<std::string> deps;
+    // As --dependency takes it: afterok:12.
     for (const v1::Dependency& d : spec.dependencies()) {
-      // As --dependency takes it: afterok:12.
-      std::string kind = absl::AsciiStrToLower(v1::DependencyKind_Name(d.kind()).substr(sizeof("DEPENDENCY_KIND_") - 1));
-      kind.erase(std::remove(kind.begin(), kind.end(), '_'), kind.end());
-      deps.push_back(absl::StrCat(kind, ":", d.job_id()));
+      deps.push_back(absl::StrCat(DependencyKindName(d.kind()), ":", d.job_id()));
     }
     Field(out, "Depends on", absl::StrJoin(deps, ", "));
   }

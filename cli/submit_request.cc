@@ -14,6 +14,7 @@
 
 #include "cli/errors.h"
 #include "cli/sizes.h"
+#include "common/job_states.h"
 #include "common/time_limit.h"
 
 namespace gpusched::cli {
@@ -25,18 +26,10 @@ absl::Status FlagError(absl::string_view flag, absl::string_view value, absl::st
 
 // Slurm's --dependency list: KIND:ID[:ID...][,KIND:ID...].
 absl::Status ParseDependencies(absl::string_view text, v1::JobSpec* spec) {
-  static const std::pair<const char*, v1::DependencyKind> kKinds[] = {
-      {"after", v1::DEPENDENCY_KIND_AFTER},
-      {"afterok", v1::DEPENDENCY_KIND_AFTER_OK},
-      {"afternotok", v1::DEPENDENCY_KIND_AFTER_NOT_OK},
-      {"afterany", v1::DEPENDENCY_KIND_AFTER_ANY}};
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     std::vector<absl::string_view> parts = absl::StrSplit(item, ':');
     v1::DependencyKind kind = v1::DEPENDENCY_KIND_UNSPECIFIED;
-    for (const auto& [name, k] : kKinds) {
-      if (parts[0] == name) kind = k;
-    }
-    if (kind == v1::DEPENDENCY_KIND_UNSPECIFIED || parts.size() < 2) {
+    if (!ParseDependencyKind(parts[0], &kind) || parts.size() < 2) {
       return FlagError("--dependency", item, "expected after, afterok, afternotok or afterany, then :JOB ids");
     }
     for (size_t i = 1; i < parts.size(); ++i) {

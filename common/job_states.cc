@@ -1,6 +1,7 @@
 #include "common/job_states.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -32,6 +33,34 @@ bool ParseStateName(absl::string_view text, v1::JobState* out) {
   std::string upper = absl::AsciiStrToUpper(text);
   if (!absl::StartsWith(upper, "JOB_STATE_")) upper = "JOB_STATE_" + upper;
   return v1::JobState_Parse(upper, out) && *out != v1::JOB_STATE_UNSPECIFIED;
+}
+
+namespace {
+
+constexpr std::pair<v1::DependencyKind, absl::string_view> kDependencyKinds[] = {
+    {v1::DEPENDENCY_KIND_AFTER, "after"},
+    {v1::DEPENDENCY_KIND_AFTER_OK, "afterok"},
+    {v1::DEPENDENCY_KIND_AFTER_NOT_OK, "afternotok"},
+    {v1::DEPENDENCY_KIND_AFTER_ANY, "afterany"},
+};
+
+}  // namespace
+
+absl::string_view DependencyKindName(v1::DependencyKind kind) {
+  for (const auto& [k, name] : kDependencyKinds) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+bool ParseDependencyKind(absl::string_view text, v1::DependencyKind* out) {
+  for (const auto& [k, name] : kDependencyKinds) {
+    if (name == text) {
+      *out = k;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gpusched

@@ -6,7 +6,8 @@
 
 namespace gpusched {
 
-// COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL: nothing more will happen.
+// COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, PREEMPTED: nothing more
+// will happen (a requeued job is PENDING again instead).
 bool IsTerminal(v1::JobState state);
 
 // "PENDING", "RUNNING", ...: the name without the enum prefix, for people.
@@ -14,5 +15,10 @@ absl::string_view StateName(v1::JobState state);
 
 // Accepts "running", "RUNNING" or "JOB_STATE_RUNNING".
 bool ParseStateName(absl::string_view text, v1::JobState* out);
+
+// "after", "afterok", "afternotok", "afterany": Slurm's --dependency words,
+// which the CLI takes and shows and the daemon's reasons use; "?" otherwise.
+absl::string_view DependencyKindName(v1::DependencyKind kind);
+bool ParseDependencyKind(absl::string_view text, v1::DependencyKind* out);
 
 }  // namespace gpusched

@@ -6,21 +6,6 @@
 namespace gpusched::core {
 namespace {
 
-const char* KindName(v1::DependencyKind kind) {
-  switch (kind) {
-    case v1::DEPENDENCY_KIND_AFTER:
-      return "after";
-    case v1::DEPENDENCY_KIND_AFTER_OK:
-      return "afterok";
-    case v1::DEPENDENCY_KIND_AFTER_NOT_OK:
-      return "afternotok";
-    case v1::DEPENDENCY_KIND_AFTER_ANY:
-      return "afterany";
-    default:
-      return "?";
-  }
-}
-
 // What the dependency waits for, in words.
 std::string Awaited(const v1::Dependency& d) {
   switch (d.kind()) {
@@ -38,7 +23,7 @@ std::string Awaited(const v1::Dependency& d) {
 }  // namespace
 
 std::string DescribeDependency(const v1::Dependency& dependency) {
-  return absl::StrCat(KindName(dependency.kind()), ":", dependency.job_id());
+  return absl::StrCat(DependencyKindName(dependency.kind()), ":", dependency.job_id());
 }
 
 absl::Status ValidateDependencies(const v1::JobSpec& spec, uint64_t own_id, const JobStateLookup& state_of) {

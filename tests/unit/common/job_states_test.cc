@@ -28,3 +28,17 @@ TEST_CASE("state names read and print without the enum prefix") {
   CHECK_FALSE(ParseStateName("sleeping", &s));
   CHECK_FALSE(ParseStateName("unspecified", &s));
 }
+
+TEST_CASE("dependency kinds read and print as Slurm's --dependency words") {
+  for (auto kind : {v1::DEPENDENCY_KIND_AFTER, v1::DEPENDENCY_KIND_AFTER_OK, v1::DEPENDENCY_KIND_AFTER_NOT_OK,
+                    v1::DEPENDENCY_KIND_AFTER_ANY}) {
+    v1::DependencyKind parsed = v1::DEPENDENCY_KIND_UNSPECIFIED;
+    REQUIRE(ParseDependencyKind(DependencyKindName(kind), &parsed));
+    CHECK(parsed == kind);
+  }
+  CHECK(DependencyKindName(v1::DEPENDENCY_KIND_AFTER_NOT_OK) == "afternotok");
+  v1::DependencyKind parsed;
+  CHECK_FALSE(ParseDependencyKind("afterwards", &parsed));
+  CHECK_FALSE(ParseDependencyKind("AFTEROK", &parsed));
+  CHECK(DependencyKindName(v1::DEPENDENCY_KIND_UNSPECIFIED) == "?");
+}
