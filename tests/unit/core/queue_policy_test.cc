@@ -85,6 +85,17 @@ uint64_t RunFor(CoreHarness& h, v1::JobSpec spec, absl::Duration age, std::initi
   return id;
 }
 
+// Starts the placed `victim` (its `attempt`), submits a tier-"high" job of
+// the same size, and lets the victim stop on the SIGTERM it gets: the
+// preemption story's first half. Returns the preempting job.
+uint64_t PreemptedBy4GpuJob(CoreHarness& h, uint64_t victim, int attempt = 0) {
+  StartOn(h, victim, attempt);
+  uint64_t urgent = h.Submit(In("high", GpuJob(4)));
+  h.Pass();
+  ExitOn(h, victim, 143, attempt);
+  return urgent;
+}
+
 // A job of `running_queue` fills node "a"; whether one of `waiting_queue`
 // then gets it stopped. The waiting job stays PENDING either way.
 bool Preempts(CoreHarness& h, const std::string& running_queue, const std::string& waiting_queue) {
@@ -371,10 +382,7 @@ TEST_CASE("preemption honours the victim queue's mode: cancel ends it PREEMPTED,
     h.AddNode("a", 4);
     uint64_t victim = h.Submit(In("low", GpuJob(4)));
     h.Pass();
-    StartOn(h, victim);
-    h.Submit(In("high", GpuJob(4)));
-    h.Pass();
-    ExitOn(h, victim, 143);
+    PreemptedBy4GpuJob(h, victim);
     CHECK(h.StateOf(victim) == v1::JOB_STATE_PREEMPTED);
     CHECK(h.core.FindActive(victim) == nullptr);
   }
@@ -437,10 +445,7 @@ TEST_CASE("requeues stop at max_requeues: the next failure ends the job") {
   for (int attempt = 0; attempt < 2; ++attempt) {
     h.Pass();
     REQUIRE(h.StateOf(victim) == v1::JOB_STATE_STARTING);
-    StartOn(h, victim, attempt);
-    uint64_t urgent = h.Submit(In("high", GpuJob(4)));
-    h.Pass();
-    ExitOn(h, victim, 143, attempt);
+    uint64_t urgent = PreemptedBy4GpuJob(h, victim, attempt);
     h.Pass();
     StartOn(h, urgent);
     ExitOn(h, urgent, 0);
@@ -453,10 +458,7 @@ TEST_CASE("an agent that comes back with an earlier attempt of a requeued job is
   h.AddNode("a", 4);
   uint64_t victim = h.Submit(In("low", GpuJob(4)));
   h.Pass();
-  StartOn(h, victim);
-  h.Submit(In("high", GpuJob(4)));
-  h.Pass();
-  ExitOn(h, victim, 143);
+  PreemptedBy4GpuJob(h, victim);
   REQUIRE(h.Persisted(victim).attempt() == 1);
   v1::RegisterNode reg;
   *reg.mutable_node() = core::testing::MakeNode("a", 4);
