@@ -122,12 +122,6 @@ double CpuSeconds() {
 
 // This thread's CPU time: unlike wall time it leaves out the time the bench
 // waited for a core on the shared machine.
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
 double Since(SteadyClock::time_point t0) { return std::chrono::duration<double>(SteadyClock::now() - t0).count(); }
 
 // Wall and this process's CPU over a phase: CPU/wall well under 1 means the

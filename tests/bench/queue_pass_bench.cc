@@ -19,9 +19,6 @@
 // weights, and all weights 0 (submission order, the cost without ranking).
 //
 //   queue_pass_bench [--nodes 5000 --running 5000 --pending 10000 --users 50 --urgent 0.01 --seed 1]
-#include <sys/resource.h>
-#include <time.h>
-
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -50,12 +47,6 @@ struct Options {
   int arrivals = 10;     // tier-1 jobs submitted before pass 3
   uint64_t seed = 1;
 };
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 std::string ClusterToml(int nodes) {
   std::string toml = absl::StrCat(

@@ -1,5 +1,7 @@
 #include "tests/bench/report.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -77,6 +79,12 @@ std::string Table::Csv() const {
   line(columns_);
   for (const auto& row : rows_) line(row);
   return out.str();
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 }  // namespace gpusched::bench

@@ -17,6 +17,10 @@ Percentiles Summarize(std::vector<double> values);
 
 std::string Fixed(double value, int digits);
 
+// CPU seconds the calling thread has used: what a timed pass cost, whatever
+// else the shared machine was doing.
+double ThreadCpuSeconds();
+
 class Table {
  public:
   Table(std::string title, std::vector<std::string> columns);
