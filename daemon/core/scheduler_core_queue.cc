@@ -193,9 +193,9 @@ std::optional<PriorityScore> SchedulerCore::PriorityOf(uint64_t job_id) const {
 bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
   auto it = preempting_.find(job_id);
   if (it == preempting_.end()) return false;
+  // A victim still placed is still stopping; placed jobs are always active.
   for (uint64_t victim : it->second) {
-    auto v = active_.find(victim);
-    if (v != active_.end() && placed_.contains(victim)) return true;
+    if (placed_.contains(victim)) return true;
   }
   return false;
 }
