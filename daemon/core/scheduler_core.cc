@@ -39,8 +39,11 @@ GangRequest SchedulerCore::RequestForSpec(const v1::JobSpec& spec) const {
   return req;
 }
 
-void SchedulerCore::SetQueueMask(const std::string& node) {
-  if (const NodeSlot* slot = cluster_.Find(node)) cluster_.SetQueueMask(node, options_.queues.NodeMask(slot->info));
+void SchedulerCore::UpsertNode(const v1::NodeInfo& info) {
+  cluster_.UpsertNode(WithConfiguredNetwork(info));
+  const NodeSlot* slot = cluster_.Find(info.name());
+  // Queue membership reads the node's labels as registered.
+  cluster_.SetQueueMask(info.name(), options_.queues.NodeMask(slot->info));
 }
 
 GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
@@ -58,8 +61,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
                             const std::vector<std::pair<uint64_t, v1::JobState>>& ended) {
   for (const auto& [id, state] : ended) ended_[id] = state;
   for (const v1::Node& node : nodes) {
-    cluster_.UpsertNode(WithConfiguredNetwork(node.info()));
-    SetQueueMask(node.info().name());
+    UpsertNode(node.info());
     cluster_.SetDrain(node.info().name(), node.drain_reason());
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
@@ -173,8 +175,7 @@ absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effe
 
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
-  cluster_.UpsertNode(WithConfiguredNetwork(registration.node()));
-  SetQueueMask(name);
+  UpsertNode(registration.node());
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);

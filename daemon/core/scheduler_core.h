@@ -153,7 +153,9 @@ class SchedulerCore {
   std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
   bool PreemptionInFlight(uint64_t job_id) const;
   GangRequest RequestForSpec(const v1::JobSpec& spec) const;
-  void SetQueueMask(const std::string& node);
+  // A node (re)registered or restored: its network tiers from the operator's
+  // topology file, and the queues that may use it.
+  void UpsertNode(const v1::NodeInfo& info);
   void Start(ActiveJob& a, v1::Allocation allocation, Effects& fx);
   v1::DaemonMessage LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const;
   v1::Node NodeView(const NodeSlot& slot) const;
