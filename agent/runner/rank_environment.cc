@@ -69,6 +69,16 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   // How often it was requeued (preempted, or a node failed): a training
   // script resumes from its last checkpoint when this is not 0.
   env["GPUSCHED_RESTART_COUNT"] = std::to_string(launch.attempt());
+  if (launch.has_array()) {
+    // What a task of a sweep shards its work by; SLURM_ARRAY_* too, since
+    // scripts written for Slurm arrays read those.
+    const std::string array_id = std::to_string(launch.array().array_id());
+    const std::string index = std::to_string(launch.array().index());
+    const std::string count = std::to_string(launch.array().count());
+    env["GPUSCHED_ARRAY_JOB_ID"] = env["SLURM_ARRAY_JOB_ID"] = array_id;
+    env["GPUSCHED_ARRAY_TASK_ID"] = env["SLURM_ARRAY_TASK_ID"] = index;
+    env["GPUSCHED_ARRAY_TASK_COUNT"] = env["SLURM_ARRAY_TASK_COUNT"] = count;
+  }
   env["GPUSCHED_NODE"] = context.node_name;
   env["GPUSCHED_LOG_DIR"] = context.job_log_dir;
   return env;

@@ -18,6 +18,9 @@ struct SpecLimits {
   size_t max_env_entries = 1024;
   size_t max_env_bytes = 256 * 1024;
   size_t max_name_bytes = 256;
+  // Tasks of one job array (Slurm's MaxArraySize is 1001 by default; a
+  // sweep of thousands is common on GPU clusters, and each task is a row).
+  size_t max_array_tasks = 10'000;
 };
 
 // What a spec gets for the fields its submitter left unset, where the

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/job_array.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "common/time_limit.h"
@@ -87,12 +88,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (const auto& [request_id, id] : client_request_ids) request_ids_[request_id] = id;
 }
 
-absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
-                                                    Effects& fx) {
-  if (!client_request_id.empty()) {
-    auto it = request_ids_.find(client_request_id);
-    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
-  }
+absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
   if (absl::Status s = ValidateAndNormalize(spec, options_.limits, options_.defaults); !s.ok()) return s;
   if (absl::Status s = options_.queues.Apply(spec); !s.ok()) return s;
   const QueueSpec& queue = *options_.queues.Find(spec.queue());
@@ -104,17 +100,18 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
     }
   }
   if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
-  if (absl::Status s = ValidateDependencies(spec, next_job_id_, [this](uint64_t id) { return StateOf(id); });
-      !s.ok()) {
-    return s;
-  }
+  return ValidateDependencies(spec, next_job_id_, [this](uint64_t id) { return StateOf(id); });
+}
 
+uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
+                                Effects& fx) {
   ActiveJob a;
   a.job.set_id(next_job_id_++);
   *a.job.mutable_spec() = std::move(spec);
   *a.job.mutable_submit_time() = ToProtoTime(clock_.Now());
   a.job.set_client_request_id(client_request_id);
   a.job.set_held(a.job.spec().hold());
+  if (task != nullptr) *a.job.mutable_array() = *task;
   const uint64_t id = a.job.id();
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
   a.job.set_reason("queued: not yet considered by the scheduler");
@@ -122,7 +119,38 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
   if (!client_request_id.empty()) request_ids_[client_request_id] = id;
   ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
   pending_.emplace(QueueKey::Of(stored.job), &stored);
-  return SubmitOutcome{id, false};
+  return id;
+}
+
+absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
+                                                    Effects& fx) {
+  if (!client_request_id.empty()) {
+    auto it = request_ids_.find(client_request_id);
+    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
+  }
+  if (absl::Status s = Admit(spec); !s.ok()) return s;
+  return SubmitOutcome{Enqueue(std::move(spec), client_request_id, nullptr, fx), false};
+}
+
+absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl::string_view array,
+                                                         const std::string& client_request_id, Effects& fx) {
+  if (!client_request_id.empty()) {
+    auto it = request_ids_.find(client_request_id);
+    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
+  }
+  auto parsed = ParseJobArraySpec(array, options_.limits.max_array_tasks);
+  if (!parsed.ok()) return parsed.status();
+  if (absl::Status s = Admit(spec); !s.ok()) return s;
+  v1::ArrayTask task;
+  task.set_array_id(next_job_id_);
+  task.set_count(static_cast<int32_t>(parsed->indices.size()));
+  task.set_max_running(parsed->max_running);
+  for (int32_t index : parsed->indices) {
+    task.set_index(index);
+    // Only the first task carries the request id: a retry finds the array by it.
+    Enqueue(spec, index == parsed->indices.front() ? client_request_id : "", &task, fx);
+  }
+  return SubmitOutcome{task.array_id(), false};
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string& reason, Effects& fx) {
@@ -133,6 +161,20 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   if (a.job.state() == v1::JOB_STATE_PENDING) return EndPending(a, v1::JOB_STATE_CANCELLED, why, fx);
   if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
   return a.job;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::CancelArray(uint64_t array_id, const std::string& reason, Effects& fx) {
+  std::vector<uint64_t> tasks;
+  for (const auto& [id, a] : active_) {
+    if (a.job.has_array() && a.job.array().array_id() == array_id) tasks.push_back(id);
+  }
+  if (tasks.empty()) return absl::NotFoundError(absl::StrCat("job array ", array_id, " has no unfinished task"));
+  std::optional<v1::Job> first;
+  for (uint64_t id : tasks) {
+    auto cancelled = Cancel(id, reason, fx);
+    if (cancelled.ok() && !first.has_value()) first = std::move(*cancelled);
+  }
+  return *first;
 }
 
 v1::Job SchedulerCore::EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
@@ -445,7 +487,7 @@ void SchedulerCore::Schedule(Effects& fx) {
     }
     // Over its queue's limit it could not start even on free GPUs: it
     // neither takes the reservation nor holds back the jobs behind it.
-    if (std::string limit = QueueLimitReason(a.job); !limit.empty()) {
+    if (std::string limit = LimitReason(a.job); !limit.empty()) {
       ClearEstimatedStart(a, fx);
       SetWaitReason(a, limit, fx);
       continue;
@@ -542,6 +584,7 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   v1::LaunchJob* launch = msg.mutable_launch();
   launch->set_job_id(job.id());
   launch->set_attempt(job.attempt());
+  if (job.has_array()) *launch->mutable_array() = job.array();
   *launch->mutable_spec() = job.spec();
   *launch->mutable_gpu_indices() = part.gpu_indices();
   launch->set_node_rank(part.node_rank());

@@ -57,7 +57,7 @@ struct CoreOptions {
 };
 
 struct SubmitOutcome {
-  uint64_t job_id = 0;
+  uint64_t job_id = 0;     // a job array's: its first task, which names it
   bool duplicate = false;  // the request id matched an earlier submit
 };
 
@@ -76,8 +76,16 @@ class SchedulerCore {
                const std::vector<std::pair<uint64_t, v1::JobState>>& ended = {});
 
   absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
+  // A job array: one task per index of `array` (Slurm's --array syntax,
+  // common/job_array.h), each a job with `spec`, with consecutive ids. All
+  // or nothing: a bad spec or array submits no task.
+  absl::StatusOr<SubmitOutcome> SubmitArray(v1::JobSpec spec, absl::string_view array,
+                                            const std::string& client_request_id, Effects& fx);
   // NotFound when the job is not active (unknown, or finished and evicted).
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
+  // Every unfinished task of the job array `array_id` names; the first of
+  // them as it is then. NotFound when none is left.
+  absl::StatusOr<v1::Job> CancelArray(uint64_t array_id, const std::string& reason, Effects& fx);
   // Keeps a pending job from starting, or lets it again. NotFound when it is
   // not active, FailedPrecondition when it is no longer pending.
   absl::StatusOr<v1::Job> Hold(uint64_t job_id, Effects& fx);
@@ -142,10 +150,17 @@ class SchedulerCore {
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
   void Requeue(ActiveJob& a, Effects& fx);
-  // Counts (sign +1) or uncounts (-1) the job's GPUs against its queue's limits.
+  // Checks a spec and fills in its defaults, as for a submit.
+  absl::Status Admit(v1::JobSpec& spec) const;
+  // Queues an admitted spec as a new pending job; its id.
+  uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
+                   Effects& fx);
+  // Counts (sign +1) or uncounts (-1) the job's GPUs against its queue's
+  // limits, and the job against its array's.
   void ChargeLimits(const v1::Job& job, int sign);
-  // Why the job may not start now because of its queue's GPU limits, or "".
-  std::string QueueLimitReason(const v1::Job& job) const;
+  // Why the job may not start now because of its queue's GPU limits or its
+  // array's limit on tasks at once, or "".
+  std::string LimitReason(const v1::Job& job) const;
   // Pending jobs in the order a pass considers them; fills priorities_.
   std::vector<uint64_t> RankPending();
   // Stops the gangs of lower tiers that keep `a` from being placed, when
@@ -191,6 +206,7 @@ class SchedulerCore {
   std::vector<JobScore> scores_;
   std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
   std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)
+  absl::flat_hash_map<uint64_t, int32_t> array_placed_;                  // placed tasks, by array
   std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
   absl::flat_hash_map<uint64_t, v1::JobState> ended_;                    // how finished jobs ended
 };

@@ -93,9 +93,21 @@ void SchedulerCore::ChargeLimits(const v1::Job& job, int sign) {
   const int64_t gpus = sign * job.spec().resources().gpus();
   queue_gpus_[job.spec().queue()] += gpus;
   user_gpus_[{job.spec().queue(), job.spec().user()}] += gpus;
+  if (job.array().max_running() > 0) {
+    auto it = array_placed_.try_emplace(job.array().array_id(), 0).first;
+    if ((it->second += sign) <= 0) array_placed_.erase(it);
+  }
 }
 
-std::string SchedulerCore::QueueLimitReason(const v1::Job& job) const {
+std::string SchedulerCore::LimitReason(const v1::Job& job) const {
+  if (const int32_t limit = job.array().max_running(); limit > 0) {
+    auto it = array_placed_.find(job.array().array_id());
+    const int32_t placed = it == array_placed_.end() ? 0 : it->second;
+    if (placed >= limit) {
+      return absl::StrCat("waiting for array ", job.array().array_id(), "'s limit: ", placed, " of its tasks run, at most ",
+                          limit, " at once");
+    }
+  }
   const QueueSpec* queue = options_.queues.Find(job.spec().queue());
   if (queue == nullptr) return "";
   const int64_t gpus = job.spec().resources().gpus();

@@ -59,7 +59,9 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
     if (metrics != nullptr) metrics->ObserveSubmit(absl::FromChrono(std::chrono::steady_clock::now() - arrived));
   };
   loop_.Post([this, request, response, reactor, observe](LoopContext& loop) {
-    auto outcome = loop.core.Submit(request->spec(), request->client_request_id(), loop.fx);
+    auto outcome = request->array().empty()
+                       ? loop.core.Submit(request->spec(), request->client_request_id(), loop.fx)
+                       : loop.core.SubmitArray(request->spec(), request->array(), request->client_request_id(), loop.fx);
     if (!outcome.ok()) {
       observe();
       reactor->Finish(ToGrpcStatus(outcome.status()));
@@ -147,7 +149,11 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
                                                       v1::CancelJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   loop_.Post([this, request, response, reactor](LoopContext& loop) {
-    auto job = loop.core.Cancel(request->job_id(), request->reason(), loop.fx);
+    // A job array is cancelled whole by its id, as Slurm's scancel does,
+    // even once its first task has ended.
+    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
+    if (request->whole_array()) job = loop.core.CancelArray(request->job_id(), request->reason(), loop.fx);
+    if (absl::IsNotFound(job.status())) job = loop.core.Cancel(request->job_id(), request->reason(), loop.fx);
     if (job.ok()) {
       *response->mutable_job() = std::move(*job);
       loop.after_commit.push_back(

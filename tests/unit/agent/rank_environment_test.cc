@@ -132,3 +132,21 @@ TEST_CASE("rank environment: sensible values where the agent's environment or th
   CHECK(env.at("MASTER_ADDR") == "10.0.0.7");  // this node's advertised address
   CHECK(env.at("MASTER_PORT") == "12345");     // no port from the daemon: the job's own stays
 }
+
+TEST_CASE("rank environment: a task of a job array sees its index, the array and its size; other jobs do not") {
+  v1::LaunchJob launch = Launch(v1::LAUNCH_MODE_PER_GPU, {0}, 0, 1, 1, 0);
+  auto plain = RankEnvironment(launch, 0, Context());
+  CHECK(plain.count("GPUSCHED_ARRAY_TASK_ID") == 0);
+  CHECK(plain.count("SLURM_ARRAY_TASK_ID") == 0);
+
+  launch.mutable_array()->set_array_id(40);
+  launch.mutable_array()->set_index(7);
+  launch.mutable_array()->set_count(100);
+  auto env = RankEnvironment(launch, 0, Context());
+  CHECK(env.at("GPUSCHED_ARRAY_TASK_ID") == "7");
+  CHECK(env.at("GPUSCHED_ARRAY_JOB_ID") == "40");
+  CHECK(env.at("GPUSCHED_ARRAY_TASK_COUNT") == "100");
+  CHECK(env.at("SLURM_ARRAY_TASK_ID") == "7");
+  CHECK(env.at("SLURM_ARRAY_JOB_ID") == "40");
+  CHECK(env.at("GPUSCHED_JOB_ID") == "42");
+}

@@ -1,0 +1,150 @@
+// Job arrays, as short stories on a manual clock.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using core::testing::CoreHarness;
+using core::testing::GpuJob;
+using JobUpdate = v1::JobUpdate;
+
+namespace {
+
+uint64_t SubmitArray(CoreHarness& h, const std::string& array, v1::JobSpec spec = GpuJob(1)) {
+  auto outcome = h.core.SubmitArray(std::move(spec), array, "", h.fx);
+  REQUIRE(outcome.ok());
+  return outcome->job_id;
+}
+
+std::vector<uint64_t> InState(const CoreHarness& h, uint64_t first, int count, v1::JobState state) {
+  std::vector<uint64_t> out;
+  for (uint64_t id = first; id < first + count; ++id) {
+    if (h.StateOf(id) == state) out.push_back(id);
+  }
+  return out;
+}
+
+// Starts and ends a placed task, as its agent would report it.
+void RunToEnd(CoreHarness& h, uint64_t id) {
+  const std::string node = h.Persisted(id).allocation().nodes(0).node();
+  h.Report(node, id, JobUpdate::KIND_STARTED);
+  h.Report(node, id, JobUpdate::KIND_EXITED, 0);
+}
+
+// The array index each LaunchJob sent since the last Drain carried.
+std::multiset<int> LaunchedIndices(const CoreHarness& h) {
+  std::multiset<int> out;
+  for (const auto& c : h.fx.agent_commands) {
+    if (c.message.has_launch() && c.message.launch().has_array()) out.insert(c.message.launch().array().index());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an array of 20 tasks throttled to 8 runs at most 8 at once, in index order, until all are done") {
+  CoreHarness h;
+  for (const char* node : {"a", "b", "c", "d"}) h.AddNode(node, 4);
+  const uint64_t array = SubmitArray(h, "0-19%8");
+  const uint64_t other = h.Submit(GpuJob(1));
+  h.Pass();
+  std::vector<uint64_t> started = InState(h, array, 20, v1::JOB_STATE_STARTING);
+  CHECK(started == std::vector<uint64_t>{array, array + 1, array + 2, array + 3, array + 4, array + 5, array + 6,
+                                         array + 7});
+  CHECK(LaunchedIndices(h) == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  const v1::Job& waiting = h.Persisted(array + 8);
+  CHECK(waiting.reason() ==
+        "waiting for array " + std::to_string(array) + "'s limit: 8 of its tasks run, at most 8 at once");
+  CHECK(waiting.array().index() == 8);
+  CHECK(waiting.array().count() == 20);
+  // The throttle holds back the array only: 8 GPUs are still free for others.
+  CHECK(h.StateOf(other) == v1::JOB_STATE_STARTING);
+
+  size_t most_placed = 0;
+  for (int round = 0; round < 20 && !InState(h, array, 20, v1::JOB_STATE_STARTING).empty(); ++round) {
+    h.Drain();
+    std::vector<uint64_t> placed = InState(h, array, 20, v1::JOB_STATE_STARTING);
+    most_placed = std::max(most_placed, placed.size());
+    // Three end per round, so that the pass refills exactly those slots.
+    for (size_t i = 0; i < std::min<size_t>(3, placed.size()); ++i) RunToEnd(h, placed[i]);
+    h.Pass();
+  }
+  CHECK(most_placed == 8);
+  CHECK(InState(h, array, 20, v1::JOB_STATE_COMPLETED).size() == 20);
+}
+
+TEST_CASE("a bad array is refused whole, with what is wrong, and submits no task") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"0-5x", "array \"0-5x\": \"5x\" is not a non-negative number"},
+           {"5-1", "array \"5-1\": range \"5-1\" ends before it starts"},
+           {"0-9%0", "array \"0-9%0\": the limit after % must be a number >= 1, got \"0\""},
+           {"0-20000", "array \"0-20000\": more than 10000 tasks"},
+       }) {
+    auto outcome = h.core.SubmitArray(GpuJob(1), text, "", h.fx);
+    REQUIRE_FALSE(outcome.ok());
+    CHECK(outcome.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(outcome.status().message() == message);
+  }
+  // A spec the cluster can never run is refused before any task exists.
+  CHECK_FALSE(h.core.SubmitArray(GpuJob(8), "0-3", "", h.fx).ok());
+  CHECK(h.fx.jobs.empty());
+  CHECK(h.Submit(GpuJob(1)) == 1);
+}
+
+TEST_CASE("a retried array submit with the same request id returns the array, not a second one") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  auto first = h.core.SubmitArray(GpuJob(1), "1,3,5", "req-1", h.fx);
+  auto again = h.core.SubmitArray(GpuJob(1), "1,3,5", "req-1", h.fx);
+  REQUIRE(first.ok());
+  REQUIRE(again.ok());
+  CHECK(again->duplicate);
+  CHECK(again->job_id == first->job_id);
+  CHECK(h.fx.jobs.size() == 3);
+  // Only the first task carries the id: the store keeps request ids unique.
+  CHECK(h.Persisted(first->job_id).client_request_id() == "req-1");
+  CHECK(h.Persisted(first->job_id + 1).client_request_id().empty());
+  CHECK(h.Persisted(first->job_id + 2).array().index() == 5);
+}
+
+TEST_CASE("cancelling an array by its id ends every unfinished task and nothing else") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  const uint64_t array = SubmitArray(h, "0-5%2");
+  const uint64_t other = h.Submit(GpuJob(1));
+  h.Pass();
+  RunToEnd(h, array);  // task 0 completes first
+  h.Pass();
+  REQUIRE(h.core.CancelArray(array, "sweep abandoned", h.fx).ok());
+  CHECK(h.StateOf(array) == v1::JOB_STATE_COMPLETED);
+  CHECK(h.Persisted(array + 1).stopping_as() == v1::JOB_STATE_CANCELLED);  // running: being stopped
+  for (uint64_t id = array + 3; id < array + 6; ++id) CHECK(h.StateOf(id) == v1::JOB_STATE_CANCELLED);
+  CHECK(h.StateOf(other) == v1::JOB_STATE_STARTING);
+  // Not an array, or nothing left of it.
+  CHECK(h.core.CancelArray(other, "", h.fx).status().code() == absl::StatusCode::kNotFound);
+}
+
+TEST_CASE("after a daemon restart an array's running tasks still count against its limit") {
+  CoreHarness before;
+  before.AddNode("a", 4);
+  const uint64_t array = SubmitArray(before, "0-3%2");
+  before.Pass();
+  std::vector<v1::Job> unfinished;
+  for (uint64_t id = array; id < array + 4; ++id) {
+    unfinished.push_back(before.Persisted(id));
+    unfinished.back().set_reason("");  // so that the pass after the restart must give its own
+  }
+
+  CoreHarness after;
+  after.core.Restore(unfinished, before.core.Nodes(), array + 3, {});
+  after.AddNode("a", 4);
+  after.Pass();
+  CHECK(after.StateOf(array + 2) == v1::JOB_STATE_PENDING);
+  CHECK(after.StateOf(array + 3) == v1::JOB_STATE_PENDING);
+  CHECK(after.Persisted(array + 2).reason() ==
+        "waiting for array " + std::to_string(array) + "'s limit: 2 of its tasks run, at most 2 at once");
+}
