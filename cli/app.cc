@@ -79,6 +79,9 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--dependency,-d", &o.dependency, "LIST",
           "Start only after other jobs, as in Slurm: afterok:12:13,afterany:14 (after, afterok, afternotok, "
           "afterany); a dependency that can no longer be met cancels this job");
+  AddText(sub, "--array", &o.array, "INDICES",
+          "A job array: one task per index, as in Slurm: 0-99, 1,3,5, 0-30:10; %N runs at most N at once "
+          "(0-99%8). Each task sees its index in GPUSCHED_ARRAY_TASK_ID");
   sub->add_flag("--hold", o.hold, "Submit held: it waits until `gpusched release JOB`");
   AddText(sub, "--account", &o.account, "NAME", "Account (team, project) charged for fair share; default: the user");
   AddText(sub, "--requeue", &o.requeue, "yes|no",
@@ -87,7 +90,8 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--workdir", &o.workdir, "DIR", "Working directory of the job (default: the current one)");
   AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");
   AddText(sub, "--request-id", &o.request_id, "ID", "Idempotency key: resubmitting with it returns the first job");
-  sub->add_flag("--wait", o.wait, "Block until the job ends; exit 0 only if it COMPLETED");
+  sub->add_flag("--wait", o.wait,
+                "Block until the job (every task of an array) ends; exit 0 only if it (each of them) COMPLETED");
   sub->add_flag("--json", o.json, "Print the SubmitJobResponse as JSON");
   return sub;
 }

@@ -52,6 +52,11 @@ std::string FormatIndexList(std::vector<int32_t> indices) {
   return absl::StrJoin(parts, ",");
 }
 
+std::string ArrayTaskLabel(const v1::Job& job) {
+  if (!job.has_array()) return absl::StrCat(job.id());
+  return absl::StrCat(job.array().array_id(), "_", job.array().index());
+}
+
 std::string FormatPlacement(const v1::Allocation& allocation) {
   std::vector<const v1::NodeAllocation*> nodes;
   for (const auto& node : allocation.nodes()) nodes.push_back(&node);

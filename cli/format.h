@@ -24,6 +24,10 @@ std::string FormatIndexList(std::vector<int32_t> indices);
 // its name. Empty for a job that holds no allocation.
 std::string FormatPlacement(const v1::Allocation& allocation);
 
+// How `status` names a task of a job array: "17_3" (array 17, index 3),
+// as Slurm does; other jobs by their id.
+std::string ArrayTaskLabel(const v1::Job& job);
+
 // The GPUs a job asked for: resources.gpus, or nodes x gpus_per_node.
 int64_t RequestedGpus(const v1::Resources& resources);
 

@@ -37,7 +37,7 @@ std::string RenderHistoryTable(const google::protobuf::RepeatedPtrField<v1::Job>
     const JobAccounting a = AccountFor(job);
     total_gpu_hours += a.gpu_hours;
     total_wait += a.waited;
-    table.AddRow({absl::StrCat(job.id()), spec.name(), spec.user(), spec.queue(), std::string(StateName(job.state())),
+    table.AddRow({ArrayTaskLabel(job), spec.name(), spec.user(), spec.queue(), std::string(StateName(job.state())),
                   absl::StrCat(RequestedGpus(spec.resources())), FormatElapsed(a.waited), FormatElapsed(a.ran),
                   absl::StrFormat("%.2f", a.gpu_hours), FormatTimestamp(job.end_time(), zone),
                   FormatPlacement(job.allocation())});
@@ -62,6 +62,10 @@ std::string RenderHistoryJson(const google::protobuf::RepeatedPtrField<v1::Job>&
     total_gpu_hours += a.gpu_hours;
     auto& f = *list->add_values()->mutable_struct_value()->mutable_fields();
     f["id"].set_number_value(static_cast<double>(job.id()));
+    if (job.has_array()) {
+      f["array_id"].set_number_value(static_cast<double>(job.array().array_id()));
+      f["array_index"].set_number_value(job.array().index());
+    }
     f["name"].set_string_value(spec.name());
     f["user"].set_string_value(spec.user());
     f["account"].set_string_value(spec.account());

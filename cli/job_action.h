@@ -8,14 +8,17 @@
 #include "absl/status/statusor.h"
 
 #include "cli/command_context.h"
+#include "cli/job_id.h"
 
 namespace gpusched::cli {
 
 // Does `act` to each job in turn: "<done> job N" on stdout, or the daemon's
 // message on stderr; returns 1 if any of them failed. Every id is checked
 // before the first is acted on, and an unreachable daemon stops at once.
+// `act` gets the job's id and the reference as typed (an array task "17_3"
+// is resolved to its own id first).
 absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::string& command,
                                const std::string& done, CommandContext& cmd,
-                               const std::function<absl::Status(uint64_t)>& act);
+                               const std::function<absl::Status(uint64_t, const JobRef&)>& act);
 
 }  // namespace gpusched::cli

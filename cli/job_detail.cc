@@ -79,6 +79,14 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   std::ostringstream out;
   out << "Job " << job.id() << (spec.name().empty() ? "" : absl::StrCat(" (", spec.name(), ")")) << '\n';
   Field(out, "State", StateName(job.state()));
+  if (job.has_array()) {
+    const v1::ArrayTask& task = job.array();
+    Field(out, "Array", absl::StrCat(ArrayTaskLabel(job), ": index ", task.index(), " of job array ", task.array_id(),
+                                     " (", task.count(), " tasks",
+                                     task.max_running() > 0 ? absl::StrCat(", at most ", task.max_running(), " at once")
+                                                            : "",
+                                     ")"));
+  }
   if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
     Field(out, "Stopping", absl::StrCat("its processes are being stopped; it will end ", StateName(job.stopping_as())));
   }

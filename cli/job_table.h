@@ -9,8 +9,9 @@
 
 namespace gpusched::cli {
 
-// The `gpusched status` list: ID NAME USER QUEUE STATE GPUS NODES TIME REASON,
-// one row per job in the order given.
+// The `gpusched status` list: ID NAME USER QUEUE STATE PRIORITY GPUS NODES TIME REASON,
+// one row per job in the order given, except that consecutive pending tasks
+// of a job array waiting for the same reason share one ("17_[4-99%8]").
 std::string RenderJobTable(const google::protobuf::RepeatedPtrField<v1::Job>& jobs, absl::Time now);
 
 }  // namespace gpusched::cli

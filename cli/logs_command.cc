@@ -62,10 +62,12 @@ absl::StatusOr<int> ParseRank(const std::optional<std::string>& text) {
 }  // namespace
 
 absl::StatusOr<int> RunLogs(const LogsOptions& options, CommandContext& cmd) {
-  auto id = ParseJobId(options.job);
-  if (!id.ok()) return id.status();
+  auto ref = ParseJobRef(options.job);
+  if (!ref.ok()) return ref.status();
   auto rank = ParseRank(options.rank);
   if (!rank.ok()) return rank.status();
+  auto id = ResolveJobRef(cmd.client, *ref);
+  if (!id.ok()) return id.status();
 
   auto job = cmd.client.GetJob(*id);
   if (!job.ok()) return job.status();

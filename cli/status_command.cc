@@ -19,7 +19,7 @@ absl::StatusOr<int> ShowOneJob(const StatusOptions& options, CommandContext& cmd
   if (options.all || !options.states.empty() || options.user || options.queue) {
     return UsageError("--all, --state, --user and --queue filter the job list; drop them or the JOB id");
   }
-  auto id = ParseJobId(*options.job);
+  auto id = FindJobId(cmd.client, *options.job);
   if (!id.ok()) return id.status();
   auto job = cmd.client.GetJob(*id);
   if (!job.ok()) return job.status();

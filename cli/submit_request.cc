@@ -206,6 +206,11 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     if (absl::Status s = ParseDependencies(*options.dependency, &spec); !s.ok()) return s;
   }
   spec.set_hold(options.hold);
+  // The daemon parses it, so that every client gets the same syntax and errors.
+  if (options.array.has_value()) {
+    if (options.array->empty()) return FlagError("--array", "", "must not be empty");
+    request.set_array(*options.array);
+  }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
   spec.set_user(ctx.user);
 

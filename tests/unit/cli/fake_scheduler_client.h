@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "cli/client.h"
+#include "common/job_array.h"
 
 namespace gpusched::cli::testing {
 
@@ -41,6 +42,16 @@ class FakeSchedulerClient final : public SchedulerClient {
     response.mutable_job()->set_id(next_job_id);
     *response.mutable_job()->mutable_spec() = request.spec();
     response.mutable_job()->set_state(v1::JOB_STATE_PENDING);
+    if (!request.array().empty()) {
+      // As the daemon answers an array: its first task.
+      auto array = ParseJobArraySpec(request.array(), 10'000);
+      if (!array.ok()) return array.status();
+      v1::ArrayTask* task = response.mutable_job()->mutable_array();
+      task->set_array_id(next_job_id);
+      task->set_index(array->indices.front());
+      task->set_count(static_cast<int32_t>(array->indices.size()));
+      task->set_max_running(array->max_running);
+    }
     return response;
   }
 
