@@ -20,17 +20,19 @@ absl::StatusOr<int> RunCancel(const CancelOptions& options, CommandContext& cmd)
 }
 
 absl::StatusOr<int> RunHold(const CancelOptions& options, CommandContext& cmd) {
-  return ForEachJob(options.jobs, "hold", "Held", cmd, [&cmd](uint64_t id, const JobRef&) {
+  return ForEachJob(options.jobs, "hold", "Held", cmd, [&cmd](uint64_t id, const JobRef& typed) {
     v1::HoldJobRequest request;
     request.set_job_id(id);
+    request.set_whole_array(!typed.array_index.has_value());
     return cmd.client.HoldJob(request).status();
   });
 }
 
 absl::StatusOr<int> RunRelease(const CancelOptions& options, CommandContext& cmd) {
-  return ForEachJob(options.jobs, "release", "Released", cmd, [&cmd](uint64_t id, const JobRef&) {
+  return ForEachJob(options.jobs, "release", "Released", cmd, [&cmd](uint64_t id, const JobRef& typed) {
     v1::ReleaseJobRequest request;
     request.set_job_id(id);
+    request.set_whole_array(!typed.array_index.has_value());
     return cmd.client.ReleaseJob(request).status();
   });
 }

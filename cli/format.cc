@@ -41,7 +41,7 @@ std::string FormatIndexList(std::vector<int32_t> indices) {
   std::vector<std::string> parts;
   for (size_t i = 0; i < indices.size();) {
     size_t j = i;
-    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+    while (j + 1 < indices.size() && int64_t{indices[j + 1]} == int64_t{indices[j]} + 1) ++j;
     if (j - i >= 2) {
       parts.push_back(absl::StrCat(indices[i], "-", indices[j]));
     } else {

@@ -19,16 +19,31 @@ absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::
   }
   if (refs.empty()) return UsageError(absl::StrCat(command, " needs at least one JOB id"));
 
+  // Array tasks ("17_3") are looked up before anything is done, so that a
+  // typo acts on none of the jobs.
+  std::vector<uint64_t> ids;
+  bool all_found = true;
+  for (const JobRef& ref : refs) {
+    absl::StatusOr<uint64_t> id = ResolveJobRef(cmd.client, ref);
+    if (IsUnreachableError(id.status())) return id.status();
+    if (!id.ok()) {
+      cmd.err << ErrorLine(id.status()) << '\n';
+      all_found = false;
+    }
+    ids.push_back(id.value_or(0));
+  }
+  if (!all_found) return kExitFailed;
+
   int exit_code = kExitOk;
   for (size_t i = 0; i < refs.size(); ++i) {
     const std::string& typed = jobs[i];
-    absl::StatusOr<uint64_t> id = ResolveJobRef(cmd.client, refs[i]);
-    absl::Status status = id.ok() ? act(*id, refs[i]) : id.status();
+    absl::Status status = act(ids[i], refs[i]);
     if (IsUnreachableError(status)) return status;
     if (!status.ok()) {
       // With several ids the daemon's message must say which one it is about.
       if (!absl::StrContains(status.message(), absl::StrCat("job ", typed)) &&
-          !absl::StrContains(status.message(), absl::StrCat("job array ", refs[i].id))) {
+          !absl::StrContains(status.message(), absl::StrCat("job array ", refs[i].id)) &&
+          !absl::StrContains(status.message(), absl::StrCat("job ", ids[i]))) {
         status = absl::Status(status.code(), absl::StrCat("job ", typed, ": ", status.message()));
       }
       cmd.err << ErrorLine(status) << '\n';

@@ -15,10 +15,17 @@ absl::Status Bad(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("array \"", text, "\": ", why));
 }
 
+// Digits only: SimpleAtoi alone would also take " 7" and "+7".
+template <typename Int>
+bool ParseDigits(absl::string_view text, Int* out) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  return absl::SimpleAtoi(text, out);
+}
+
 // Indices are non-negative: a task's index is what scripts shard data by.
 absl::StatusOr<int32_t> ParseIndex(absl::string_view whole, absl::string_view part) {
   int32_t value = 0;
-  if (!absl::SimpleAtoi(part, &value) || value < 0) {
+  if (!ParseDigits(part, &value)) {
     return Bad(whole, absl::StrCat("\"", part, "\" is not a non-negative number"));
   }
   return value;
@@ -32,7 +39,7 @@ absl::StatusOr<JobArraySpec> ParseJobArraySpec(absl::string_view text, size_t ma
   if (size_t percent = text.find('%'); percent != absl::string_view::npos) {
     ranges = text.substr(0, percent);
     absl::string_view limit = text.substr(percent + 1);
-    if (!absl::SimpleAtoi(limit, &spec.max_running) || spec.max_running < 1) {
+    if (!ParseDigits(limit, &spec.max_running) || spec.max_running < 1) {
       return Bad(text, absl::StrCat("the limit after % must be a number >= 1, got \"", limit, "\""));
     }
   }
@@ -44,7 +51,7 @@ absl::StatusOr<JobArraySpec> ParseJobArraySpec(absl::string_view text, size_t ma
     if (size_t colon = item.find(':'); colon != absl::string_view::npos) {
       span = item.substr(0, colon);
       absl::string_view step_text = item.substr(colon + 1);
-      if (!absl::SimpleAtoi(step_text, &step) || step < 1) {
+      if (!ParseDigits(step_text, &step) || step < 1) {
         return Bad(text, absl::StrCat("the step after : must be a number >= 1, got \"", step_text, "\""));
       }
     }
@@ -58,7 +65,7 @@ absl::StatusOr<JobArraySpec> ParseJobArraySpec(absl::string_view text, size_t ma
       last = *parsed;
       if (last < *first) return Bad(text, absl::StrCat("range \"", span, "\" ends before it starts"));
     } else if (step != 1) {
-      return Bad(text, absl::StrCat("a step needs a range, as in ", *first, "-", *first + 10, ":", step));
+      return Bad(text, absl::StrCat("a step needs a range, as in ", *first, "-", int64_t{*first} + 10, ":", step));
     }
     // Counted before expanding, so that "0-2000000000" is refused without
     // building two billion indices first.

@@ -21,6 +21,9 @@ struct SpecLimits {
   // Tasks of one job array (Slurm's MaxArraySize is 1001 by default; a
   // sweep of thousands is common on GPU clusters, and each task is a row).
   size_t max_array_tasks = 10'000;
+  // Every task stores the whole spec: an array of a large script would
+  // multiply it into gigabytes of rows in one transaction.
+  size_t max_array_bytes = 64 << 20;
 };
 
 // What a spec gets for the fields its submitter left unset, where the

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/job_array.h"
 #include "common/job_states.h"
@@ -70,6 +71,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
     last_seen_[node.info().name()] = clock_.Now();
   }
   for (v1::Job& job : unfinished) {
+    if (job.has_array()) array_sizes_[job.array().array_id()] = job.array().count();
     ActiveJob a{std::move(job), {}};
     const uint64_t id = a.job.id();
     if (a.job.state() != v1::JOB_STATE_PENDING) {
@@ -100,6 +102,17 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
     }
   }
   if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
+  // As in Slurm, a dependency on a job array's id waits for every task.
+  google::protobuf::RepeatedPtrField<v1::Dependency> expanded;
+  for (const v1::Dependency& d : spec.dependencies()) {
+    auto array = array_sizes_.find(d.job_id());
+    for (int32_t k = 0; k < (array == array_sizes_.end() ? 1 : array->second); ++k) {
+      v1::Dependency* task = expanded.Add();
+      task->set_kind(d.kind());
+      task->set_job_id(d.job_id() + k);
+    }
+  }
+  spec.mutable_dependencies()->Swap(&expanded);
   return ValidateDependencies(spec, next_job_id_, [this](uint64_t id) { return StateOf(id); });
 }
 
@@ -141,10 +154,18 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl:
   auto parsed = ParseJobArraySpec(array, options_.limits.max_array_tasks);
   if (!parsed.ok()) return parsed.status();
   if (absl::Status s = Admit(spec); !s.ok()) return s;
+  const size_t tasks = parsed->indices.size();
+  if (const size_t bytes = spec.ByteSizeLong(); bytes * tasks > options_.limits.max_array_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "array \"", array, "\": ", tasks, " tasks of a ", bytes / 1024, " KiB spec would store ",
+        absl::StrFormat("%.1f", static_cast<double>(bytes * tasks) / (1 << 20)), " MiB, more than the ",
+        options_.limits.max_array_bytes >> 20, " MiB an array may; keep the script in a file the tasks share"));
+  }
   v1::ArrayTask task;
   task.set_array_id(next_job_id_);
   task.set_count(static_cast<int32_t>(parsed->indices.size()));
   task.set_max_running(parsed->max_running);
+  array_sizes_[task.array_id()] = task.count();
   for (int32_t index : parsed->indices) {
     task.set_index(index);
     // Only the first task carries the request id: a retry finds the array by it.
@@ -163,18 +184,34 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   return a.job;
 }
 
-absl::StatusOr<v1::Job> SchedulerCore::CancelArray(uint64_t array_id, const std::string& reason, Effects& fx) {
+absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
+                                                   const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act) {
+  // Tasks have consecutive ids from the array's: look no further than the
+  // largest array could reach.
   std::vector<uint64_t> tasks;
-  for (const auto& [id, a] : active_) {
-    if (a.job.has_array() && a.job.array().array_id() == array_id) tasks.push_back(id);
+  const uint64_t end = array_id + options_.limits.max_array_tasks;
+  for (auto it = active_.lower_bound(array_id); it != active_.end() && it->first < end; ++it) {
+    if (it->second.job.has_array() && it->second.job.array().array_id() == array_id) tasks.push_back(it->first);
   }
   if (tasks.empty()) return absl::NotFoundError(absl::StrCat("job array ", array_id, " has no unfinished task"));
-  std::optional<v1::Job> first;
+  std::optional<absl::StatusOr<v1::Job>> first;
   for (uint64_t id : tasks) {
-    auto cancelled = Cancel(id, reason, fx);
-    if (cancelled.ok() && !first.has_value()) first = std::move(*cancelled);
+    absl::StatusOr<v1::Job> result = act(id);
+    if (!first.has_value() || (result.ok() && !first->ok())) first = std::move(result);
   }
-  return *first;
+  return *std::move(first);
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::CancelArray(uint64_t array_id, const std::string& reason, Effects& fx) {
+  return ForEachTask(array_id, [&](uint64_t id) { return Cancel(id, reason, fx); });
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::HoldArray(uint64_t array_id, Effects& fx) {
+  return ForEachTask(array_id, [&](uint64_t id) { return Hold(id, fx); });
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::ReleaseArray(uint64_t array_id, Effects& fx) {
+  return ForEachTask(array_id, [&](uint64_t id) { return Release(id, fx); });
 }
 
 v1::Job SchedulerCore::EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
@@ -457,7 +494,14 @@ void SchedulerCore::Schedule(Effects& fx) {
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
   size_t depth = 0;
-  for (uint64_t job_id : RankPending()) {
+  std::vector<uint64_t> throttled;
+  const std::vector<uint64_t> order = RankPending(throttled);
+  for (uint64_t job_id : throttled) {
+    ActiveJob& a = active_.at(job_id);
+    ClearEstimatedStart(a, fx);
+    SetWaitReason(a, ArrayLimitReason(a.job), fx);
+  }
+  for (uint64_t job_id : order) {
     if (++depth > options_.queue_depth) break;
     ActiveJob& a = active_.at(job_id);
     // Held, or waiting for other jobs: like a job over its queue's limit,

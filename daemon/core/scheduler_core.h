@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <memory>
@@ -83,9 +84,13 @@ class SchedulerCore {
                                             const std::string& client_request_id, Effects& fx);
   // NotFound when the job is not active (unknown, or finished and evicted).
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
-  // Every unfinished task of the job array `array_id` names; the first of
-  // them as it is then. NotFound when none is left.
+  // Cancel, Hold or Release every unfinished task of the job array
+  // `array_id` names; the first task it changed, as it is then. NotFound
+  // when no task is left; the first task's error when none could be
+  // changed (Hold: none is pending).
   absl::StatusOr<v1::Job> CancelArray(uint64_t array_id, const std::string& reason, Effects& fx);
+  absl::StatusOr<v1::Job> HoldArray(uint64_t array_id, Effects& fx);
+  absl::StatusOr<v1::Job> ReleaseArray(uint64_t array_id, Effects& fx);
   // Keeps a pending job from starting, or lets it again. NotFound when it is
   // not active, FailedPrecondition when it is no longer pending.
   absl::StatusOr<v1::Job> Hold(uint64_t job_id, Effects& fx);
@@ -150,6 +155,8 @@ class SchedulerCore {
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
   void Requeue(ActiveJob& a, Effects& fx);
+  absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id,
+                                      const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
   // Checks a spec and fills in its defaults, as for a submit.
   absl::Status Admit(v1::JobSpec& spec) const;
   // Queues an admitted spec as a new pending job; its id.
@@ -161,8 +168,11 @@ class SchedulerCore {
   // Why the job may not start now because of its queue's GPU limits or its
   // array's limit on tasks at once, or "".
   std::string LimitReason(const v1::Job& job) const;
+  static std::string ArrayLimitReason(const v1::Job& job);
   // Pending jobs in the order a pass considers them; fills priorities_.
-  std::vector<uint64_t> RankPending();
+  // `throttled` gets the array tasks that may not start this pass because
+  // of their array's limit, which the order leaves out.
+  std::vector<uint64_t> RankPending(std::vector<uint64_t>& throttled);
   // Stops the gangs of lower tiers that keep `a` from being placed, when
   // that is enough; the placement they make room for, to hold for it.
   std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
@@ -207,6 +217,9 @@ class SchedulerCore {
   std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
   std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)
   absl::flat_hash_map<uint64_t, int32_t> array_placed_;                  // placed tasks, by array
+  // How many tasks each array submitted here, or unfinished at the restart,
+  // has: a dependency on an array's id is on all of them.
+  absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
   std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
   absl::flat_hash_map<uint64_t, v1::JobState> ended_;                    // how finished jobs ended
 };

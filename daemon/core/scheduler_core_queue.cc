@@ -99,14 +99,16 @@ void SchedulerCore::ChargeLimits(const v1::Job& job, int sign) {
   }
 }
 
+std::string SchedulerCore::ArrayLimitReason(const v1::Job& job) {
+  return absl::StrCat("waiting for array ", job.array().array_id(), "'s limit: at most ", job.array().max_running(),
+                      " of its tasks at once");
+}
+
 std::string SchedulerCore::LimitReason(const v1::Job& job) const {
   if (const int32_t limit = job.array().max_running(); limit > 0) {
     auto it = array_placed_.find(job.array().array_id());
     const int32_t placed = it == array_placed_.end() ? 0 : it->second;
-    if (placed >= limit) {
-      return absl::StrCat("waiting for array ", job.array().array_id(), "'s limit: ", placed, " of its tasks run, at most ",
-                          limit, " at once");
-    }
+    if (placed >= limit) return ArrayLimitReason(job);
   }
   const QueueSpec* queue = options_.queues.Find(job.spec().queue());
   if (queue == nullptr) return "";
@@ -130,14 +132,31 @@ std::string SchedulerCore::LimitReason(const v1::Job& job) const {
   return "";
 }
 
-std::vector<uint64_t> SchedulerCore::RankPending() {
+std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttled) {
   const absl::Time now = clock_.Now();
+  // Tasks of a job array beyond what its limit lets start this pass take no
+  // place in the queue depth: a throttled sweep of thousands must not hide
+  // the jobs behind it. The array's first tasks in queue order go first.
+  absl::flat_hash_map<uint64_t, int32_t> admitted;  // by array
+  auto over_limit = [&](const v1::Job& job) {
+    const int32_t limit = job.array().max_running();
+    if (limit <= 0 || job.held()) return false;  // a held task would take a place it cannot use
+    auto placed = array_placed_.find(job.array().array_id());
+    int32_t& taken = admitted[job.array().array_id()];
+    if ((placed == array_placed_.end() ? 0 : placed->second) + taken >= limit) return true;
+    ++taken;
+    return false;
+  };
   if (options_.queues.weights.all_zero()) {
     // The queue's own order is the ranking: only the jobs a pass looks at
     // are touched, as many as queue_depth.
     scores_.clear();
     std::vector<uint64_t> order;
     for (const auto& [key, a] : pending_) {
+      if (over_limit(a->job)) {
+        throttled.push_back(key.job_id);
+        continue;
+      }
       if (order.size() >= options_.queue_depth) break;
       PriorityScore score;
       score.job = score.total = static_cast<double>(key.priority);
@@ -177,8 +196,12 @@ std::vector<uint64_t> SchedulerCore::RankPending() {
     auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
     const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
-    ranked.push_back({score.total, key});
     scores_.emplace_back(key.job_id, score);
+    if (over_limit(a->job)) {
+      throttled.push_back(key.job_id);
+      continue;
+    }
+    ranked.push_back({score.total, key});
   }
   // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
   auto before = [](const Ranked& a, const Ranked& b) { return a.total > b.total || (a.total == b.total && a.key < b.key); };

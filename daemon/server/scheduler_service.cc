@@ -204,14 +204,20 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
 
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response,
-                               [request](LoopContext& loop) { return loop.core.Hold(request->job_id(), loop.fx); });
+  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request](LoopContext& loop) {
+    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
+    if (request->whole_array()) job = loop.core.HoldArray(request->job_id(), loop.fx);
+    return absl::IsNotFound(job.status()) ? loop.core.Hold(request->job_id(), loop.fx) : job;
+  });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response,
-                               [request](LoopContext& loop) { return loop.core.Release(request->job_id(), loop.fx); });
+  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request](LoopContext& loop) {
+    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
+    if (request->whole_array()) job = loop.core.ReleaseArray(request->job_id(), loop.fx);
+    return absl::IsNotFound(job.status()) ? loop.core.Release(request->job_id(), loop.fx) : job;
+  });
 }
 
 }  // namespace gpusched::server

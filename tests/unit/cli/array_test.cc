@@ -50,7 +50,7 @@ TEST_CASE("status shows a task as ARRAY_INDEX and waiting tasks with the same re
   google::protobuf::RepeatedPtrField<v1::Job> jobs;
   *jobs.Add() = Task(0, v1::JOB_STATE_RUNNING);
   *jobs.Add() = Task(1, v1::JOB_STATE_RUNNING);
-  const std::string limit = "waiting for array 17's limit: 2 of its tasks run, at most 2 at once";
+  const std::string limit = "waiting for array 17's limit: at most 2 of its tasks at once";
   for (int i = 2; i < 5; ++i) *jobs.Add() = Task(i, v1::JOB_STATE_PENDING, limit);
   *jobs.Add() = Task(5, v1::JOB_STATE_PENDING, "held: waits until released (gpusched release)");
   *jobs.Add() = PendingJob();  // id 8 but listed last: grouping only joins neighbours
@@ -131,4 +131,25 @@ TEST_CASE("a task is found by its index even where indices skip; a missing one i
   CHECK(run.exit_code == 2);
   CHECK(run.err ==
         "gpusched: invalid job id \"17_x\": expected a positive number, or ARRAY_INDEX for a task of a job array\n");
+}
+
+TEST_CASE("a missing array task acts on none of the jobs given; hold and release of an array's id take it whole") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  AddArray(client);
+  Invocation run = RunGpusched({"cancel", "17_5", "17_3"}, client, host);
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "gpusched: job array 17 has no task with index 3\n");
+  CHECK(client.cancels.empty());
+
+  run = RunGpusched({"hold", "17", "17_2"}, client, host);
+  CHECK(run.exit_code == 0);
+  REQUIRE(client.holds.size() == 2);
+  CHECK(client.holds[0].whole_array());
+  CHECK(client.holds[1].job_id() == 19);
+  CHECK_FALSE(client.holds[1].whole_array());
+  run = RunGpusched({"release", "17"}, client, host);
+  CHECK(run.exit_code == 0);
+  REQUIRE(client.releases.size() == 1);
+  CHECK(client.releases[0].whole_array());
 }

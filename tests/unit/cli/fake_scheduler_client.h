@@ -21,6 +21,8 @@ class FakeSchedulerClient final : public SchedulerClient {
   std::vector<uint64_t> gets;
   std::vector<v1::ListJobsRequest> lists;
   std::vector<v1::CancelJobRequest> cancels;
+  std::vector<v1::HoldJobRequest> holds;
+  std::vector<v1::ReleaseJobRequest> releases;
   int watches = 0;
 
   // Answers.
@@ -102,11 +104,20 @@ class FakeSchedulerClient final : public SchedulerClient {
   }
 
   // Hold and release are driven end to end by the integration tests.
-  absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest&) override {
-    return absl::UnimplementedError("HoldJob is not faked");
+  absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) override {
+    holds.push_back(request);
+    if (!fail_all.ok()) return fail_all;
+    v1::Job job;
+    job.set_id(request.job_id());
+    job.set_held(true);
+    return job;
   }
-  absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest&) override {
-    return absl::UnimplementedError("ReleaseJob is not faked");
+  absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& request) override {
+    releases.push_back(request);
+    if (!fail_all.ok()) return fail_all;
+    v1::Job job;
+    job.set_id(request.job_id());
+    return job;
   }
 
   absl::StatusOr<v1::Node> SetDrain(const std::string& name, const std::string& reason) {

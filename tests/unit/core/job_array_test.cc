@@ -56,7 +56,7 @@ TEST_CASE("an array of 20 tasks throttled to 8 runs at most 8 at once, in index 
   CHECK(LaunchedIndices(h) == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7});
   const v1::Job& waiting = h.Persisted(array + 8);
   CHECK(waiting.reason() ==
-        "waiting for array " + std::to_string(array) + "'s limit: 8 of its tasks run, at most 8 at once");
+        "waiting for array " + std::to_string(array) + "'s limit: at most 8 of its tasks at once");
   CHECK(waiting.array().index() == 8);
   CHECK(waiting.array().count() == 20);
   // The throttle holds back the array only: 8 GPUs are still free for others.
@@ -146,5 +146,77 @@ TEST_CASE("after a daemon restart an array's running tasks still count against i
   CHECK(after.StateOf(array + 2) == v1::JOB_STATE_PENDING);
   CHECK(after.StateOf(array + 3) == v1::JOB_STATE_PENDING);
   CHECK(after.Persisted(array + 2).reason() ==
-        "waiting for array " + std::to_string(array) + "'s limit: 2 of its tasks run, at most 2 at once");
+        "waiting for array " + std::to_string(array) + "'s limit: at most 2 of its tasks at once");
+}
+
+TEST_CASE("a large throttled array does not hide the jobs behind it from a pass of limited depth") {
+  const bool multifactor = GENERATE(false, true);
+  INFO((multifactor ? "multifactor ranking" : "queue order"));
+  core::CoreOptions options = CoreHarness::Options();
+  options.queue_depth = 10;
+  if (!multifactor) options.queues.weights = {0, 0, 0, 0};
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  const uint64_t array = SubmitArray(h, "0-99%2");
+  const uint64_t later = h.Submit(GpuJob(1));
+  h.Pass();
+  CHECK(InState(h, array, 100, v1::JOB_STATE_STARTING).size() == 2);
+  CHECK(h.StateOf(later) == v1::JOB_STATE_STARTING);
+  // Every throttled task says why, not just the ones within the depth.
+  CHECK(h.Persisted(array + 99).reason() ==
+        "waiting for array " + std::to_string(array) + "'s limit: at most 2 of its tasks at once");
+}
+
+TEST_CASE("holding and releasing an array by its id acts on every pending task") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  const uint64_t array = SubmitArray(h, "0-3");
+  REQUIRE(h.core.HoldArray(array, h.fx).ok());
+  h.Pass();
+  CHECK(InState(h, array, 4, v1::JOB_STATE_PENDING).size() == 4);
+  for (uint64_t id = array; id < array + 4; ++id) CHECK(h.Persisted(id).held());
+  REQUIRE(h.core.ReleaseArray(array, h.fx).ok());
+  h.Pass();
+  CHECK(InState(h, array, 4, v1::JOB_STATE_STARTING).size() == 4);
+  // Nothing pending is left to hold: the first task's own answer.
+  auto again = h.core.HoldArray(array, h.fx);
+  CHECK(again.status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("an array whose tasks would store too much is refused, naming the sizes") {
+  core::CoreOptions options = CoreHarness::Options();
+  options.limits.max_array_bytes = 1 << 20;
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  v1::JobSpec spec = GpuJob(1);
+  spec.clear_argv();
+  spec.set_script(std::string(200 * 1024, '#'));
+  auto outcome = h.core.SubmitArray(spec, "0-9", "", h.fx);
+  REQUIRE_FALSE(outcome.ok());
+  CHECK(outcome.status().message() ==
+        "array \"0-9\": 10 tasks of a 200 KiB spec would store 2.0 MiB, more than the 1 MiB an array may; keep the "
+        "script in a file the tasks share");
+  CHECK(h.core.SubmitArray(spec, "0-3", "", h.fx).ok());
+}
+
+TEST_CASE("a dependency on an array's id waits for every task, and a failed task cancels it") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  const uint64_t array = SubmitArray(h, "0-2");
+  v1::JobSpec after_all = GpuJob(1);
+  v1::Dependency* d = after_all.add_dependencies();
+  d->set_kind(v1::DEPENDENCY_KIND_AFTER_OK);
+  d->set_job_id(array);
+  const uint64_t report = h.Submit(after_all);
+  CHECK(h.Persisted(report).spec().dependencies_size() == 3);
+  h.Pass();
+  RunToEnd(h, array);
+  RunToEnd(h, array + 1);
+  h.Pass();
+  CHECK(h.StateOf(report) == v1::JOB_STATE_PENDING);  // task 2 still runs
+  const std::string node = h.Persisted(array + 2).allocation().nodes(0).node();
+  h.Report(node, array + 2, JobUpdate::KIND_STARTED);
+  h.Report(node, array + 2, JobUpdate::KIND_EXITED, 1);
+  h.Pass();
+  CHECK(h.StateOf(report) == v1::JOB_STATE_CANCELLED);
 }
