@@ -68,4 +68,16 @@ double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j) {
   return EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
 }
 
+std::vector<double> EstimatedGpuPairBandwidthMatrixGBps(const NodeTopology& topo) {
+  const int n = topo.num_gpus();
+  std::vector<double> matrix(static_cast<size_t>(n) * n, 0.0);
+  for (int i = 0; i < n; ++i) {
+    const GpuGeneration gen = GpuGenerationFromModel(topo.gpus()[i].model);
+    for (int j = 0; j < n; ++j) {
+      if (j != i) matrix[static_cast<size_t>(i) * n + j] = EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
+    }
+  }
+  return matrix;
+}
+
 }  // namespace gpusched::topology

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "common/topology/link_kind.h"
@@ -60,5 +61,9 @@ double PcieX16GBps(GpuGeneration gen);
 // EstimatedLinkBandwidthGBps for GPUs i and j of `topo`, the generation taken
 // from GPU i's model (kUnknown when empty). 0 for i == j or out of range.
 double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j);
+
+// EstimatedGpuPairBandwidthGBps for every pair, row-major (num_gpus squared
+// entries), each GPU's model matched once rather than once per pair.
+std::vector<double> EstimatedGpuPairBandwidthMatrixGBps(const NodeTopology& topo);
 
 }  // namespace gpusched::topology

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
+#include "common/topology/link_bandwidth.h"
 
 namespace gpusched::core {
 
@@ -42,9 +43,9 @@ void NodeSlot::RecountFree() {
 
 ClusterState::ClusterState(const ClusterState& other)
     : nodes_(other.nodes_),
+      topology_epoch_(other.topology_epoch_),
       network_names_(other.network_names_),
-      network_ids_(other.network_ids_),
-      topology_epoch_(other.topology_epoch_) {
+      network_ids_(other.network_ids_) {
   RebuildScan();
 }
 
@@ -97,6 +98,7 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     if (same == slot.gpus_by_model.end()) same = slot.gpus_by_model.insert(same, {std::move(model), 0});
     same->mask |= uint64_t{1} << p;
   }
+  slot.pair_gbps = topology::EstimatedGpuPairBandwidthMatrixGBps(slot.topology);
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
                       InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};

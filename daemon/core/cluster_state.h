@@ -40,6 +40,10 @@ struct NodeSlot {
     uint64_t mask = 0;  // positions < 64
   };
   std::vector<ModelGpus> gpus_by_model;
+  // EstimatedGpuPairBandwidthGBps for every pair of positions, row-major:
+  // ring estimates read it on every candidate gang, and the figure depends
+  // on the GPU model's generation, which is a string match.
+  std::vector<double> pair_gbps;
   // The node's NVLink domain, leaf and spine (topology.network()) as small
   // ids (ClusterState interns them), -1 when unknown: placement groups
   // thousands of nodes by switch without hashing names. Index: NetworkTier.
@@ -60,6 +64,12 @@ struct NodeSlot {
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const;
+  // The estimated bandwidth between the GPUs at positions a and b (GB/s);
+  // 0 for a position the node does not have.
+  double PairGbps(int a, int b) const {
+    const int n = topology.num_gpus();
+    return a < 0 || b < 0 || a >= n || b >= n ? 0 : pair_gbps[static_cast<size_t>(a) * n + b];
+  }
   // Bit p set when the GPU at position p is free (positions >= 64 are left out).
   uint64_t FreeMask() const { return free_mask; }
   // Recomputes free_mask from gpu_owner.

@@ -15,16 +15,31 @@ struct AgentCommand {
   v1::DaemonMessage message;
 };
 
+// How busy a node is, for metrics: what changes when a job starts or ends there.
+struct NodeUsage {
+  int64_t gpus_total = 0;
+  int64_t gpus_free = 0;
+  v1::NodeState state = v1::NODE_STATE_UNSPECIFIED;
+  bool drained = false;
+};
+
 // What the core asks the outside world to do after a command: persist these
 // rows, then (only once they are durable) send these messages. The core itself
 // never touches a disk or a socket.
 struct Effects {
   std::map<uint64_t, v1::Job> jobs;  // the latest version of every changed job
   std::vector<v1::JobEvent> events;
+  // Nodes whose row a restart needs changed: registered, state, drain. A
+  // job starting or ending rewrites no row (a restart recounts usage from
+  // the jobs) but is noted in node_usage, which never names a node of
+  // `nodes` (whose rows carry their usage too).
   std::map<std::string, v1::Node> nodes;
+  std::map<std::string, NodeUsage> node_usage;
   std::vector<AgentCommand> agent_commands;
 
-  bool empty() const { return jobs.empty() && events.empty() && nodes.empty() && agent_commands.empty(); }
+  bool empty() const {
+    return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty();
+  }
 };
 
 }  // namespace gpusched::core

@@ -434,7 +434,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   ChargeLimits(a.job, -1);
   a.job.clear_stopping_as();
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
-  for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
+  for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   Transition(a, final_state, reason, fx);
   placed_.erase(a.job.id());
   ended_[a.job.id()] = final_state;
@@ -618,7 +618,7 @@ void SchedulerCore::Start(ActiveJob& a, v1::Allocation allocation, Effects& fx) 
     fx.agent_commands.push_back({part.node(), LaunchMessage(a.job, part)});
     where.push_back(absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "",
                                  absl::StrJoin(part.gpu_indices(), ",")));
-    WriteNode(part.node(), fx);
+    NoteUsage(part.node(), fx);
   }
   Transition(a, v1::JOB_STATE_STARTING, absl::StrCat("placed on ", absl::StrJoin(where, "; ")), fx);
 }
@@ -677,19 +677,28 @@ const v1::Job* SchedulerCore::FindActive(uint64_t job_id) const {
   return it == active_.end() ? nullptr : &it->second.job;
 }
 
+namespace {
+
+void SetUsage(const NodeSlot& slot, v1::Node& node) {
+  node.set_gpus_free(slot.FreeGpus());
+  node.set_cpus_free(slot.FreeCpus());
+  node.set_mem_free_mb(slot.FreeMemMb());
+  node.clear_running_jobs();
+  for (uint64_t id : slot.jobs) node.add_running_jobs(id);
+}
+
+}  // namespace
+
 v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   v1::Node node;
   *node.mutable_info() = slot.info;
   node.set_state(slot.state);
   node.set_reason(slot.reason);
   node.set_drain_reason(slot.drain_reason);
-  node.set_gpus_free(slot.FreeGpus());
-  node.set_cpus_free(slot.FreeCpus());
-  node.set_mem_free_mb(slot.FreeMemMb());
   if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
     *node.mutable_last_seen() = ToProtoTime(seen->second);
   }
-  for (uint64_t id : slot.jobs) node.add_running_jobs(id);
+  SetUsage(slot, node);
   return node;
 }
 
@@ -700,7 +709,17 @@ std::vector<v1::Node> SchedulerCore::Nodes() const {
 }
 
 void SchedulerCore::WriteNode(const std::string& name, Effects& fx) const {
-  if (const NodeSlot* slot = cluster_.Find(name)) fx.nodes[name] = NodeView(*slot);
+  if (const NodeSlot* slot = cluster_.Find(name)) {
+    fx.nodes[name] = NodeView(*slot);
+    fx.node_usage.erase(name);
+  }
+}
+
+void SchedulerCore::NoteUsage(const std::string& name, Effects& fx) const {
+  const NodeSlot* slot = cluster_.Find(name);
+  if (slot == nullptr) return;
+  if (auto row = fx.nodes.find(name); row != fx.nodes.end()) return SetUsage(*slot, row->second);
+  fx.node_usage[name] = NodeUsage{slot->gpu_count, slot->FreeGpus(), slot->state, !slot->drain_reason.empty()};
 }
 
 }  // namespace gpusched::core

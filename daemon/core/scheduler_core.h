@@ -185,6 +185,8 @@ class SchedulerCore {
   v1::DaemonMessage LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const;
   v1::Node NodeView(const NodeSlot& slot) const;
   void WriteNode(const std::string& name, Effects& fx) const;
+  // A job started or ended on the node: its usage changed, not its row.
+  void NoteUsage(const std::string& name, Effects& fx) const;
   void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
   void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);

@@ -74,7 +74,7 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   cluster_.Release(a.job.id(), a.job.allocation());
   ChargeLimits(a.job, -1);
-  for (const auto& part : a.job.allocation().nodes()) WriteNode(part.node(), fx);
+  for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   // The event history shows how this run ended before the job waits again.
   Transition(a, a.job.stopping_as(), reason, fx);
   a.job.clear_stopping_as();

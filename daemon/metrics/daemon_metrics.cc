@@ -42,6 +42,7 @@ void DaemonMetrics::RestoreNodes(const std::vector<v1::Node>& nodes) {
 void DaemonMetrics::Apply(const core::Effects& fx) {
   for (const auto& [id, job] : fx.jobs) jobs_.Update(job);
   for (const auto& [name, node] : fx.nodes) nodes_.Update(node);
+  for (const auto& [name, usage] : fx.node_usage) nodes_.Update(name, usage);
 }
 
 }  // namespace gpusched::metrics

@@ -40,25 +40,29 @@ int NodeMetrics::StateIndex(v1::NodeState state) {
   }
 }
 
-std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const v1::Node& node) {
-  const int64_t total = node.info().gpus_size();
-  const int64_t free = std::clamp<int64_t>(node.gpus_free(), 0, total);
+std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const core::NodeUsage& usage) {
+  const int64_t total = usage.gpus_total;
+  const int64_t free = std::clamp<int64_t>(usage.gpus_free, 0, total);
   std::array<int64_t, kGpuStates> counts{};
   counts[kAllocated] = total - free;
   // Down wins over drained: a silent node cannot take work either way.
-  counts[node.state() != v1::NODE_STATE_UP ? kDown : node.drain_reason().empty() ? kFree : kDrained] = free;
+  counts[usage.state != v1::NODE_STATE_UP ? kDown : usage.drained ? kDrained : kFree] = free;
   return counts;
 }
 
 void NodeMetrics::Update(const v1::Node& node) {
-  const std::string& name = node.info().name();
+  Update(node.info().name(), core::NodeUsage{node.info().gpus_size(), node.gpus_free(), node.state(),
+                                             !node.drain_reason().empty()});
+}
+
+void NodeMetrics::Update(const std::string& name, const core::NodeUsage& usage) {
   auto [it, added] = tracked_.try_emplace(name);
   Tracked& t = it->second;
   if (added) {
     for (int i = 0; i < kStates; ++i)
       t.state_gauges[i] = &node_state_.Add({{"node", name}, {"state", kStateLabels[i]}});
   }
-  const int state = StateIndex(node.state());
+  const int state = StateIndex(usage.state);
   if (t.state != state) {
     if (t.state >= 0) {
       nodes_[t.state]->Decrement();
@@ -68,7 +72,7 @@ void NodeMetrics::Update(const v1::Node& node) {
     t.state_gauges[state]->Set(1);
     t.state = state;
   }
-  const std::array<int64_t, kGpuStates> gpus = CountGpus(node);
+  const std::array<int64_t, kGpuStates> gpus = CountGpus(usage);
   for (int i = 0; i < kGpuStates; ++i) {
     const int64_t change = gpus[i] - t.gpus[i];
     if (change > 0) gpus_[i]->Increment(static_cast<double>(change));

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "daemon/core/effects.h"
 #include "gpusched/v1/types.pb.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -13,8 +14,9 @@
 namespace gpusched::metrics {
 
 // Nodes and GPUs as the scheduler counts them, kept from the node rows the
-// core writes whenever a node registers, changes state or gains or loses a
-// job (Effects::nodes).
+// core writes whenever a node registers or changes state (Effects::nodes)
+// and the usage it notes whenever a node gains or loses a job
+// (Effects::node_usage).
 //
 //   gpusched_nodes{state}             up, not_responding, down
 //   gpusched_node_state{node, state}  1 for the node's state, 0 for the others
@@ -28,6 +30,7 @@ class NodeMetrics {
   explicit NodeMetrics(prometheus::Registry& registry);
 
   void Update(const v1::Node& node);
+  void Update(const std::string& name, const core::NodeUsage& usage);
 
  private:
   static constexpr int kStates = 3;  // up, not_responding, down
@@ -40,7 +43,7 @@ class NodeMetrics {
   };
 
   static int StateIndex(v1::NodeState state);
-  static std::array<int64_t, kGpuStates> CountGpus(const v1::Node& node);
+  static std::array<int64_t, kGpuStates> CountGpus(const core::NodeUsage& usage);
 
   prometheus::Family<prometheus::Gauge>& node_state_;
   std::array<prometheus::Gauge*, kStates> nodes_;

@@ -28,34 +28,52 @@ double NicBandwidthPerGpu(const NodeSlot& slot) {
   return gbps / 8.0 / gpus;
 }
 
-// The span of a multi-node gang: the nearest network tier all its nodes share.
-std::string Span(const ClusterState& cluster, const v1::Allocation& allocation, std::string* kind) {
-  if (allocation.nodes_size() <= 1) {
-    *kind = "node";
-    return "node";
-  }
+// The nearest network tier all of a multi-node gang's nodes share.
+struct Span {
+  const char* kind = "node";  // "node", "nvlink-domain", "leaf", "spine" or "cluster"
+  NetworkTier tier = kNvlinkDomainTier;
+  int id = -1;  // the shared switch or domain; -1 for "node" and "cluster"
+};
+
+Span SpanOf(const std::vector<GangPart>& parts) {
+  if (parts.size() <= 1) return Span{};
   static constexpr struct {
     NetworkTier tier;
     const char* name;
   } kTiers[] = {{kNvlinkDomainTier, "nvlink-domain"}, {kLeafTier, "leaf"}, {kSpineTier, "spine"}};
   for (const auto& t : kTiers) {
-    int shared = -2;
-    for (const v1::NodeAllocation& part : allocation.nodes()) {
-      const NodeSlot* slot = cluster.Find(part.node());
-      int id = slot == nullptr ? -1 : slot->network_ids[t.tier];
-      if (id < 0 || (shared != -2 && id != shared)) {
-        shared = -1;
-        break;
-      }
-      shared = id;
-    }
-    if (shared >= 0) {
-      *kind = t.name;
-      return absl::StrCat(t.name, " ", cluster.NetworkName(t.tier, shared));
-    }
+    const int shared = parts.front().slot->network_ids[t.tier];
+    bool all = shared >= 0;
+    for (const GangPart& part : parts) all = all && part.slot->network_ids[t.tier] == shared;
+    if (all) return Span{t.name, t.tier, shared};
   }
-  *kind = "cluster";
-  return "cluster";
+  return Span{"cluster", kSpineTier, -1};
+}
+
+double RingGbps(const NodeSlot& slot, const std::vector<int>& positions) {
+  const size_t k = positions.size();
+  if (k < 2) return 0;
+  double ring = std::numeric_limits<double>::infinity();
+  // A two-GPU ring is one link used both ways; count it once.
+  for (size_t i = 0; i < (k == 2 ? 1 : k); ++i) {
+    const int a = positions[i];
+    const int b = positions[(i + 1) % k];
+    ring = std::min(ring, slot.PairGbps(a, b));
+  }
+  return ring;
+}
+
+// The allocation's parts on nodes the cluster knows.
+std::vector<GangPart> PartsOf(const ClusterState& cluster, const v1::Allocation& allocation) {
+  std::vector<GangPart> parts;
+  for (const v1::NodeAllocation& node : allocation.nodes()) {
+    const NodeSlot* slot = cluster.Find(node.node());
+    if (slot == nullptr) continue;
+    GangPart& part = parts.emplace_back();
+    part.slot = slot;
+    for (int32_t index : node.gpu_indices()) part.positions.push_back(slot->PositionOf(index));
+  }
+  return parts;
 }
 
 }  // namespace
@@ -73,50 +91,45 @@ double InterNodeBandwidthGBps(const NodeSlot& slot, absl::string_view span_kind)
 double NodeRingBandwidthGBps(const NodeSlot& slot, const v1::NodeAllocation& part, std::string* worst_link) {
   const int k = part.gpu_indices_size();
   if (k < 2) return 0;
-  double ring = std::numeric_limits<double>::infinity();
+  std::vector<int> positions;
   topology::Link worst{topology::LinkKind::kSelf, 0};
   for (int i = 0; i < k; ++i) {
-    int a = slot.PositionOf(part.gpu_indices(i));
-    int b = slot.PositionOf(part.gpu_indices((i + 1) % k));
-    // A two-GPU ring is one link used both ways; count it once.
-    if (k == 2 && i == 1) break;
-    ring = std::min(ring, topology::EstimatedGpuPairBandwidthGBps(slot.topology, a, b));
-    topology::Link link = slot.topology.GpuLink(a, b);
+    positions.push_back(slot.PositionOf(part.gpu_indices(i)));
+    topology::Link link = slot.topology.GpuLink(positions[i], slot.PositionOf(part.gpu_indices((i + 1) % k)));
     if (worst.kind == topology::LinkKind::kSelf || topology::BetterThan(worst, link)) worst = link;
   }
   if (worst_link != nullptr) *worst_link = topology::FormatLink(worst);
-  return ring;
+  return RingGbps(slot, positions);
+}
+
+double GangBandwidthGBps(const std::vector<GangPart>& parts) {
+  size_t total_gpus = 0;
+  for (const GangPart& part : parts) total_gpus += part.positions.size();
+  if (total_gpus < 2) return 0;
+  const Span span = SpanOf(parts);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const GangPart& part : parts) {
+    if (part.positions.size() >= 2) bandwidth = std::min(bandwidth, RingGbps(*part.slot, part.positions));
+    if (parts.size() > 1) bandwidth = std::min(bandwidth, InterNodeBandwidthGBps(*part.slot, span.kind));
+  }
+  return bandwidth == std::numeric_limits<double>::infinity() ? 0 : bandwidth;
 }
 
 GangEstimate EstimateGang(const ClusterState& cluster, const v1::Allocation& allocation) {
   GangEstimate estimate;
-  std::string kind;
-  estimate.span = Span(cluster, allocation, &kind);
+  const std::vector<GangPart> parts = PartsOf(cluster, allocation);
+  const Span span = SpanOf(parts);
+  estimate.span = span.id < 0 ? span.kind : absl::StrCat(span.kind, " ", cluster.NetworkName(span.tier, span.id));
+  estimate.bus_bandwidth_gbps = GangBandwidthGBps(parts);
   int total_gpus = 0;
   for (const v1::NodeAllocation& part : allocation.nodes()) total_gpus += part.gpu_indices_size();
-  if (total_gpus < 2) {
-    estimate.worst_link = "none";
-    return estimate;
+  estimate.worst_link = "none";
+  if (total_gpus < 2) return estimate;
+  if (allocation.nodes_size() > 1) {
+    estimate.worst_link = "NET";
+  } else if (!parts.empty() && parts.front().positions.size() >= 2) {
+    NodeRingBandwidthGBps(*parts.front().slot, allocation.nodes(0), &estimate.worst_link);
   }
-  double bandwidth = std::numeric_limits<double>::infinity();
-  std::string worst = "none";
-  topology::Link worst_link{topology::LinkKind::kSelf, 0};
-  for (const v1::NodeAllocation& part : allocation.nodes()) {
-    const NodeSlot* slot = cluster.Find(part.node());
-    if (slot == nullptr) continue;
-    std::string part_worst;
-    if (part.gpu_indices_size() >= 2) {
-      bandwidth = std::min(bandwidth, NodeRingBandwidthGBps(*slot, part, &part_worst));
-      auto parsed = topology::ParseLink(part_worst);
-      if (parsed && (worst_link.kind == topology::LinkKind::kSelf || topology::BetterThan(worst_link, *parsed))) {
-        worst_link = *parsed;
-        worst = part_worst;
-      }
-    }
-    if (allocation.nodes_size() > 1) bandwidth = std::min(bandwidth, InterNodeBandwidthGBps(*slot, kind));
-  }
-  estimate.bus_bandwidth_gbps = bandwidth == std::numeric_limits<double>::infinity() ? 0 : bandwidth;
-  estimate.worst_link = allocation.nodes_size() > 1 ? "NET" : worst;
   return estimate;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "daemon/core/cluster_state.h"
@@ -31,6 +32,17 @@ double InterNodeBandwidthGBps(const NodeSlot& slot, absl::string_view span_kind)
 // The ring bandwidth of one node's GPUs in the given order (gpu indices);
 // 0 for fewer than two GPUs.
 double NodeRingBandwidthGBps(const NodeSlot& slot, const v1::NodeAllocation& part, std::string* worst_link);
+
+// One node's share of a gang as a policy weighs it, before any allocation
+// is built: the GPUs' positions in slot->info.gpus, in ring order.
+struct GangPart {
+  const NodeSlot* slot = nullptr;
+  std::vector<int> positions;
+};
+
+// EstimateGang's bus_bandwidth_gbps for these parts: what a policy compares
+// candidate gangs by, at the price of a few table reads per GPU.
+double GangBandwidthGBps(const std::vector<GangPart>& parts);
 
 GangEstimate EstimateGang(const ClusterState& cluster, const v1::Allocation& allocation);
 

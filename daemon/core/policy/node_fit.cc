@@ -57,11 +57,11 @@ int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
   return std::max<int64_t>(usable, 0);
 }
 
-std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle,
-                                           int64_t min_usable) {
+std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle,
+                                             int64_t min_usable) {
   const bool plain = req.gpu_model.empty() && req.gpu_memory_mb <= 0;
   min_usable = std::max<int64_t>(min_usable, 1);
-  std::vector<const NodeSlot*> out;
+  std::vector<GpuCandidate> out;
   for (const NodeScan& n : cluster.scan()) {
     if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) continue;
     if (!idle && std::popcount(n.free_mask) < min_usable) continue;  // the common case on a busy cluster
@@ -70,11 +70,19 @@ std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const Ga
       int64_t usable = std::popcount(n.free_mask);
       if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
       if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-      if (usable >= min_usable) out.push_back(n.slot);
+      if (usable >= min_usable) out.push_back({n.slot, n.free_mask, usable});
       continue;
     }
-    if (UsableGpus(*n.slot, req, idle) >= min_usable) out.push_back(n.slot);
+    const int64_t usable = UsableGpus(*n.slot, req, idle);
+    if (usable >= min_usable) out.push_back({n.slot, CandidateMask(*n.slot, req, idle), usable});
   }
+  return out;
+}
+
+std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle,
+                                           int64_t min_usable) {
+  std::vector<const NodeSlot*> out;
+  for (const GpuCandidate& c : ScoreGpuCandidates(cluster, req, idle, min_usable)) out.push_back(c.slot);
   return out;
 }
 

@@ -28,6 +28,16 @@ uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle =
 std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
                                            int64_t min_usable = 1);
 
+// A node of GpuCandidates with what it offers the request, worked out once:
+// a search weighs each node several times (alone, in each switch group).
+struct GpuCandidate {
+  const NodeSlot* slot = nullptr;
+  uint64_t mask = 0;   // CandidateMask
+  int64_t usable = 0;  // UsableGpus
+};
+std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
+                                             int64_t min_usable = 1);
+
 // Whether a CPU-only request fits on the node now.
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req);
 

@@ -32,32 +32,24 @@ std::string Plural(int64_t n, const char* one, const char* many) { return absl::
 }  // namespace
 
 std::string WaitReason(const ClusterState& cluster, const GangRequest& req) {
-  int64_t free_total = 0;
-  int64_t nodes_with_part = 0;
+  return WaitReason(cluster, req, ScoreGpuCandidates(cluster, req));
+}
+
+std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
+                       const std::vector<GpuCandidate>& candidates) {
   size_t up = 0, up_elsewhere = 0;
-  // Over the scan entries, not the node map: backfill planning asks for a
-  // reason on every placement it tries, on thousands of nodes.
-  const bool plain = req.gpu_model.empty() && req.gpu_memory_mb <= 0;
   for (const NodeScan& n : cluster.scan()) {
-    if (!n.up) continue;
-    if ((n.queue_mask & req.queue_bit) == 0) {
-      ++up_elsewhere;
-      continue;
-    }
-    ++up;
-    int64_t usable = std::popcount(n.free_mask);
-    if (!plain) {
-      usable = UsableGpus(*n.slot, req);
-    } else {
-      if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
-      if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-    }
-    free_total += usable;
-    if (req.nodes > 0 && usable >= req.gpus_per_node) ++nodes_with_part;
+    if (n.up) ++((n.queue_mask & req.queue_bit) == 0 ? up_elsewhere : up);
   }
   if (up == 0) {
     return up_elsewhere == 0 ? "waiting for a node: no node is up"
                              : "waiting for a node: no node of its queue is up";
+  }
+  int64_t free_total = 0;
+  int64_t nodes_with_part = 0;
+  for (const GpuCandidate& c : candidates) {
+    free_total += c.usable;
+    if (req.nodes > 0 && c.usable >= req.gpus_per_node) ++nodes_with_part;
   }
   if (req.nodes > 0) {
     return absl::StrCat("waiting for ", Plural(req.nodes, "node", "nodes"), " with ", req.gpus_per_node, " free",

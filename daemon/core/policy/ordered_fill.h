@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "daemon/core/policy/node_fit.h"
 #include "daemon/core/policy/placement_policy.h"
 
 namespace gpusched::core::policy {
@@ -17,5 +18,10 @@ PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
 
 // Why a GPU gang of this shape cannot be placed with what is free now.
 std::string WaitReason(const ClusterState& cluster, const GangRequest& req);
+
+// WaitReason from ScoreGpuCandidates(cluster, req) (not idle, any
+// min_usable of 1), which a policy that searched has at hand.
+std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
+                       const std::vector<GpuCandidate>& candidates);
 
 }  // namespace gpusched::core::policy

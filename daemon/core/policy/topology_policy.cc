@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "daemon/core/placement/gpu_chooser.h"
@@ -27,33 +27,56 @@ int Compare(double a, double b) {
   return 0;
 }
 
+// A candidate gang. Searches weigh hundreds of them per request (every
+// switch group of every tier), so they stay plain parts; only the chosen one
+// becomes an allocation.
 struct Option {
-  v1::Allocation allocation;
-  GangEstimate estimate;
-  int64_t free_left = 0;  // free GPUs left on the node or group it uses: less is a better fit
+  std::vector<GangPart> parts;
+  double bandwidth_gbps = 0;  // GangBandwidthGBps(parts)
+  int64_t free_left = 0;      // free GPUs left on the node or group it uses: less is a better fit
+  size_t nodes() const { return parts.size(); }
 };
 
 // Better by fewer nodes, then bandwidth, then fit; earlier wins a full tie
 // (name order).
 bool Better(const Option& a, const Option& b) {
-  if (a.allocation.nodes_size() != b.allocation.nodes_size()) {
-    return a.allocation.nodes_size() < b.allocation.nodes_size();
-  }
-  if (int c = Compare(a.estimate.bus_bandwidth_gbps, b.estimate.bus_bandwidth_gbps); c != 0) return c > 0;
+  if (a.nodes() != b.nodes()) return a.nodes() < b.nodes();
+  if (int c = Compare(a.bandwidth_gbps, b.bandwidth_gbps); c != 0) return c > 0;
   return a.free_left < b.free_left;
 }
 
-std::string Describe(const GangRequest& req, const Option& option) {
-  const int nodes = option.allocation.nodes_size();
+v1::Allocation ToAllocation(const GangRequest& req, const Option& option) {
+  v1::Allocation allocation;
+  for (const GangPart& part : option.parts) {
+    *allocation.add_nodes() = MakePart(*part.slot, req, part.positions, allocation.nodes_size());
+  }
+  return allocation;
+}
+
+// first-fit's answer as an Option, to weigh it against the search's.
+Option FromAllocation(const ClusterState& cluster, const v1::Allocation& allocation) {
+  Option option;
+  for (const v1::NodeAllocation& node : allocation.nodes()) {
+    const NodeSlot* slot = cluster.Find(node.node());
+    if (slot == nullptr) continue;
+    GangPart& part = option.parts.emplace_back();
+    part.slot = slot;
+    for (int32_t index : node.gpu_indices()) part.positions.push_back(slot->PositionOf(index));
+  }
+  option.bandwidth_gbps = GangBandwidthGBps(option.parts);
+  return option;
+}
+
+std::string Describe(const ClusterState& cluster, const GangRequest& req, const Option& option) {
+  const GangEstimate estimate = EstimateGang(cluster, ToAllocation(req, option));
+  const size_t nodes = option.nodes();
   std::string where = nodes == 1 ? "on one node"
                                  : absl::StrCat("on ", nodes, " nodes",
-                                                option.estimate.span == "cluster" ? " across the cluster"
-                                                                                  : absl::StrCat(" within ",
-                                                                                                 option.estimate.span));
+                                                estimate.span == "cluster" ? " across the cluster"
+                                                                           : absl::StrCat(" within ", estimate.span));
   if (req.total_gpus < 2) return absl::StrCat(req.total_gpus, " GPU ", where);
-  return absl::StrCat(req.total_gpus, " GPUs ", where, " at ~",
-                      absl::StrFormat("%.0f", option.estimate.bus_bandwidth_gbps), " GB/s (",
-                      option.estimate.worst_link, ")");
+  return absl::StrCat(req.total_gpus, " GPUs ", where, " at ~", absl::StrFormat("%.0f", estimate.bus_bandwidth_gbps),
+                      " GB/s (", estimate.worst_link, ")");
 }
 
 class TopologyPolicy final : public PlacementPolicy {
@@ -65,36 +88,41 @@ class TopologyPolicy final : public PlacementPolicy {
     if (req.total_gpus == 0) return PlaceCpuOnly(cluster, req);
     if (req.topology == v1::TOPOLOGY_MODE_ANY) return Stamped(cluster, first_fit_->Place(cluster, req));
 
-    std::optional<Option> best = Search(cluster, req, /*idle=*/false);
+    // Nodes with anything to give now: scored once, for the spanning search
+    // and the wait reason (filled only once a single node would not do).
+    std::vector<GpuCandidate> now;
+    std::optional<Option> best = Search(cluster, req, /*idle=*/false, now);
     // First-fit's answer competes too: topology-aware never means worse.
     // Only spanning gangs need the check: where the search finds nothing,
     // first-fit finds nothing either (the search ends with every candidate
     // node in one group), and a gang that fits one node goes on one node
     // under first-fit too, where the chooser's ring is at least as fast.
-    const bool spanning = best.has_value() && best->allocation.nodes_size() > 1;
+    const bool spanning = best.has_value() && best->nodes() > 1;
     PlacementResult first = spanning ? first_fit_->Place(cluster, req) : PlacementResult::Unschedulable("not needed");
     if (first.placed()) {
-      Option ff{first.allocation(), EstimateGang(cluster, first.allocation()), 0};
-      if (!best.has_value() || Compare(ff.estimate.bus_bandwidth_gbps, best->estimate.bus_bandwidth_gbps) > 0) {
-        best = std::move(ff);
-      }
+      Option ff = FromAllocation(cluster, first.allocation());
+      if (!best.has_value() || Compare(ff.bandwidth_gbps, best->bandwidth_gbps) > 0) best = std::move(ff);
     }
     if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
-      std::optional<Option> ideal = Search(cluster, req, /*idle=*/true);
+      std::vector<GpuCandidate> idle;
+      std::optional<Option> ideal = Search(cluster, req, /*idle=*/true, idle);
       // The idle-cluster search is a heuristic too: what is free now can
       // only raise the bar, never lower it.
       if (ideal.has_value() && best.has_value() && !Better(*ideal, *best)) ideal = best;
-      if (ideal.has_value() &&
-          (!best.has_value() || Compare(best->estimate.bus_bandwidth_gbps, ideal->estimate.bus_bandwidth_gbps) < 0 ||
-           best->allocation.nodes_size() > ideal->allocation.nodes_size())) {
+      if (ideal.has_value() && (!best.has_value() || Compare(best->bandwidth_gbps, ideal->bandwidth_gbps) < 0 ||
+                                best->nodes() > ideal->nodes())) {
         return PlacementResult::Unschedulable(
-            absl::StrCat("strict topology: waiting for ", Describe(req, *ideal), "; the best free now is ",
-                         best.has_value() ? Describe(req, *best) : "nothing"));
+            absl::StrCat("strict topology: waiting for ", Describe(cluster, req, *ideal), "; the best free now is ",
+                         best.has_value() ? Describe(cluster, req, *best) : "nothing"));
       }
     }
-    if (!best.has_value()) return PlacementResult::Unschedulable(WaitReason(cluster, req));
-    Annotate(cluster, name(), best->allocation);
-    return PlacementResult::Placed(std::move(best->allocation));
+    if (!best.has_value()) {
+      if (req.nodes == 1) now = ScoreGpuCandidates(cluster, req);  // only single nodes were searched
+      return PlacementResult::Unschedulable(WaitReason(cluster, req, now));
+    }
+    v1::Allocation allocation = ToAllocation(req, *best);
+    Annotate(cluster, name(), allocation);
+    return PlacementResult::Placed(std::move(allocation));
   }
 
  private:
@@ -118,26 +146,31 @@ class TopologyPolicy final : public PlacementPolicy {
   }
 
   placement::GpuChooser::TopologyId IdFor(const NodeSlot& slot) {
-    // NodeSlots are stable (ClusterState keeps them in a map) and their
-    // generation is unique in the process, so the pair names one topology.
-    auto& cached = ids_[&slot];
+    // Kept by the node's place in the scan, checked by its generation, which
+    // is unique in the process: a slot that moved, or a node of another
+    // cluster, never passes for the one cached there.
+    if (ids_.size() <= slot.scan_index) ids_.resize(slot.scan_index + 1);
+    CachedId& cached = ids_[slot.scan_index];
     if (cached.generation != slot.generation) cached = {slot.generation, chooser_.Intern(slot.topology)};
     return cached.id;
   }
 
-  // The node's best `k` GPUs in ring order, or empty.
-  std::vector<int> Choose(const NodeSlot& slot, const GangRequest& req, int64_t k, bool idle) {
-    auto choice = chooser_.Choose(IdFor(slot), CandidateMask(slot, req, idle), static_cast<int>(k));
+  // The node's best `k` of the GPUs in `mask`, in ring order, or empty.
+  std::vector<int> Choose(const NodeSlot& slot, uint64_t mask, int64_t k) {
+    auto choice = chooser_.Choose(IdFor(slot), mask, static_cast<int>(k));
     return choice == nullptr ? std::vector<int>{} : choice->gpus;
   }
 
-  std::optional<Option> Search(const ClusterState& cluster, const GangRequest& req, bool idle) {
+  // `spanning` gets the candidates of the spanning search when it ran.
+  std::optional<Option> Search(const ClusterState& cluster, const GangRequest& req, bool idle,
+                               std::vector<GpuCandidate>& spanning) {
     if (req.nodes <= 1) {
       std::optional<Option> single =
-          BestSingleNode(cluster, req, GpuCandidates(cluster, req, idle, req.total_gpus), idle);
+          BestSingleNode(cluster, req, ScoreGpuCandidates(cluster, req, idle, req.total_gpus));
       if (single.has_value() || req.nodes == 1) return single;
     }
-    return BestSpanningGang(cluster, req, GpuCandidates(cluster, req, idle), idle);
+    spanning = ScoreGpuCandidates(cluster, req, idle);
+    return BestSpanningGang(cluster, req, spanning);
   }
 
   // The fastest ring any kind of node of the cluster could give k GPUs: a
@@ -164,17 +197,17 @@ class TopologyPolicy final : public PlacementPolicy {
   // Nodes are compared on the chooser's cached figures (ring bandwidth, then
   // fit); only the winner is built into an allocation and estimated.
   std::optional<Option> BestSingleNode(const ClusterState& cluster, const GangRequest& req,
-                                       const std::vector<const NodeSlot*>& candidates, bool idle) {
+                                       const std::vector<GpuCandidate>& candidates) {
     const NodeSlot* best_slot = nullptr;
     std::shared_ptr<const placement::GpuChoice> best_choice;
     int64_t best_left = 0;
     double unbeatable = -1;  // computed once a perfect fit shows up
-    for (const NodeSlot* slot : candidates) {
-      const int64_t usable = UsableGpus(*slot, req, idle);
-      if (usable < req.total_gpus) continue;
-      auto choice = chooser_.Choose(IdFor(*slot), CandidateMask(*slot, req, idle), static_cast<int>(req.total_gpus));
+    for (const GpuCandidate& c : candidates) {
+      const NodeSlot* slot = c.slot;
+      if (c.usable < req.total_gpus) continue;
+      auto choice = chooser_.Choose(IdFor(*slot), c.mask, static_cast<int>(req.total_gpus));
       if (choice == nullptr) continue;
-      const int64_t left = usable - req.total_gpus;
+      const int64_t left = c.usable - req.total_gpus;
       if (best_slot != nullptr) {
         int c = Compare(choice->ring_bandwidth_gbps, best_choice->ring_bandwidth_gbps);
         if (c < 0 || (c == 0 && left >= best_left)) continue;
@@ -189,8 +222,8 @@ class TopologyPolicy final : public PlacementPolicy {
     }
     if (best_slot == nullptr) return std::nullopt;
     Option option;
-    *option.allocation.add_nodes() = MakePart(*best_slot, req, best_choice->gpus, 0);
-    option.estimate = EstimateGang(cluster, option.allocation);
+    option.parts.push_back({best_slot, best_choice->gpus});
+    option.bandwidth_gbps = GangBandwidthGBps(option.parts);
     option.free_left = best_left;
     return option;
   }
@@ -199,46 +232,51 @@ class TopologyPolicy final : public PlacementPolicy {
   // (NVLink domain, leaf, spine, anywhere) some group of which can hold it;
   // within the tier, the best group by bandwidth, then fit.
   std::optional<Option> BestSpanningGang(const ClusterState& cluster, const GangRequest& req,
-                                         const std::vector<const NodeSlot*>& candidates, bool idle) {
+                                         const std::vector<GpuCandidate>& candidates) {
     std::optional<Option> best;
+    std::vector<GpuCandidate> grouped;
+    std::vector<size_t> starts;
     for (NetworkTier tier : {kNvlinkDomainTier, kLeafTier, kSpineTier}) {
-      std::vector<std::vector<const NodeSlot*>> groups(cluster.NetworkIdCount(tier));
-      for (const NodeSlot* slot : candidates) {
-        if (slot->network_ids[tier] >= 0) groups[slot->network_ids[tier]].push_back(slot);
-      }
+      GroupBy(candidates, tier, cluster.NetworkIdCount(tier), grouped, starts);
       std::optional<Option> in_tier;
-      for (const auto& group : groups) {
-        std::optional<Option> option = FormGang(cluster, req, group, idle);
+      for (size_t g = 0; g + 1 < starts.size(); ++g) {
+        std::optional<Option> option =
+            FormGang(req, absl::MakeConstSpan(grouped.data() + starts[g], starts[g + 1] - starts[g]));
         if (option.has_value() && (!in_tier.has_value() || Better(*option, *in_tier))) in_tier = std::move(option);
       }
       if (in_tier.has_value() && (!best.has_value() || Fewer(*in_tier, *best))) best = std::move(in_tier);
     }
-    std::optional<Option> anywhere = FormGang(cluster, req, candidates, idle);
+    std::optional<Option> anywhere = FormGang(req, candidates);
     if (anywhere.has_value() && (!best.has_value() || Fewer(*anywhere, *best))) best = std::move(anywhere);
     return best;
   }
 
-  static bool Fewer(const Option& a, const Option& b) {
-    return a.allocation.nodes_size() < b.allocation.nodes_size();
+  static bool Fewer(const Option& a, const Option& b) { return a.nodes() < b.nodes(); }
+
+  // The candidates under each switch (or domain) of `tier`, in scan order,
+  // as one array: group g is grouped[starts[g], starts[g + 1]). Nodes of no
+  // known switch are left out.
+  static void GroupBy(const std::vector<GpuCandidate>& candidates, NetworkTier tier, size_t groups,
+                      std::vector<GpuCandidate>& grouped, std::vector<size_t>& starts) {
+    starts.assign(groups + 1, 0);
+    for (const GpuCandidate& c : candidates) {
+      if (c.slot->network_ids[tier] >= 0) ++starts[c.slot->network_ids[tier] + 1];
+    }
+    for (size_t g = 0; g < groups; ++g) starts[g + 1] += starts[g];
+    grouped.resize(starts[groups]);
+    std::vector<size_t> next(starts.begin(), starts.end() - 1);
+    for (const GpuCandidate& c : candidates) {
+      if (c.slot->network_ids[tier] >= 0) grouped[next[c.slot->network_ids[tier]]++] = c;
+    }
   }
 
   // Fewest nodes of `group`, best fit for the last part; nullopt when the
   // group cannot hold the gang.
-  std::optional<Option> FormGang(const ClusterState& cluster, const GangRequest& req,
-                                 const std::vector<const NodeSlot*>& group, bool idle) {
-    struct Usable {
-      int64_t gpus;
-      const NodeSlot* slot;
-    };
-    std::vector<Usable> nodes;
+  std::optional<Option> FormGang(const GangRequest& req, absl::Span<const GpuCandidate> group) {
     int64_t group_free = 0;
-    for (const NodeSlot* slot : group) {
-      int64_t usable = UsableGpus(*slot, req, idle);
-      group_free += usable;
-      if (usable > 0) nodes.push_back({usable, slot});
-    }
+    for (const GpuCandidate& c : group) group_free += c.usable;
     if (group_free < req.total_gpus) return std::nullopt;
-    std::vector<std::pair<const NodeSlot*, int64_t>> parts;
+    std::vector<std::pair<const GpuCandidate*, int64_t>> parts;
     if (req.nodes > 0) {
       // Fixed shape: the nodes whose best part rings fastest (the gang is as
       // fast as its slowest part), then those with the fewest usable GPUs
@@ -246,44 +284,46 @@ class TopologyPolicy final : public PlacementPolicy {
       struct Ranked {
         double ring_gbps;
         int64_t usable;
-        const NodeSlot* slot;
+        const GpuCandidate* candidate;
       };
       std::vector<Ranked> ranked;
-      for (const Usable& n : nodes) {
-        if (n.gpus < req.gpus_per_node) continue;
-        auto choice = chooser_.Choose(IdFor(*n.slot), CandidateMask(*n.slot, req, idle),
-                                      static_cast<int>(req.gpus_per_node));
-        if (choice != nullptr) ranked.push_back({choice->ring_bandwidth_gbps, n.gpus, n.slot});
+      for (const GpuCandidate& c : group) {
+        if (c.usable < req.gpus_per_node) continue;
+        auto choice = chooser_.Choose(IdFor(*c.slot), c.mask, static_cast<int>(req.gpus_per_node));
+        if (choice != nullptr) ranked.push_back({choice->ring_bandwidth_gbps, c.usable, &c});
       }
       if (static_cast<int64_t>(ranked.size()) < req.nodes) return std::nullopt;
       std::stable_sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
         if (int c = Compare(a.ring_gbps, b.ring_gbps); c != 0) return c > 0;
         return a.usable < b.usable;
       });
-      for (int64_t i = 0; i < req.nodes; ++i) parts.emplace_back(ranked[i].slot, req.gpus_per_node);
+      for (int64_t i = 0; i < req.nodes; ++i) parts.emplace_back(ranked[i].candidate, req.gpus_per_node);
     } else {
       // Fewest nodes: the emptiest ones whole, then the last part on the
       // node that fits it most tightly.
-      std::stable_sort(nodes.begin(), nodes.end(), [](const Usable& a, const Usable& b) { return a.gpus > b.gpus; });
+      std::vector<const GpuCandidate*> nodes;
+      for (const GpuCandidate& c : group) nodes.push_back(&c);
+      std::stable_sort(nodes.begin(), nodes.end(),
+                       [](const GpuCandidate* a, const GpuCandidate* b) { return a->usable > b->usable; });
       int64_t remaining = req.total_gpus;
       size_t next = 0;
-      while (next < nodes.size() && remaining > nodes[next].gpus) {
-        parts.emplace_back(nodes[next].slot, nodes[next].gpus);
-        remaining -= nodes[next].gpus;
+      while (next < nodes.size() && remaining > nodes[next]->usable) {
+        parts.emplace_back(nodes[next], nodes[next]->usable);
+        remaining -= nodes[next]->usable;
         ++next;
       }
       if (next == nodes.size()) return std::nullopt;
       size_t tightest = next;
-      for (size_t i = next; i < nodes.size() && nodes[i].gpus >= remaining; ++i) tightest = i;
-      parts.emplace_back(nodes[tightest].slot, remaining);
+      for (size_t i = next; i < nodes.size() && nodes[i]->usable >= remaining; ++i) tightest = i;
+      parts.emplace_back(nodes[tightest], remaining);
     }
     Option option;
-    for (const auto& [slot, take] : parts) {
-      std::vector<int> gpus = Choose(*slot, req, take, idle);
+    for (const auto& [candidate, take] : parts) {
+      std::vector<int> gpus = Choose(*candidate->slot, candidate->mask, take);
       if (static_cast<int64_t>(gpus.size()) != take) return std::nullopt;
-      *option.allocation.add_nodes() = MakePart(*slot, req, gpus, option.allocation.nodes_size());
+      option.parts.push_back({candidate->slot, std::move(gpus)});
     }
-    option.estimate = EstimateGang(cluster, option.allocation);
+    option.bandwidth_gbps = GangBandwidthGBps(option.parts);
     option.free_left = group_free - req.total_gpus;
     return option;
   }
@@ -293,7 +333,7 @@ class TopologyPolicy final : public PlacementPolicy {
     placement::GpuChooser::TopologyId id;
   };
   placement::GpuChooser chooser_;
-  absl::flat_hash_map<const NodeSlot*, CachedId> ids_;
+  std::vector<CachedId> ids_;  // by NodeSlot::scan_index
   // Every node of this cluster at this epoch has been interned: the chooser
   // knows all of its kinds.
   uint64_t interned_epoch_ = 0;
