@@ -37,6 +37,13 @@ struct GpuCandidate {
 };
 std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
                                              int64_t min_usable = 1);
+// Into `out` (cleared first): a policy that keeps the vector between calls
+// does not allocate thousands of entries afresh on every placement.
+void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,
+                        std::vector<GpuCandidate>& out);
+// The same for one node: false when it is not a candidate.
+bool ScoreGpuCandidate(const NodeScan& node, const GangRequest& req, bool idle, int64_t min_usable,
+                       GpuCandidate& out);
 
 // Whether a CPU-only request fits on the node now.
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req);

@@ -90,7 +90,8 @@ class TopologyPolicy final : public PlacementPolicy {
 
     // Nodes with anything to give now: scored once, for the spanning search
     // and the wait reason (filled only once a single node would not do).
-    std::vector<GpuCandidate> now;
+    std::vector<GpuCandidate>& now = now_;
+    now.clear();
     std::optional<Option> best = Search(cluster, req, /*idle=*/false, now);
     // First-fit's answer competes too: topology-aware never means worse.
     // Only spanning gangs need the check: where the search finds nothing,
@@ -104,8 +105,7 @@ class TopologyPolicy final : public PlacementPolicy {
       if (!best.has_value() || Compare(ff.bandwidth_gbps, best->bandwidth_gbps) > 0) best = std::move(ff);
     }
     if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
-      std::vector<GpuCandidate> idle;
-      std::optional<Option> ideal = Search(cluster, req, /*idle=*/true, idle);
+      std::optional<Option> ideal = Search(cluster, req, /*idle=*/true, idle_);
       // The idle-cluster search is a heuristic too: what is free now can
       // only raise the bar, never lower it.
       if (ideal.has_value() && best.has_value() && !Better(*ideal, *best)) ideal = best;
@@ -117,7 +117,7 @@ class TopologyPolicy final : public PlacementPolicy {
       }
     }
     if (!best.has_value()) {
-      if (req.nodes == 1) now = ScoreGpuCandidates(cluster, req);  // only single nodes were searched
+      if (req.nodes == 1) ScoreGpuCandidates(cluster, req, false, 1, now);  // only single nodes were searched
       return PlacementResult::Unschedulable(WaitReason(cluster, req, now));
     }
     v1::Allocation allocation = ToAllocation(req, *best);
@@ -165,11 +165,10 @@ class TopologyPolicy final : public PlacementPolicy {
   std::optional<Option> Search(const ClusterState& cluster, const GangRequest& req, bool idle,
                                std::vector<GpuCandidate>& spanning) {
     if (req.nodes <= 1) {
-      std::optional<Option> single =
-          BestSingleNode(cluster, req, ScoreGpuCandidates(cluster, req, idle, req.total_gpus));
+      std::optional<Option> single = BestSingleNode(cluster, req, idle);
       if (single.has_value() || req.nodes == 1) return single;
     }
-    spanning = ScoreGpuCandidates(cluster, req, idle);
+    ScoreGpuCandidates(cluster, req, idle, 1, spanning);
     return BestSpanningGang(cluster, req, spanning);
   }
 
@@ -195,16 +194,17 @@ class TopologyPolicy final : public PlacementPolicy {
   }
 
   // Nodes are compared on the chooser's cached figures (ring bandwidth, then
-  // fit); only the winner is built into an allocation and estimated.
-  std::optional<Option> BestSingleNode(const ClusterState& cluster, const GangRequest& req,
-                                       const std::vector<GpuCandidate>& candidates) {
+  // fit), each scored as the scan reaches it: a fit that cannot be beaten
+  // ends the scan.
+  std::optional<Option> BestSingleNode(const ClusterState& cluster, const GangRequest& req, bool idle) {
     const NodeSlot* best_slot = nullptr;
     std::shared_ptr<const placement::GpuChoice> best_choice;
     int64_t best_left = 0;
     double unbeatable = -1;  // computed once a perfect fit shows up
-    for (const GpuCandidate& c : candidates) {
+    GpuCandidate c;
+    for (const NodeScan& n : cluster.scan()) {
+      if (!ScoreGpuCandidate(n, req, idle, req.total_gpus, c)) continue;
       const NodeSlot* slot = c.slot;
-      if (c.usable < req.total_gpus) continue;
       auto choice = chooser_.Choose(IdFor(*slot), c.mask, static_cast<int>(req.total_gpus));
       if (choice == nullptr) continue;
       const int64_t left = c.usable - req.total_gpus;
@@ -233,10 +233,19 @@ class TopologyPolicy final : public PlacementPolicy {
   // within the tier, the best group by bandwidth, then fit.
   std::optional<Option> BestSpanningGang(const ClusterState& cluster, const GangRequest& req,
                                          const std::vector<GpuCandidate>& candidates) {
+    // A wider tier only wins with fewer nodes: once a gang has as few as
+    // any could, the wider tiers are not searched (a fixed shape always has
+    // req.nodes, so its first tier that holds it wins).
+    int64_t most_usable = 1;
+    for (const GpuCandidate& c : candidates) most_usable = std::max(most_usable, c.usable);
+    const size_t fewest_possible =
+        req.nodes > 0 ? static_cast<size_t>(req.nodes) : static_cast<size_t>((req.total_gpus + most_usable - 1) / most_usable);
+    auto settled = [&](const std::optional<Option>& best) { return best.has_value() && best->nodes() <= fewest_possible; };
     std::optional<Option> best;
-    std::vector<GpuCandidate> grouped;
-    std::vector<size_t> starts;
+    std::vector<GpuCandidate>& grouped = grouped_;
+    std::vector<size_t>& starts = group_starts_;
     for (NetworkTier tier : {kNvlinkDomainTier, kLeafTier, kSpineTier}) {
+      if (settled(best)) return best;
       GroupBy(candidates, tier, cluster.NetworkIdCount(tier), grouped, starts);
       std::optional<Option> in_tier;
       for (size_t g = 0; g + 1 < starts.size(); ++g) {
@@ -246,6 +255,7 @@ class TopologyPolicy final : public PlacementPolicy {
       }
       if (in_tier.has_value() && (!best.has_value() || Fewer(*in_tier, *best))) best = std::move(in_tier);
     }
+    if (settled(best)) return best;
     std::optional<Option> anywhere = FormGang(req, candidates);
     if (anywhere.has_value() && (!best.has_value() || Fewer(*anywhere, *best))) best = std::move(anywhere);
     return best;
@@ -334,6 +344,10 @@ class TopologyPolicy final : public PlacementPolicy {
   };
   placement::GpuChooser chooser_;
   std::vector<CachedId> ids_;  // by NodeSlot::scan_index
+  // Scratch space of Place, kept between calls: candidates now and on the
+  // idle cluster, and the spanning search's grouping of them.
+  std::vector<GpuCandidate> now_, idle_, grouped_;
+  std::vector<size_t> group_starts_;
   // Every node of this cluster at this epoch has been interned: the chooser
   // knows all of its kinds.
   uint64_t interned_epoch_ = 0;
