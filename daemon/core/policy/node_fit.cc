@@ -57,25 +57,6 @@ int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
   return std::max<int64_t>(usable, 0);
 }
 
-bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, bool idle, int64_t min_usable,
-                       GpuCandidate& out) {
-  min_usable = std::max<int64_t>(min_usable, 1);
-  if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
-  if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
-  if (!idle && req.gpu_model.empty() && req.gpu_memory_mb <= 0) {
-    // Usable from the scan entry alone: no need to touch the node.
-    int64_t usable = std::popcount(n.free_mask);
-    if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
-    if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-    out = {n.slot, n.free_mask, usable};
-    return usable >= min_usable;
-  }
-  const int64_t usable = UsableGpus(*n.slot, req, idle);
-  if (usable < min_usable) return false;
-  out = {n.slot, CandidateMask(*n.slot, req, idle), usable};
-  return true;
-}
-
 void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,
                         std::vector<GpuCandidate>& out) {
   out.clear();

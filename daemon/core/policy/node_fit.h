@@ -1,5 +1,7 @@
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -41,9 +43,26 @@ std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const 
 // does not allocate thousands of entries afresh on every placement.
 void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,
                         std::vector<GpuCandidate>& out);
-// The same for one node: false when it is not a candidate.
-bool ScoreGpuCandidate(const NodeScan& node, const GangRequest& req, bool idle, int64_t min_usable,
-                       GpuCandidate& out);
+// The same for one node: false when it is not a candidate. Inline: a
+// search calls it on thousands of nodes per placement.
+inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, bool idle, int64_t min_usable,
+                              GpuCandidate& out) {
+  min_usable = std::max<int64_t>(min_usable, 1);
+  if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
+  if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
+  if (!idle && req.gpu_model.empty() && req.gpu_memory_mb <= 0) {
+    // Usable from the scan entry alone: no need to touch the node.
+    int64_t usable = std::popcount(n.free_mask);
+    if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
+    if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
+    out = {n.slot, n.free_mask, usable};
+    return usable >= min_usable;
+  }
+  const int64_t usable = UsableGpus(*n.slot, req, idle);
+  if (usable < min_usable) return false;
+  out = {n.slot, CandidateMask(*n.slot, req, idle), usable};
+  return true;
+}
 
 // Whether a CPU-only request fits on the node now.
 bool CpuJobFits(const NodeSlot& slot, const GangRequest& req);
