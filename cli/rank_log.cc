@@ -1,6 +1,9 @@
 #include "cli/rank_log.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 #include <vector>
@@ -70,6 +73,13 @@ absl::StatusOr<RankLog> FindRankLog(const v1::Job& job, int rank) {
     if (node.log_dir().empty()) continue;
     std::string path = (std::filesystem::path(node.log_dir()) / file_name).string();
     if (Exists(path)) return RankLog{node.node(), path};
+  }
+  // A log that is there but not ours to read says so, rather than "missing".
+  struct stat st {};
+  if (::stat(expected->path.c_str(), &st) != 0 && errno == EACCES) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot read the log of rank ", rank, " of job ", job.id(), ": ",
+                                                    expected->path, ": Permission denied (rank logs are their job's "
+                                                    "owner's files)"));
   }
   return absl::NotFoundError(absl::StrCat(
       "no log for rank ", rank, " of job ", job.id(), ": ", expected->path, " (on node ", expected->node,

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <iostream>
 
@@ -208,6 +209,10 @@ int main(int argc, char** argv) {
   std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
   serve->add_option("--metrics-listen", options.metrics_listen,
                     "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6871); off when not given");
+  serve->add_option("--socket", options.unix_socket,
+                    "also serve the CLI on this Unix socket, telling users apart by uid (e.g. /run/gpusched/gpuschedd.sock)");
+  std::vector<std::string> admins;
+  serve->add_option("--admin", admins, "a user who may act on anyone's jobs over the socket (repeatable; root always may)");
   serve->add_option("--placement-policy", placement_policy,
                     "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
@@ -274,6 +279,8 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--node-not-responding-ms", file->node_not_responding_ms, not_responding_ms);
     unless_flag(serve, "--node-down-ms", file->node_down_ms, down_ms);
     unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
+    unless_flag(serve, "--socket", file->socket, options.unix_socket);
+    unless_flag(serve, "--admin", file->admins, admins);
     unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
     unless_flag(serve, "--default-topology", file->default_topology, default_topology);
     unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
@@ -292,6 +299,7 @@ int main(int argc, char** argv) {
   options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
 
   options.core.placement_policy = placement_policy;
+  options.admins = std::set<std::string>(admins.begin(), admins.end());
   options.core.defaults.topology = default_topology == "strict" ? gpusched::v1::TOPOLOGY_MODE_STRICT
                                    : default_topology == "any"  ? gpusched::v1::TOPOLOGY_MODE_ANY
                                                                 : gpusched::v1::TOPOLOGY_MODE_PREFER;

@@ -36,6 +36,20 @@ std::optional<std::string> TomlTableReader::String(absl::string_view key) {
   return value->text;
 }
 
+std::optional<std::vector<std::string>> TomlTableReader::StringList(absl::string_view key) {
+  const TomlValue* value = Typed(key, TomlType::kArray);
+  if (value == nullptr) return std::nullopt;
+  std::vector<std::string> out;
+  for (const TomlValue& item : value->items) {
+    if (item.type != TomlType::kString) {
+      Error(item.line, absl::StrCat(key, " must be an array of strings, as [\"alice\", \"bob\"]"));
+      return std::nullopt;
+    }
+    out.push_back(item.text);
+  }
+  return out;
+}
+
 std::optional<int64_t> TomlTableReader::Int(absl::string_view key, int64_t min, int64_t max) {
   const TomlValue* value = Typed(key, TomlType::kInteger);
   if (value == nullptr) return std::nullopt;

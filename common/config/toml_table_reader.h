@@ -41,6 +41,8 @@ class TomlTableReader {
   // A non-empty string naming a file or directory; a relative one is taken
   // from the directory of `source` (the config file), not the working directory.
   std::optional<std::string> Path(absl::string_view key);
+  // An array of strings (`admins = ["alice", "bob"]`), in file order.
+  std::optional<std::vector<std::string>> StringList(absl::string_view key);
   // A table of strings (`labels = { rack = "r1" }` or a [labels] section), in file order.
   std::optional<std::vector<std::pair<std::string, std::string>>> StringTable(absl::string_view key);
 

@@ -40,7 +40,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
-                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority"});
+                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
   config.state_dir = reader.Path("state_dir");
@@ -48,6 +48,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.placement_policy = reader.OneOf("placement_policy", core::PlacementPolicyNames());
   config.default_topology = reader.OneOf("default_topology", {"prefer", "strict", "any"});
   config.metrics_listen = ListenAddress(reader, "metrics_listen");
+  config.socket = reader.Path("socket");
+  config.admins = reader.StringList("admins");
   config.tick_ms = Int(reader, kTickMs);
   config.kill_grace_ms = Int(reader, kKillGraceMs);
   config.node_not_responding_ms = Int(reader, kNodeNotRespondingMs);
@@ -103,6 +105,8 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add("placement_policy", config.placement_policy);
   add("default_topology", config.default_topology);
   add("metrics_listen", config.metrics_listen);
+  add("socket", config.socket);
+  if (config.admins) set.push_back(absl::StrCat("admins=", absl::StrJoin(*config.admins, ",")));
   add("network_topology", config.network_topology);
   add(kTickMs.key, config.tick_ms);
   add(kKillGraceMs.key, config.kill_grace_ms);

@@ -40,6 +40,10 @@ struct DaemonConfig {
   std::optional<std::string> placement_policy;
   std::optional<std::string> default_topology;  // prefer, strict or any
   std::optional<std::string> metrics_listen;
+  // The Unix socket for the CLI on this host, and who may act on anyone's
+  // jobs there besides root.
+  std::optional<std::string> socket;
+  std::optional<std::vector<std::string>> admins;
   std::optional<int64_t> tick_ms;
   std::optional<int64_t> kill_grace_ms;
   std::optional<int64_t> node_not_responding_ms;

@@ -184,8 +184,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   return a.job;
 }
 
-absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
-                                                   const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act) {
+std::vector<uint64_t> SchedulerCore::ActiveArrayTasks(uint64_t array_id) const {
   // Tasks have consecutive ids from the array's: look no further than the
   // largest array could reach.
   std::vector<uint64_t> tasks;
@@ -193,6 +192,17 @@ absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
   for (auto it = active_.lower_bound(array_id); it != active_.end() && it->first < end; ++it) {
     if (it->second.job.has_array() && it->second.job.array().array_id() == array_id) tasks.push_back(it->first);
   }
+  return tasks;
+}
+
+const v1::Job* SchedulerCore::FindActiveArrayTask(uint64_t array_id) const {
+  std::vector<uint64_t> tasks = ActiveArrayTasks(array_id);
+  return tasks.empty() ? nullptr : &active_.at(tasks.front()).job;
+}
+
+absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
+                                                   const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act) {
+  const std::vector<uint64_t> tasks = ActiveArrayTasks(array_id);
   if (tasks.empty()) return absl::NotFoundError(absl::StrCat("job array ", array_id, " has no unfinished task"));
   std::optional<absl::StatusOr<v1::Job>> first;
   for (uint64_t id : tasks) {

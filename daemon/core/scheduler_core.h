@@ -117,6 +117,8 @@ class SchedulerCore {
 
   // Active jobs only (pending, starting, running); nullptr otherwise.
   const v1::Job* FindActive(uint64_t job_id) const;
+  // An active task of the job array `array_id` names, or nullptr.
+  const v1::Job* FindActiveArrayTask(uint64_t array_id) const;
   std::vector<v1::Node> Nodes() const;
   const ClusterState& cluster() const { return cluster_; }
   // Every pending job's rank as of the last pass (never persisted), in
@@ -155,6 +157,7 @@ class SchedulerCore {
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
   void Requeue(ActiveJob& a, Effects& fx);
+  std::vector<uint64_t> ActiveArrayTasks(uint64_t array_id) const;
   absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id,
                                       const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
   // Checks a spec and fills in its defaults, as for a submit.

@@ -17,7 +17,9 @@
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
+#include "daemon/server/local_callers.h"
 #include "daemon/server/scheduler_service.h"
+#include "daemon/server/unix_listener.h"
 #include "daemon/store/sqlite_job_store.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -76,7 +78,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   auto reads = ReadPool::Open(d->db_path_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
-  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get());
+  d->local_callers_ = std::make_unique<LocalCallers>();
+  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get(),
+                                                             d->local_callers_.get(), options.admins);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up
@@ -106,6 +110,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen_address, " (address in use, or not a local address?)"));
   }
+  if (!options.unix_socket.empty()) {
+    auto listener = UnixListener::Start(options.unix_socket, *d->server_, *d->local_callers_);
+    if (!listener.ok()) return listener.status();
+    d->unix_listener_ = std::move(*listener);
+  }
   return d;
 }
 
@@ -117,6 +126,7 @@ std::string Daemon::address() const {
 std::string Daemon::metrics_url() const { return metrics_endpoint_ ? metrics_endpoint_->url() : ""; }
 
 void Daemon::Shutdown() {
+  unix_listener_.reset();  // no new connections while the server stops
   if (server_) {
     // Streams (agents, watchers) are cancelled after a short grace.
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

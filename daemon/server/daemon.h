@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,11 @@ struct DaemonOptions {
   // HOST:PORT to serve Prometheus metrics on (port 0 picks a free one);
   // empty: no metrics, and none are measured.
   std::string metrics_listen;
+  // A Unix socket for the CLI on this host, where callers are told apart by
+  // their uid (SO_PEERCRED); empty: none. `admins` (and root) may act on
+  // anyone's jobs there.
+  std::string unix_socket;
+  std::set<std::string> admins;
   // TLS on listen_address, checked already (tls::LoadTls); std::nullopt:
   // plaintext. With ca_certs, every client must present a certificate signed
   // by them, or its connection ends in the handshake.
@@ -48,6 +54,8 @@ class JobEventHub;
 class ReadPool;
 class SchedulerLoop;
 class SchedulerService;
+class LocalCallers;
+class UnixListener;
 
 // gpuschedd put together: state file, scheduler thread, gRPC services (with
 // health checking and reflection) on one listening address.
@@ -82,6 +90,8 @@ class Daemon {
   std::unique_ptr<SchedulerService> scheduler_service_;
   std::unique_ptr<AgentGatewayService> agent_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<LocalCallers> local_callers_;
+  std::unique_ptr<UnixListener> unix_listener_;  // null without unix_socket
   std::unique_ptr<metrics::MetricsEndpoint> metrics_endpoint_;
 };
 

@@ -39,6 +39,25 @@ grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServer
   return reactor;
 }
 
+// Whether `caller` may `verb` job `job_id` (or the array it names): its
+// owner or an admin. A job that is not active is left to the command,
+// which says so.
+absl::Status CheckOwner(const Caller& caller, const core::SchedulerCore& core, uint64_t job_id, bool whole_array,
+                        absl::string_view verb) {
+  if (caller.admin) return absl::OkStatus();
+  const v1::Job* job = core.FindActive(job_id);
+  if (job == nullptr && whole_array) job = core.FindActiveArrayTask(job_id);
+  if (job == nullptr || caller.MayActOnJobOf(job->spec().user())) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("job ", job_id, " belongs to ", job->spec().user(), ", not ",
+                                                  caller.user, ": only its owner or an admin may ", verb, " it"));
+}
+
+absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
+  if (caller.admin) return absl::OkStatus();
+  return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
+                                                  " is not one: uid 0 or the daemon's `admins`)"));
+}
+
 }  // namespace
 
 void SchedulerService::ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out) {
@@ -58,10 +77,23 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
   auto observe = [metrics = metrics_, arrived = std::chrono::steady_clock::now()] {
     if (metrics != nullptr) metrics->ObserveSubmit(absl::FromChrono(std::chrono::steady_clock::now() - arrived));
   };
-  loop_.Post([this, request, response, reactor, observe](LoopContext& loop) {
+  // On the Unix socket the job runs as the kernel's word for the caller;
+  // only an admin may submit for someone else.
+  const Caller caller = CallerOf(ctx);
+  v1::JobSpec spec = request->spec();
+  if (caller.local && spec.user() != caller.user) {
+    if (!spec.user().empty() && !caller.admin) {
+      observe();
+      reactor->Finish(ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
+          "spec.user: ", caller.user, " may not submit as ", spec.user(), "; only an admin may"))));
+      return reactor;
+    }
+    if (spec.user().empty()) spec.set_user(caller.user);
+  }
+  loop_.Post([this, request, response, reactor, observe, spec = std::move(spec)](LoopContext& loop) {
     auto outcome = request->array().empty()
-                       ? loop.core.Submit(request->spec(), request->client_request_id(), loop.fx)
-                       : loop.core.SubmitArray(request->spec(), request->array(), request->client_request_id(), loop.fx);
+                       ? loop.core.Submit(spec, request->client_request_id(), loop.fx)
+                       : loop.core.SubmitArray(spec, request->array(), request->client_request_id(), loop.fx);
     if (!outcome.ok()) {
       observe();
       reactor->Finish(ToGrpcStatus(outcome.status()));
@@ -148,7 +180,11 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
                                                       const v1::CancelJobRequest* request,
                                                       v1::CancelJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  loop_.Post([this, request, response, reactor](LoopContext& loop) {
+  loop_.Post([this, request, response, reactor, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "cancel");
+        !s.ok()) {
+      return reactor->Finish(ToGrpcStatus(s));
+    }
     // A job array is cancelled whole by its id, as Slurm's scancel does,
     // even once its first task has ended.
     absl::StatusOr<v1::Job> job = absl::NotFoundError("");
@@ -191,20 +227,26 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContext* ctx,
                                                       const v1::DrainNodeRequest* request, v1::Node* response) {
-  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request](LoopContext& loop) {
+  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckAdmin(caller, "drain a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.DrainNode(request->node(), request->reason(), loop.fx);
   });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerContext* ctx,
                                                        const v1::ResumeNodeRequest* request, v1::Node* response) {
-  return ChangeInLoop<v1::Node>(loop_, ctx, response,
-                                [request](LoopContext& loop) { return loop.core.ResumeNode(request->node(), loop.fx); });
+  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckAdmin(caller, "resume a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
+    return loop.core.ResumeNode(request->node(), loop.fx);
+  });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request](LoopContext& loop) {
+  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "hold"); !s.ok()) {
+      return absl::StatusOr<v1::Job>(s);
+    }
     absl::StatusOr<v1::Job> job = absl::NotFoundError("");
     if (request->whole_array()) job = loop.core.HoldArray(request->job_id(), loop.fx);
     return absl::IsNotFound(job.status()) ? loop.core.Hold(request->job_id(), loop.fx) : job;
@@ -213,7 +255,10 @@ grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext*
 
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request](LoopContext& loop) {
+  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "release"); !s.ok()) {
+      return absl::StatusOr<v1::Job>(s);
+    }
     absl::StatusOr<v1::Job> job = absl::NotFoundError("");
     if (request->whole_array()) job = loop.core.ReleaseArray(request->job_id(), loop.fx);
     return absl::IsNotFound(job.status()) ? loop.core.Release(request->job_id(), loop.fx) : job;

@@ -1,6 +1,10 @@
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "daemon/metrics/daemon_metrics.h"
+#include "daemon/server/local_callers.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
@@ -13,9 +17,11 @@ namespace gpusched::server {
 // and each RPC finishes when its command's batch is durable.
 class SchedulerService final : public v1::Scheduler::CallbackService {
  public:
-  // `metrics` may be null (no --metrics-listen).
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics = nullptr)
-      : loop_(loop), reads_(reads), hub_(hub), metrics_(metrics) {}
+  // `metrics` may be null (no --metrics-listen); `callers` too (no Unix
+  // socket: every caller is trusted as an admin).
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics = nullptr,
+                   const LocalCallers* callers = nullptr, std::set<std::string> admins = {})
+      : loop_(loop), reads_(reads), hub_(hub), metrics_(metrics), callers_(callers), admins_(std::move(admins)) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -41,11 +47,16 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
  private:
   // Answers with the committed row of a job that is no longer active.
   void ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
+  Caller CallerOf(const grpc::CallbackServerContext* ctx) const {
+    return IdentifyCaller(callers_, admins_, ctx->peer());
+  }
 
   SchedulerLoop& loop_;
   ReadPool& reads_;
   JobEventHub& hub_;
   metrics::DaemonMetrics* const metrics_;
+  const LocalCallers* const callers_;
+  const std::set<std::string> admins_;
 };
 
 }  // namespace gpusched::server

@@ -219,3 +219,13 @@ TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and che
              StartsWith(at + "1: tls_cert is set but tls_key is not"));
   CHECK(error("bad.toml", "tls_ca = \"ca.pem\"\n").find("unknown key tls_ca") != std::string::npos);
 }
+
+TEST_CASE("gpuschedd.toml: socket and admins, and their mistakes") {
+  auto config = ParseDaemonConfig("socket = \"/run/gpusched/d.sock\"\nadmins = [\"alice\", \"bob\"]\n", "/x/d.toml");
+  REQUIRE(config.ok());
+  CHECK(config->socket == "/run/gpusched/d.sock");
+  CHECK(config->admins == std::vector<std::string>{"alice", "bob"});
+  const std::string at = "/etc/gpusched/gpuschedd.toml:";
+  CHECK(ErrorOf("admins = \"alice\"\n") == at + "1: admins must be an array, got a string");
+  CHECK(ErrorOf("admins = [\"alice\", 3]\n") == at + "1: admins must be an array of strings, as [\"alice\", \"bob\"]");
+}
