@@ -9,6 +9,7 @@
 
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "common/job_states.h"
 
 namespace gpusched::cli {
 namespace {
@@ -25,17 +26,8 @@ std::vector<std::string> SortedLabels(const v1::NodeInfo& info) {
   return parts;
 }
 
-std::string NodeStateWord(v1::NodeState state) {
-  switch (state) {
-    case v1::NODE_STATE_UP: return "UP";
-    case v1::NODE_STATE_DOWN: return "DOWN";
-    case v1::NODE_STATE_NOT_RESPONDING: return "NOT_RESPONDING";
-    default: return "UNKNOWN";
-  }
-}
-
 std::string NodeStateText(const v1::Node& node) {
-  const std::string word = NodeStateWord(node.state());
+  const std::string word(NodeStateName(node.state()));
   return node.drain_reason().empty() ? word : absl::StrCat(word, "+DRAINED");
 }
 

@@ -15,8 +15,6 @@ std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& 
 // The node's labels as key=value, sorted by key.
 std::vector<std::string> SortedLabels(const v1::NodeInfo& info);
 
-// "UP", "DOWN", "NOT_RESPONDING".
-std::string NodeStateWord(v1::NodeState state);
 // The state, with "+DRAINED" when an operator drained the node.
 std::string NodeStateText(const v1::Node& node);
 // Why it is not up, and why it was drained, in one line ("" when neither).

@@ -63,4 +63,13 @@ bool ParseDependencyKind(absl::string_view text, v1::DependencyKind* out) {
   return false;
 }
 
+absl::string_view NodeStateName(v1::NodeState state) {
+  switch (state) {
+    case v1::NODE_STATE_UP: return "UP";
+    case v1::NODE_STATE_DOWN: return "DOWN";
+    case v1::NODE_STATE_NOT_RESPONDING: return "NOT_RESPONDING";
+    default: return "UNKNOWN";
+  }
+}
+
 }  // namespace gpusched

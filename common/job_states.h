@@ -13,6 +13,9 @@ bool IsTerminal(v1::JobState state);
 // "PENDING", "RUNNING", ...: the name without the enum prefix, for people.
 absl::string_view StateName(v1::JobState state);
 
+// "UP", "NOT_RESPONDING", "DOWN"; "UNKNOWN" otherwise.
+absl::string_view NodeStateName(v1::NodeState state);
+
 // Accepts "running", "RUNNING" or "JOB_STATE_RUNNING".
 bool ParseStateName(absl::string_view text, v1::JobState* out);
 

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "common/job_states.h"
 #include "common/logging.h"
 
 namespace gpusched::server {
@@ -100,6 +101,18 @@ void BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
 }
 
 void BatchCommitter::Release(std::vector<CommittedBatch>& group) {
+  // One key=value line per durable change, for the journal and log search:
+  // `journalctl -u gpuschedd | grep job=12`.
+  static const std::shared_ptr<spdlog::logger> log = GetLogger("state");
+  for (const CommittedBatch& batch : group) {
+    for (const v1::JobEvent& event : batch.events) {
+      log->info("job={} state={} reason=\"{}\"", event.job_id(), std::string(StateName(event.state())), event.reason());
+    }
+    for (const auto& [name, node] : batch.nodes) {
+      log->info("node={} state={} drained={} reason=\"{}\"", name, std::string(NodeStateName(node.state())),
+                node.drain_reason().empty() ? "no" : "yes", node.drain_reason().empty() ? node.reason() : node.drain_reason());
+    }
+  }
   for (const CommittedBatch& batch : group) {
     for (const auto& [channel, message] : batch.messages) channel->Send(message);
     hub_.Publish(batch.events);

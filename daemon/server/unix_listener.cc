@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "spdlog/spdlog.h"
+#include "common/logging.h"
 
 namespace gpusched::server {
 namespace {
@@ -87,7 +87,7 @@ UnixListener::UnixListener(std::string path, int listen_fd, int wake_fd, grpc::S
 
 UnixListener::~UnixListener() {
   const uint64_t one = 1;
-  if (write(wake_fd_, &one, sizeof(one)) < 0) spdlog::warn("unix socket {}: cannot wake the accept loop", path_);
+  if (write(wake_fd_, &one, sizeof(one)) < 0) GetLogger("daemon")->warn("unix socket {}: cannot wake the accept loop", path_);
   thread_.join();
   close(listen_fd_);
   close(wake_fd_);
@@ -99,7 +99,7 @@ void UnixListener::AcceptLoop() {
   while (true) {
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
-      spdlog::error("unix socket {}: poll: {}", path_, std::strerror(errno));
+      GetLogger("daemon")->error("unix socket {}: poll: {}", path_, std::strerror(errno));
       return;
     }
     if (fds[1].revents != 0) return;
@@ -107,14 +107,14 @@ void UnixListener::AcceptLoop() {
     const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (conn < 0) {
       if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
-        spdlog::warn("unix socket {}: accept: {}", path_, std::strerror(errno));
+        GetLogger("daemon")->warn("unix socket {}: accept: {}", path_, std::strerror(errno));
       }
       continue;
     }
     ucred cred{};
     socklen_t len = sizeof(cred);
     if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-      spdlog::warn("unix socket {}: SO_PEERCRED: {}; connection refused", path_, std::strerror(errno));
+      GetLogger("daemon")->warn("unix socket {}: SO_PEERCRED: {}; connection refused", path_, std::strerror(errno));
       close(conn);
       continue;
     }

@@ -43,6 +43,14 @@ TEST_CASE("a job runs, is COMPLETED with exit code 0, and its log holds stdout a
   auto json = cluster.Cli({"status", std::to_string(id), "--json"});
   CHECK(json.exit_code == 0);
   CHECK(json.out.find("\"JOB_STATE_COMPLETED\"") != std::string::npos);
+
+  // The daemon's log has a key=value line for each durable change.
+  const std::string log = cluster.DaemonLog();
+  INFO(log);
+  CHECK(log.find("job=" + std::to_string(id) + " state=PENDING reason=\"submitted\"") != std::string::npos);
+  CHECK(log.find("job=" + std::to_string(id) + " state=STARTING reason=\"placed on node-") != std::string::npos);
+  CHECK(log.find("job=" + std::to_string(id) + " state=COMPLETED") != std::string::npos);
+  CHECK(log.find("node=node-a state=UP drained=no") != std::string::npos);
 }
 
 TEST_CASE("a failing job is FAILED with its exit code", "[integration]") {
