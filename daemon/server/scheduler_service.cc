@@ -52,6 +52,17 @@ absl::Status CheckOwner(const Caller& caller, const core::SchedulerCore& core, u
                                                   caller.user, ": only its owner or an admin may ", verb, " it"));
 }
 
+// Hold or Release: on the job, or with `whole_array` on every task of the
+// array its id names (a plain job's id falls back to the job itself).
+using JobCommand = absl::StatusOr<v1::Job> (core::SchedulerCore::*)(uint64_t, core::Effects&);
+absl::StatusOr<v1::Job> OnJobOrArray(const Caller& caller, LoopContext& loop, uint64_t job_id, bool whole_array,
+                                     absl::string_view verb, JobCommand on_job, JobCommand on_array) {
+  if (absl::Status s = CheckOwner(caller, loop.core, job_id, whole_array, verb); !s.ok()) return s;
+  absl::StatusOr<v1::Job> job = absl::NotFoundError("");
+  if (whole_array) job = (loop.core.*on_array)(job_id, loop.fx);
+  return absl::IsNotFound(job.status()) ? (loop.core.*on_job)(job_id, loop.fx) : job;
+}
+
 absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
   if (caller.admin) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
@@ -244,24 +255,16 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
   return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
-    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "hold"); !s.ok()) {
-      return absl::StatusOr<v1::Job>(s);
-    }
-    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
-    if (request->whole_array()) job = loop.core.HoldArray(request->job_id(), loop.fx);
-    return absl::IsNotFound(job.status()) ? loop.core.Hold(request->job_id(), loop.fx) : job;
+    return OnJobOrArray(caller, loop, request->job_id(), request->whole_array(), "hold", &core::SchedulerCore::Hold,
+                        &core::SchedulerCore::HoldArray);
   });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
   return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
-    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "release"); !s.ok()) {
-      return absl::StatusOr<v1::Job>(s);
-    }
-    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
-    if (request->whole_array()) job = loop.core.ReleaseArray(request->job_id(), loop.fx);
-    return absl::IsNotFound(job.status()) ? loop.core.Release(request->job_id(), loop.fx) : job;
+    return OnJobOrArray(caller, loop, request->job_id(), request->whole_array(), "release",
+                        &core::SchedulerCore::Release, &core::SchedulerCore::ReleaseArray);
   });
 }
 
