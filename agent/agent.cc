@@ -19,6 +19,7 @@
 #include "agent/metrics/agent_collector.h"
 #include "agent/metrics/gpu_collector.h"
 #include "agent/node_info.h"
+#include "agent/route_address.h"
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
 #include "common/logging.h"
@@ -90,8 +91,17 @@ absl::Status Agent::Start() {
 
   AgentOptions options = options_;
   if (options.node_name.empty()) options.node_name = HostName();
-  if (options.advertise_address.empty()) options.advertise_address = "127.0.0.1";
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (options.advertise_address.empty()) {
+    // What the other nodes of a gang dial as MASTER_ADDR: this host's address
+    // toward the daemon, not loopback, unless the operator says otherwise.
+    auto routed = LocalAddressToward(options.daemon_address);
+    if (!routed.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot work out this node's address (set --advertise-address): ",
+                                                        routed.status().message()));
+    }
+    options.advertise_address = *routed;
+  }
   // Absolute, so that job logs land where the operator meant even though jobs
   // run in other directories.
   std::error_code ec;

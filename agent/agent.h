@@ -26,7 +26,7 @@ struct AgentOptions {
   // TLS to the daemon, checked already (tls::LoadTls); std::nullopt: plaintext.
   std::optional<tls::TlsMaterial> tls;
   std::string node_name;                 // default: gethostname()
-  std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default "127.0.0.1"
+  std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default: its address toward the daemon
   // Where the GPUs come from (see agent/topology_discovery.h). kAuto: the
   // topology file or text when given, else fake GPUs when asked for, else NVML,
   // else none (a CPU-only node).

@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
   app.add_option("--node-name", options.node_name, "name of this node (default: the host name)");
   app.add_option("--advertise-address", options.advertise_address,
-                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0")
+                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0 (default: this host's address on the route to the daemon)")
       ->capture_default_str();
   std::string gpu_source = "auto";
   app.add_option("--gpu-source", gpu_source,
