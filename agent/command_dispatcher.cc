@@ -1,5 +1,6 @@
 #include "agent/command_dispatcher.h"
 
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,9 +15,20 @@ CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner)
 v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
   *registration.mutable_node() = node_;
+  std::set<uint64_t> running;
   for (const JobRunner::RunningJob& job : runner_->RunningJobs()) {
     registration.add_running_job_ids(job.id);
     registration.add_running_job_attempts(job.attempt);
+    running.insert(job.id);
+  }
+  // Jobs that ended while the daemon could not hear are listed too: they are
+  // still this node's to report (the reports follow the ack). Left out, the
+  // daemon would take their processes for lost, and requeue and run them
+  // again although they finished.
+  for (const v1::JobUpdate& report : runner_->RecentReports()) {
+    if (running.contains(report.job_id())) continue;
+    registration.add_running_job_ids(report.job_id());
+    registration.add_running_job_attempts(report.attempt());
   }
   return registration;
 }

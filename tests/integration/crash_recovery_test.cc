@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 #include <map>
 
 #include "grpcpp/completion_queue.h"
@@ -90,4 +92,20 @@ TEST_CASE("a job running across a daemon crash finishes once, and is reported", 
   v1::Job job = cluster.WaitForEnd(id, 30);
   CHECK(job.state() == v1::JOB_STATE_COMPLETED);
   CHECK(gpusched::testing::ReadFile(marker) == "run\n");  // never started twice
+}
+
+TEST_CASE("a job that ends while the daemon is down is reported on reconnect, not taken for lost and run again",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  const std::string marker = cluster.dir() + "/runs";
+  uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "echo run >> " + marker + "; sleep 1; exit 3"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  cluster.CrashDaemon();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // it exits meanwhile
+  cluster.StartDaemon();
+  v1::Job job = cluster.WaitForEnd(id, 30);
+  CHECK(job.state() == v1::JOB_STATE_FAILED);
+  CHECK(job.exit_code() == 3);
+  CHECK(job.attempt() == 0);
+  CHECK(gpusched::testing::ReadFile(marker) == "run\n");
 }

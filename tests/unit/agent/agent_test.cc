@@ -166,7 +166,10 @@ TEST_CASE("after a broken stream the agent re-registers with its running jobs an
   daemon = std::make_unique<FakeDaemon>(port);
   registrations = daemon->WaitForRegistrations(1);
   REQUIRE(registrations.size() == 1);
-  CHECK(registrations[0].running_job_ids().empty());
+  // Listed as still this node's: its end is reported right after, and a
+  // daemon that took it for lost would run it again.
+  REQUIRE(registrations[0].running_job_ids_size() == 1);
+  CHECK(registrations[0].running_job_ids(0) == 5);
   auto exited = daemon->WaitForUpdate(5, Kind::KIND_EXITED);
   REQUIRE(exited);
   CHECK(exited->exit_code() == 3);
