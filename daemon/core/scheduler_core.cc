@@ -305,15 +305,17 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   WriteNode(name, fx);
 }
 
-void SchedulerCore::AgentHeartbeat(const std::string& node, Effects& fx) {
-  last_seen_[node] = clock_.Now();
+bool SchedulerCore::AgentHeartbeat(const std::string& node, Effects& fx) {
   // A heartbeat proves a live stream again. A DOWN node's gangs were given
   // up on: it comes back only by registering, which reconciles its jobs.
   const NodeSlot* slot = cluster_.Find(node);
-  if (slot != nullptr && slot->state == v1::NODE_STATE_NOT_RESPONDING) {
+  if (slot == nullptr || slot->state == v1::NODE_STATE_DOWN) return false;
+  last_seen_[node] = clock_.Now();
+  if (slot->state == v1::NODE_STATE_NOT_RESPONDING) {
     cluster_.SetState(node, v1::NODE_STATE_UP, "");
     WriteNode(node, fx);
   }
+  return true;
 }
 
 void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {

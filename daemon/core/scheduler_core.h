@@ -103,7 +103,9 @@ class SchedulerCore {
   absl::StatusOr<v1::Node> ResumeNode(const std::string& node, Effects& fx);
 
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
-  void AgentHeartbeat(const std::string& node, Effects& fx);
+  // False when the node is DOWN (its gangs were given up on) or unknown: its
+  // agent must register again, which reconciles the jobs it still runs.
+  bool AgentHeartbeat(const std::string& node, Effects& fx);
   void AgentDisconnected(const std::string& node, Effects& fx);
   void JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx);
 

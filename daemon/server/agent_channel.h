@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::server {
@@ -11,6 +13,9 @@ class AgentChannel {
   virtual ~AgentChannel() = default;
   // Queues a message; never blocks. Dropped if the connection is gone.
   virtual void Send(const v1::DaemonMessage& message) = 0;
+  // Ends the connection, telling the agent why; it connects and registers
+  // again. Nothing if it is gone already.
+  virtual void Close(const std::string& why) = 0;
 };
 
 }  // namespace gpusched::server

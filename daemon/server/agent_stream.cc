@@ -15,6 +15,12 @@ class AgentStream::Channel final : public AgentChannel {
     std::lock_guard<std::mutex> lock(mu_);
     if (stream_ != nullptr) stream_->Send(message);
   }
+  void Close(const std::string& why) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stream_ == nullptr) return;
+    std::lock_guard<std::mutex> stream_lock(stream_->mu_);
+    stream_->FinishOnce(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why));
+  }
   void Detach() {
     std::lock_guard<std::mutex> lock(mu_);
     stream_ = nullptr;
@@ -73,7 +79,14 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     return;
   }
   if (message.has_heartbeat()) {
-    loop_.Post([node = node_](LoopContext& ctx) { ctx.core.AgentHeartbeat(node, ctx.fx); });
+    loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
+      // A stream that outlived a partition: its node was declared DOWN and
+      // its gangs stopped elsewhere. Registering again reconciles its jobs.
+      if (!ctx.core.AgentHeartbeat(node, ctx.fx)) {
+        GetLogger("daemon")->info("agent {} is back after its node went DOWN: asking it to register again", node);
+        channel->Close(absl::StrCat("node ", node, " was declared DOWN while silent; register again"));
+      }
+    });
   } else if (message.has_job_update()) {
     loop_.Post([node = node_, update = message.job_update()](LoopContext& ctx) {
       ctx.core.JobUpdate(node, update, ctx.fx);

@@ -246,6 +246,13 @@ TEST_CASE("a silent node takes no new work, then goes DOWN and its gangs end NOD
   CHECK(h.StateOf(gang) == v1::JOB_STATE_NODE_FAIL);
   CHECK(h.Persisted(gang).reason() == "node b is down: silent for 2m5s");
 
+  // A heartbeat on b's old stream (a healed partition) does not bring it
+  // back: the daemon must hear it register, with what it still runs.
+  CHECK_FALSE(h.core.AgentHeartbeat("b", h.fx));
+  CHECK(h.core.cluster().Find("b")->state == v1::NODE_STATE_DOWN);
+  CHECK_FALSE(h.core.AgentHeartbeat("nobody-knows", h.fx));
+  CHECK(h.core.AgentHeartbeat("a", h.fx));
+
   // b comes back still running the gang's old processes: it is told to kill them.
   v1::RegisterNode reg;
   *reg.mutable_node() = core::testing::MakeNode("b", 4);

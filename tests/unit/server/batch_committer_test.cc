@@ -44,6 +44,7 @@ class RecordingChannel final : public server::AgentChannel {
     std::lock_guard<std::mutex> lock(mu_);
     sent.push_back(message.launch().job_id());
   }
+  void Close(const std::string&) override {}
   std::mutex mu_;
   std::vector<uint64_t> sent;
 };
