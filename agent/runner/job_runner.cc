@@ -51,7 +51,17 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       report_(std::move(report)),
       agent_env_(InheritedAgentEnvironment()),
       log_(GetLogger(absl::StrCat("agent/", options_.node_name))),
+      // By node: agents of one machine (gpuschedd dev), or of a shared
+      // filesystem, may share a log dir.
+      ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
+  // A predecessor that was killed left its jobs running with nobody to report
+  // them: they go, and the daemon, not hearing of them, takes them for lost.
+  for (const ProcessLedger::Leftover& left : ledger_.KillLeftovers()) {
+    log_->warn("job {} (attempt {}): killed {} process group(s) a previous agent left running; the daemon will "
+               "take them for lost",
+               left.job_id, left.attempt, left.killed);
+  }
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
@@ -111,6 +121,9 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
              started->log_dir);
   // Reported before the monitor can see the job, so that STARTED always
   // precedes EXITED.
+  std::vector<pid_t> groups;
+  for (const Process& p : started->processes) groups.push_back(p.pid);
+  if (!ledger_.Record(id, attempt, groups)) log_->warn("job {}: cannot record its processes in {}/running/{}", id, options_.log_dir, options_.node_name);
   report_(MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "", started->log_dir));
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -281,6 +294,7 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
         MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
     recent_.Add(report, absl::Now());
     finished.push_back(std::move(report));
+    ledger_.Forget(job.id);
     it = jobs_.erase(it);
   }
   return finished;

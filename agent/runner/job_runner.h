@@ -23,6 +23,7 @@
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/recent_exits.h"
 #include "common/topology/node_topology.h"
+#include "agent/runner/process_ledger.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent {
@@ -116,6 +117,7 @@ class JobRunner {
   const ReportFn report_;
   const std::map<std::string, std::string> agent_env_;
   std::shared_ptr<spdlog::logger> log_;
+  ProcessLedger ledger_;  // <log_dir>/running/<node>: what a killed agent would leave behind
   // Unbound processes are the rule on a node whose topology describes another
   // machine; one line says so, not one per job.
   std::atomic<bool> cpu_bind_note_logged_{false};

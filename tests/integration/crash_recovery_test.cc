@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 #include <map>
+#include <sstream>
 
 #include "grpcpp/completion_queue.h"
 #include "tests/integration/test_cluster.h"
@@ -108,4 +109,47 @@ TEST_CASE("a job that ends while the daemon is down is reported on reconnect, no
   CHECK(job.exit_code() == 3);
   CHECK(job.attempt() == 0);
   CHECK(gpusched::testing::ReadFile(marker) == "run\n");
+}
+
+TEST_CASE("an agent killed with kill -9 leaves no orphan: the next one kills its jobs, which run again once",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  const std::string pids = cluster.dir() + "/pids";
+  uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c",
+                                "echo $$ >> " + pids + "; echo attempt $GPUSCHED_RESTART_COUNT; exec sleep 300"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  cluster.KillAgent("node-a");
+  auto first_pid = [&] {
+    std::istringstream in(gpusched::testing::ReadFile(pids));
+    int pid = 0;
+    in >> pid;
+    return pid;
+  };
+  const int orphan = first_pid();
+  REQUIRE(orphan > 0);
+  CHECK_FALSE(gpusched::testing::ProcessGone(orphan));  // nobody reaps it while no agent runs
+
+  cluster.AddAgent({"node-a", 2});  // the same node's agent, restarted
+  for (int i = 0; i < 100 && !gpusched::testing::ProcessGone(orphan); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(gpusched::testing::ProcessGone(orphan));
+  CHECK_THAT(cluster.AgentLog("node-a"), Catch::Contains("a previous agent left running"));
+  // The daemon took the lost processes for a node failure: a second attempt,
+  // the only copy running.
+  v1::Job again = cluster.WaitForState(id, v1::JOB_STATE_RUNNING, 30);
+  for (int i = 0; i < 100 && again.attempt() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    again = cluster.WaitForState(id, v1::JOB_STATE_RUNNING, 30);
+  }
+  CHECK(again.attempt() == 1);
+  cluster.Cli({"cancel", std::to_string(id)});
+  cluster.WaitForEnd(id);
+  std::istringstream in(gpusched::testing::ReadFile(pids));
+  int runs = 0;
+  for (int pid; in >> pid;) {
+    ++runs;
+    CHECK(gpusched::testing::ProcessGone(pid));
+  }
+  CHECK(runs == 2);
 }
