@@ -2,6 +2,7 @@
 // what is wrong, a non-zero exit, and nothing half-written.
 
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "tests/integration/test_cluster.h"
 
@@ -82,4 +83,29 @@ TEST_CASE("the daemon rejects bad specs over gRPC naming the field, and keeps se
   CHECK(jobs.jobs_size() == 0);
   uint64_t ok = cluster.Submit({"--gpus", "1", "--", "/bin/true"});
   CHECK(cluster.WaitForEnd(ok).state() == v1::JOB_STATE_COMPLETED);
+}
+
+TEST_CASE("jobs with megabyte scripts do not break the job list: pages end before gRPC's 4 MiB", "[integration]") {
+  TestCluster cluster({{"node-a", 1}});
+  const std::string script = cluster.dir() + "/big.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\n# " << std::string(900 * 1024, 'x') << "\ntrue\n";
+  }
+  for (int i = 0; i < 8; ++i) cluster.Submit({"--hold", "--gpus", "1", "--script", script});
+  v1::ListJobsRequest request;
+  v1::ListJobsResponse first;
+  grpc::ClientContext ctx;
+  REQUIRE(cluster.stub().ListJobs(&ctx, request, &first).ok());
+  CHECK(first.jobs_size() < 8);
+  CHECK_FALSE(first.next_page_token().empty());
+  auto status = cluster.Cli({"status"});
+  INFO(status.err);
+  CHECK(status.exit_code == 0);
+  CHECK(status.out.find("held: waits until released") != std::string::npos);
+  auto all = cluster.Cli({"status", "--json"});
+  CHECK(all.exit_code == 0);
+  size_t jobs = 0;
+  for (size_t at = all.out.find("\"spec\""); at != std::string::npos; at = all.out.find("\"spec\"", at + 1)) ++jobs;
+  CHECK(jobs == 8);
 }
