@@ -57,11 +57,15 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       shutdown_grace_(kDestructorGrace) {
   // A predecessor that was killed left its jobs running with nobody to report
   // them: they go, and the daemon, not hearing of them, takes them for lost.
-  for (const ProcessLedger::Leftover& left : ledger_.KillLeftovers()) {
+  ProcessLedger::Loaded loaded = ledger_.Load();
+  for (const ProcessLedger::Leftover& left : loaded.killed) {
     log_->warn("job {} (attempt {}): killed {} process group(s) a previous agent left running; the daemon will "
                "take them for lost",
                left.job_id, left.attempt, left.killed);
   }
+  // How the jobs a predecessor saw end did end: reported again like any
+  // recent report, after the next registration.
+  for (const v1::JobUpdate& report : loaded.reports) recent_.Add(report, absl::Now());
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
@@ -110,6 +114,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
       std::lock_guard<std::mutex> lock(mu_);
       launching_.erase(id);
       recent_.Add(failed, absl::Now());
+      ledger_.Finished(failed, absl::Now());
     }
     report_(failed);
     return;
@@ -293,8 +298,8 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
     v1::JobUpdate report =
         MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
     recent_.Add(report, absl::Now());
+    if (!ledger_.Finished(report, absl::Now())) log_->warn("job {}: cannot keep its final report on disk", job.id);
     finished.push_back(std::move(report));
-    ledger_.Forget(job.id);
     it = jobs_.erase(it);
   }
   return finished;

@@ -117,7 +117,7 @@ class JobRunner {
   const ReportFn report_;
   const std::map<std::string, std::string> agent_env_;
   std::shared_ptr<spdlog::logger> log_;
-  ProcessLedger ledger_;  // <log_dir>/running/<node>: what a killed agent would leave behind
+  ProcessLedger ledger_;  // <log_dir>/running/<node>: what runs per job, and how ended ones ended
   // Unbound processes are the rule on a node whose topology describes another
   // machine; one line says so, not one per job.
   std::atomic<bool> cpu_bind_note_logged_{false};

@@ -2,10 +2,13 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
+#include "absl/time/clock.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -39,20 +42,21 @@ uint64_t ProcessStartTime(pid_t pid) {
   return 0;
 }
 
-ProcessLedger::ProcessLedger(std::string dir) : dir_(std::move(dir)) {
+ProcessLedger::ProcessLedger(std::string dir, absl::Duration max_report_age)
+    : dir_(std::move(dir)), max_report_age_(max_report_age) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
 }
 
 std::string ProcessLedger::PathOf(uint64_t job_id) const { return absl::StrCat(dir_, "/job-", job_id); }
 
-bool ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups) {
-  const std::string path = PathOf(job_id);
+namespace {
+
+bool WriteAtomically(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp";
   {
-    std::ofstream out(temp, std::ios::trunc);
-    out << "boot " << BootId() << "\nattempt " << attempt << "\n";
-    for (pid_t pgid : process_groups) out << "group " << pgid << " " << ProcessStartTime(pgid) << "\n";
+    std::ofstream out(temp, std::ios::trunc | std::ios::binary);
+    out << text;
     if (!out.flush()) return false;
   }
   std::error_code ec;
@@ -60,14 +64,47 @@ bool ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t
   return !ec;
 }
 
-void ProcessLedger::Forget(uint64_t job_id) {
+absl::Time ModifiedAt(const std::filesystem::path& path) {
   std::error_code ec;
-  std::filesystem::remove(PathOf(job_id), ec);
+  const auto written = std::filesystem::last_write_time(path, ec);
+  if (ec) return absl::InfinitePast();
+  const auto system = std::chrono::time_point_cast<std::chrono::system_clock::duration>(
+      written - std::filesystem::file_time_type::clock::now() + std::chrono::system_clock::now());
+  return absl::FromChrono(system);
 }
 
-std::vector<ProcessLedger::Leftover> ProcessLedger::KillLeftovers() {
-  std::vector<Leftover> found;
+}  // namespace
+
+bool ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups) {
+  std::string text = absl::StrCat("boot ", BootId(), "\nattempt ", attempt, "\n");
+  for (pid_t pgid : process_groups) absl::StrAppend(&text, "group ", pgid, " ", ProcessStartTime(pgid), "\n");
+  return WriteAtomically(PathOf(job_id), text);
+}
+
+bool ProcessLedger::Finished(const v1::JobUpdate& report, absl::Time now) {
+  PruneReports(now);
+  std::string encoded;
+  absl::Base64Escape(report.SerializeAsString(), &encoded);
+  return WriteAtomically(PathOf(report.job_id()), absl::StrCat("report ", encoded, "\n"));
+}
+
+void ProcessLedger::PruneReports(absl::Time now) {
+  if (now - last_prune_ < absl::Minutes(5)) return;
+  last_prune_ = now;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    std::ifstream in(entry.path());
+    std::string key;
+    if (in >> key && key == "report" && now - ModifiedAt(entry.path()) > max_report_age_) {
+      std::filesystem::remove(entry.path(), ec);
+    }
+  }
+}
+
+ProcessLedger::Loaded ProcessLedger::Load() {
+  Loaded loaded;
   const std::string boot = BootId();
+  const absl::Time now = absl::Now();
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
@@ -76,11 +113,22 @@ std::vector<ProcessLedger::Leftover> ProcessLedger::KillLeftovers() {
       std::filesystem::remove(entry.path(), ec);  // a .tmp of a record never finished
       continue;
     }
-    Leftover leftover{job_id, 0, 0};
     std::ifstream in(entry.path());
     std::string key, value;
+    if (in >> key && key == "report") {
+      std::string decoded;
+      v1::JobUpdate report;
+      if (in >> value && absl::Base64Unescape(value, &decoded) && report.ParseFromString(decoded) &&
+          now - ModifiedAt(entry.path()) <= max_report_age_) {
+        loaded.reports.push_back(std::move(report));
+        continue;  // kept until it ages out
+      }
+      std::filesystem::remove(entry.path(), ec);
+      continue;
+    }
+    Leftover leftover{job_id, 0, 0};
     bool same_boot = false;
-    while (in >> key) {
+    do {
       if (key == "boot" && in >> value) same_boot = value == boot;
       if (key == "attempt") in >> leftover.attempt;
       if (key == "group") {
@@ -92,11 +140,11 @@ std::vector<ProcessLedger::Leftover> ProcessLedger::KillLeftovers() {
           ++leftover.killed;
         }
       }
-    }
+    } while (in >> key);
     std::filesystem::remove(entry.path(), ec);
-    found.push_back(leftover);
+    loaded.killed.push_back(leftover);
   }
-  return found;
+  return loaded;
 }
 
 }  // namespace gpusched::agent

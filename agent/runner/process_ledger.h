@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+#include "gpusched/v1/agent.pb.h"
+
 namespace gpusched::agent {
 
 // What runs for each job, on disk: one file per job in `dir`, naming the
@@ -15,26 +18,40 @@ namespace gpusched::agent {
 // what a predecessor left: never an orphan nobody reports, never a second
 // copy next to the one the daemon relaunches. Start times, not pids alone,
 // say a process is still the one recorded: pids are reused.
+//
+// Once the job has ended, its file holds the final report instead, for
+// `max_report_age`: the protocol acknowledges no report, and an agent
+// restarted before the daemon heard it must still be able to say how the
+// job ended, or the daemon would take it for lost and run it again.
 class ProcessLedger {
  public:
-  explicit ProcessLedger(std::string dir);  // created if missing
+  explicit ProcessLedger(std::string dir, absl::Duration max_report_age = absl::Hours(1));  // dir created if missing
 
   // Best effort: a failure is logged by the caller, the job runs anyway.
   bool Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups);
-  void Forget(uint64_t job_id);
+  // The job ended: its processes give way to its final report.
+  bool Finished(const v1::JobUpdate& report, absl::Time now);
 
   struct Leftover {
     uint64_t job_id = 0;
     int attempt = 0;
     int killed = 0;  // process groups that were still running, now SIGKILLed
   };
-  // Kills every recorded process group still running from this boot and
-  // removes the records.
-  std::vector<Leftover> KillLeftovers();
+  struct Loaded {
+    std::vector<Leftover> killed;
+    std::vector<v1::JobUpdate> reports;  // final reports younger than max_report_age
+  };
+  // At start: kills every recorded process group still running from this
+  // boot (removing those records), and reads the final reports kept.
+  Loaded Load();
 
  private:
   std::string PathOf(uint64_t job_id) const;
+  // Removes reports older than max_report_age, at most every few minutes.
+  void PruneReports(absl::Time now);
   const std::string dir_;
+  const absl::Duration max_report_age_;
+  absl::Time last_prune_ = absl::InfinitePast();
 };
 
 // Field 22 of /proc/PID/stat (clock ticks after boot), or 0 when it is gone.

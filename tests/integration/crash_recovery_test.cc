@@ -153,3 +153,21 @@ TEST_CASE("an agent killed with kill -9 leaves no orphan: the next one kills its
   }
   CHECK(runs == 2);
 }
+
+TEST_CASE("a job's end survives its agent: ended while the daemon was down, the agent restarted, still reported",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  const std::string marker = cluster.dir() + "/runs";
+  uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "echo run >> " + marker + "; sleep 1; exit 5"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  cluster.CrashDaemon();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // it exits, heard by no daemon
+  cluster.KillAgent("node-a");
+  cluster.AddAgent({"node-a", 2});  // knows of it only from disk
+  cluster.StartDaemon();
+  v1::Job job = cluster.WaitForEnd(id, 30);
+  CHECK(job.state() == v1::JOB_STATE_FAILED);
+  CHECK(job.exit_code() == 5);
+  CHECK(job.attempt() == 0);
+  CHECK(gpusched::testing::ReadFile(marker) == "run\n");
+}
