@@ -7,16 +7,10 @@
 #include "absl/strings/str_cat.h"
 
 #include "cli/errors.h"
+#include "common/digits.h"
 
 namespace gpusched::cli {
 namespace {
-
-bool AllDigits(absl::string_view text) {
-  for (char c : text) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return !text.empty();
-}
 
 absl::Status NoSuchTask(uint64_t array_id, int32_t index) {
   return absl::NotFoundError(absl::StrCat("job array ", array_id, " has no task with index ", index));
@@ -26,8 +20,7 @@ absl::Status NoSuchTask(uint64_t array_id, int32_t index) {
 
 absl::StatusOr<uint64_t> ParseJobId(absl::string_view text) {
   uint64_t id = 0;
-  // SimpleAtoi would take "-1" as a huge unsigned or " 7" with spaces; ids are digits only.
-  if (!AllDigits(text) || !absl::SimpleAtoi(text, &id) || id == 0) {
+  if (!ParseDigits(text, &id) || id == 0) {
     return UsageError(absl::StrCat("invalid job id \"", text, "\": expected a positive number"));
   }
   return id;
@@ -44,8 +37,7 @@ absl::StatusOr<JobRef> ParseJobRef(absl::string_view text) {
   int32_t index = 0;
   absl::string_view array_text = text.substr(0, underscore);
   absl::string_view index_text = text.substr(underscore + 1);
-  if (!AllDigits(array_text) || !absl::SimpleAtoi(array_text, &array) || array == 0 || !AllDigits(index_text) ||
-      !absl::SimpleAtoi(index_text, &index)) {
+  if (!ParseDigits(array_text, &array) || array == 0 || !ParseDigits(index_text, &index)) {
     return UsageError(absl::StrCat("invalid job id \"", text,
                                    "\": expected a positive number, or ARRAY_INDEX for a task of a job array"));
   }

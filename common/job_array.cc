@@ -7,19 +7,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/digits.h"
 
 namespace gpusched {
 namespace {
 
 absl::Status Bad(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("array \"", text, "\": ", why));
-}
-
-// Digits only: SimpleAtoi alone would also take " 7" and "+7".
-template <typename Int>
-bool ParseDigits(absl::string_view text, Int* out) {
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
-  return absl::SimpleAtoi(text, out);
 }
 
 // Indices are non-negative: a task's index is what scripts shard data by.

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/digits.h"
 
 namespace gpusched {
 namespace {
@@ -21,11 +22,7 @@ absl::Status Invalid(absl::string_view text, absl::string_view why) {
 }
 
 bool ParseField(absl::string_view field, int64_t* out) {
-  if (field.empty() || field.size() > 9) return false;
-  for (char c : field) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return absl::SimpleAtoi(field, out);
+  return field.size() <= 9 && ParseDigits(field, out);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/digits.h"
 
 namespace gpusched {
 namespace {
@@ -63,11 +64,7 @@ absl::string_view Text(absl::string_view expr, Span s) {
 }
 
 bool ParseNumber(absl::string_view s, uint64_t* out) {
-  if (s.empty() || s.size() > kMaxDigits) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return absl::SimpleAtoi(s, out);
+  return s.size() <= kMaxDigits && ParseDigits(s, out);
 }
 
 // Splits at the commas outside brackets, checking bracket balance on the way

@@ -6,16 +6,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/digits.h"
 
 namespace gpusched::topology {
 namespace {
 
 bool ParseId(absl::string_view s, int* out) {
-  if (s.empty() || s.size() > 6) return false;
-  for (char c : s) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return absl::SimpleAtoi(s, out) && *out <= kMaxCpuId;
+  return s.size() <= 6 && ParseDigits(s, out) && *out <= kMaxCpuId;
 }
 
 }  // namespace

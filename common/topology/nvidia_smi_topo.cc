@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/digits.h"
 #include "common/topology/cpu_list.h"
 
 namespace gpusched::topology {
@@ -95,12 +96,8 @@ bool IsDeviceName(absl::string_view s) {
 std::optional<int> NumberedName(absl::string_view s, absl::string_view prefix) {
   if (!absl::StartsWith(s, prefix)) return std::nullopt;
   absl::string_view digits = s.substr(prefix.size());
-  if (digits.empty() || digits.size() > 4) return std::nullopt;
-  for (char c : digits) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-  }
   int n = 0;
-  if (!absl::SimpleAtoi(digits, &n)) return std::nullopt;
+  if (digits.size() > 4 || !ParseDigits(digits, &n)) return std::nullopt;
   return n;
 }
 

@@ -1,5 +1,7 @@
 #include "daemon/server/local_callers.h"
 
+#include "common/digits.h"
+
 namespace gpusched::server {
 
 void LocalCallers::Connected(int fd, LocalCaller caller) {
@@ -11,10 +13,7 @@ std::optional<LocalCaller> LocalCallers::Find(absl::string_view grpc_peer) const
   constexpr absl::string_view kPrefix = "fd:";
   if (grpc_peer.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   int fd = 0;
-  for (char c : grpc_peer.substr(kPrefix.size())) {
-    if (c < '0' || c > '9') return std::nullopt;
-    fd = fd * 10 + (c - '0');
-  }
+  if (!ParseDigits(grpc_peer.substr(kPrefix.size()), &fd)) return std::nullopt;
   std::lock_guard<std::mutex> lock(mu_);
   auto it = by_fd_.find(fd);
   if (it == by_fd_.end()) return std::nullopt;
