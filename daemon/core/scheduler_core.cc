@@ -135,22 +135,23 @@ uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_requ
   return id;
 }
 
+std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_request_id) const {
+  if (client_request_id.empty()) return std::nullopt;
+  auto it = request_ids_.find(client_request_id);
+  if (it == request_ids_.end()) return std::nullopt;
+  return SubmitOutcome{it->second, true};
+}
+
 absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
                                                     Effects& fx) {
-  if (!client_request_id.empty()) {
-    auto it = request_ids_.find(client_request_id);
-    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
-  }
+  if (auto earlier = Retried(client_request_id)) return *earlier;
   if (absl::Status s = Admit(spec); !s.ok()) return s;
   return SubmitOutcome{Enqueue(std::move(spec), client_request_id, nullptr, fx), false};
 }
 
 absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl::string_view array,
                                                          const std::string& client_request_id, Effects& fx) {
-  if (!client_request_id.empty()) {
-    auto it = request_ids_.find(client_request_id);
-    if (it != request_ids_.end()) return SubmitOutcome{it->second, true};
-  }
+  if (auto earlier = Retried(client_request_id)) return *earlier;
   auto parsed = ParseJobArraySpec(array, options_.limits.max_array_tasks);
   if (!parsed.ok()) return parsed.status();
   if (absl::Status s = Admit(spec); !s.ok()) return s;

@@ -162,6 +162,8 @@ class SchedulerCore {
   std::vector<uint64_t> ActiveArrayTasks(uint64_t array_id) const;
   absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id,
                                       const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
+  // The earlier submit a retried request id names, or nullopt.
+  std::optional<SubmitOutcome> Retried(const std::string& client_request_id) const;
   // Checks a spec and fills in its defaults, as for a submit.
   absl::Status Admit(v1::JobSpec& spec) const;
   // Queues an admitted spec as a new pending job; its id.
