@@ -63,19 +63,6 @@ double RingGbps(const NodeSlot& slot, const std::vector<int>& positions) {
   return ring;
 }
 
-// The allocation's parts on nodes the cluster knows.
-std::vector<GangPart> PartsOf(const ClusterState& cluster, const v1::Allocation& allocation) {
-  std::vector<GangPart> parts;
-  for (const v1::NodeAllocation& node : allocation.nodes()) {
-    const NodeSlot* slot = cluster.Find(node.node());
-    if (slot == nullptr) continue;
-    GangPart& part = parts.emplace_back();
-    part.slot = slot;
-    for (int32_t index : node.gpu_indices()) part.positions.push_back(slot->PositionOf(index));
-  }
-  return parts;
-}
-
 }  // namespace
 
 double InterNodeBandwidthGBps(const NodeSlot& slot, absl::string_view span_kind) {
@@ -100,6 +87,18 @@ double NodeRingBandwidthGBps(const NodeSlot& slot, const v1::NodeAllocation& par
   }
   if (worst_link != nullptr) *worst_link = topology::FormatLink(worst);
   return RingGbps(slot, positions);
+}
+
+std::vector<GangPart> PartsOf(const ClusterState& cluster, const v1::Allocation& allocation) {
+  std::vector<GangPart> parts;
+  for (const v1::NodeAllocation& node : allocation.nodes()) {
+    const NodeSlot* slot = cluster.Find(node.node());
+    if (slot == nullptr) continue;
+    GangPart& part = parts.emplace_back();
+    part.slot = slot;
+    for (int32_t index : node.gpu_indices()) part.positions.push_back(slot->PositionOf(index));
+  }
+  return parts;
 }
 
 double GangBandwidthGBps(const std::vector<GangPart>& parts) {

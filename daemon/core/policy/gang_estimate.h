@@ -40,6 +40,9 @@ struct GangPart {
   std::vector<int> positions;
 };
 
+// An allocation's parts on the nodes the cluster knows.
+std::vector<GangPart> PartsOf(const ClusterState& cluster, const v1::Allocation& allocation);
+
 // EstimateGang's bus_bandwidth_gbps for these parts: what a policy compares
 // candidate gangs by, at the price of a few table reads per GPU.
 double GangBandwidthGBps(const std::vector<GangPart>& parts);

@@ -53,20 +53,6 @@ v1::Allocation ToAllocation(const GangRequest& req, const Option& option) {
   return allocation;
 }
 
-// first-fit's answer as an Option, to weigh it against the search's.
-Option FromAllocation(const ClusterState& cluster, const v1::Allocation& allocation) {
-  Option option;
-  for (const v1::NodeAllocation& node : allocation.nodes()) {
-    const NodeSlot* slot = cluster.Find(node.node());
-    if (slot == nullptr) continue;
-    GangPart& part = option.parts.emplace_back();
-    part.slot = slot;
-    for (int32_t index : node.gpu_indices()) part.positions.push_back(slot->PositionOf(index));
-  }
-  option.bandwidth_gbps = GangBandwidthGBps(option.parts);
-  return option;
-}
-
 std::string Describe(const ClusterState& cluster, const GangRequest& req, const Option& option) {
   const GangEstimate estimate = EstimateGang(cluster, ToAllocation(req, option));
   const size_t nodes = option.nodes();
@@ -101,7 +87,10 @@ class TopologyPolicy final : public PlacementPolicy {
     const bool spanning = best.has_value() && best->nodes() > 1;
     PlacementResult first = spanning ? first_fit_->Place(cluster, req) : PlacementResult::Unschedulable("not needed");
     if (first.placed()) {
-      Option ff = FromAllocation(cluster, first.allocation());
+      // first-fit's answer as an Option, weighed like the search's.
+      Option ff;
+      ff.parts = PartsOf(cluster, first.allocation());
+      ff.bandwidth_gbps = GangBandwidthGBps(ff.parts);
       if (!best.has_value() || Compare(ff.bandwidth_gbps, best->bandwidth_gbps) > 0) best = std::move(ff);
     }
     if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
