@@ -53,15 +53,17 @@ absl::Status CheckOwner(const Caller& caller, const core::SchedulerCore& core, u
                                                   caller.user, ": only its owner or an admin may ", verb, " it"));
 }
 
-// Hold or Release: on the job, or with `whole_array` on every task of the
-// array its id names (a plain job's id falls back to the job itself).
-using JobCommand = absl::StatusOr<v1::Job> (core::SchedulerCore::*)(uint64_t, core::Effects&);
-absl::StatusOr<v1::Job> OnJobOrArray(const Caller& caller, LoopContext& loop, uint64_t job_id, bool whole_array,
-                                     absl::string_view verb, JobCommand on_job, JobCommand on_array) {
-  if (absl::Status s = CheckOwner(caller, loop.core, job_id, whole_array, verb); !s.ok()) return s;
+// Cancel, Hold or Release by its owner or an admin: on the job, or with
+// `whole_array` on every task of the array its id names, as Slurm does even
+// once the first task has ended (a plain job's id falls back to the job).
+using JobCommand = std::function<absl::StatusOr<v1::Job>(uint64_t)>;
+absl::StatusOr<v1::Job> OnJobOrArray(const Caller& caller, const core::SchedulerCore& core, uint64_t job_id,
+                                     bool whole_array, absl::string_view verb, const JobCommand& on_job,
+                                     const JobCommand& on_array) {
+  if (absl::Status s = CheckOwner(caller, core, job_id, whole_array, verb); !s.ok()) return s;
   absl::StatusOr<v1::Job> job = absl::NotFoundError("");
-  if (whole_array) job = (loop.core.*on_array)(job_id, loop.fx);
-  return absl::IsNotFound(job.status()) ? (loop.core.*on_job)(job_id, loop.fx) : job;
+  if (whole_array) job = on_array(job_id);
+  return absl::IsNotFound(job.status()) ? on_job(job_id) : job;
 }
 
 absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
@@ -203,15 +205,12 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
                                                       v1::CancelJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   loop_.Post([this, request, response, reactor, caller = CallerOf(ctx)](LoopContext& loop) {
-    if (absl::Status s = CheckOwner(caller, loop.core, request->job_id(), request->whole_array(), "cancel");
-        !s.ok()) {
-      return reactor->Finish(ToGrpcStatus(s));
-    }
-    // A job array is cancelled whole by its id, as Slurm's scancel does,
-    // even once its first task has ended.
-    absl::StatusOr<v1::Job> job = absl::NotFoundError("");
-    if (request->whole_array()) job = loop.core.CancelArray(request->job_id(), request->reason(), loop.fx);
-    if (absl::IsNotFound(job.status())) job = loop.core.Cancel(request->job_id(), request->reason(), loop.fx);
+    const std::string& reason = request->reason();
+    absl::StatusOr<v1::Job> job = OnJobOrArray(
+        caller, loop.core, request->job_id(), request->whole_array(), "cancel",
+        [&](uint64_t id) { return loop.core.Cancel(id, reason, loop.fx); },
+        [&](uint64_t id) { return loop.core.CancelArray(id, reason, loop.fx); });
+    if (absl::IsPermissionDenied(job.status())) return reactor->Finish(ToGrpcStatus(job.status()));
     if (job.ok()) {
       *response->mutable_job() = std::move(*job);
       loop.after_commit.push_back(
@@ -266,16 +265,20 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
   return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
-    return OnJobOrArray(caller, loop, request->job_id(), request->whole_array(), "hold", &core::SchedulerCore::Hold,
-                        &core::SchedulerCore::HoldArray);
+    return OnJobOrArray(
+        caller, loop.core, request->job_id(), request->whole_array(), "hold",
+        [&](uint64_t id) { return loop.core.Hold(id, loop.fx); },
+        [&](uint64_t id) { return loop.core.HoldArray(id, loop.fx); });
   });
 }
 
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
   return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
-    return OnJobOrArray(caller, loop, request->job_id(), request->whole_array(), "release",
-                        &core::SchedulerCore::Release, &core::SchedulerCore::ReleaseArray);
+    return OnJobOrArray(
+        caller, loop.core, request->job_id(), request->whole_array(), "release",
+        [&](uint64_t id) { return loop.core.Release(id, loop.fx); },
+        [&](uint64_t id) { return loop.core.ReleaseArray(id, loop.fx); });
   });
 }
 
