@@ -1,5 +1,6 @@
 #include "common/convert/topology_proto.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -216,6 +217,16 @@ absl::StatusOr<topology::NodeTopology> TopologyFromProto(const v1::NodeInfo& nod
   }
   topo.set_nvswitch(in.nvswitch());
   topo.network() = {in.network().rack(), in.network().leaf(), in.network().spine(), in.network().nvlink_domain()};
+  // Measurements of GPUs the node no longer lists are stale, not errors.
+  std::map<int, int> position;
+  for (int i = 0; i < gpus; ++i) position[node.gpus(i).index()] = i;
+  for (const v1::GpuPairBandwidth& pair : node.probe().pairs()) {
+    auto a = position.find(pair.gpu_a());
+    auto b = position.find(pair.gpu_b());
+    if (a != position.end() && b != position.end() && pair.busbw_gbps() > 0) {
+      topo.SetMeasuredGpuPairGBps(a->second, b->second, pair.busbw_gbps());
+    }
+  }
   return topo;
 }
 

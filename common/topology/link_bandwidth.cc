@@ -1,5 +1,7 @@
 #include "common/topology/link_bandwidth.h"
 
+#include <cmath>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 
@@ -68,13 +70,23 @@ double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j) {
   return EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
 }
 
-std::vector<double> EstimatedGpuPairBandwidthMatrixGBps(const NodeTopology& topo) {
+double PlacementGpuPairGBps(double estimate, double measured) {
+  if (measured <= 0 || measured >= estimate) return estimate;
+  const double tenth = estimate / 10;
+  const double rounded = std::floor(measured / tenth) * tenth;
+  // Under a tenth of the estimate: the figure itself (such a node is drained anyway).
+  return rounded > 0 ? rounded : measured;
+}
+
+std::vector<double> PlacementGpuPairMatrixGBps(const NodeTopology& topo) {
   const int n = topo.num_gpus();
   std::vector<double> matrix(static_cast<size_t>(n) * n, 0.0);
   for (int i = 0; i < n; ++i) {
     const GpuGeneration gen = GpuGenerationFromModel(topo.gpus()[i].model);
     for (int j = 0; j < n; ++j) {
-      if (j != i) matrix[static_cast<size_t>(i) * n + j] = EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
+      if (j == i) continue;
+      matrix[static_cast<size_t>(i) * n + j] =
+          PlacementGpuPairGBps(EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen), topo.MeasuredGpuPairGBps(i, j));
     }
   }
   return matrix;

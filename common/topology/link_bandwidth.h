@@ -62,8 +62,16 @@ double PcieX16GBps(GpuGeneration gen);
 // from GPU i's model (kUnknown when empty). 0 for i == j or out of range.
 double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j);
 
-// EstimatedGpuPairBandwidthGBps for every pair, row-major (num_gpus squared
-// entries), each GPU's model matched once rather than once per pair.
-std::vector<double> EstimatedGpuPairBandwidthMatrixGBps(const NodeTopology& topo);
+// What placement counts for a GPU pair: its estimate, or where the NCCL probe
+// measured the pair (measured > 0), the measurement rounded down to a tenth
+// of the estimate and never above it. Rounded, so that healthy nodes that
+// measure within a few percent of each other still look alike (they share
+// placement caches, and noise does not reorder them); never above, so that
+// the probe corrects the class estimate downwards only.
+double PlacementGpuPairGBps(double estimate, double measured);
+
+// PlacementGpuPairGBps of every pair, row-major (num_gpus squared entries),
+// each GPU's model matched once rather than once per pair.
+std::vector<double> PlacementGpuPairMatrixGBps(const NodeTopology& topo);
 
 }  // namespace gpusched::topology

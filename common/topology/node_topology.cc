@@ -68,6 +68,19 @@ void NodeTopology::SetGpuP2p(int i, int j, P2pStatus status) {
   if (InRange(i, n) && InRange(j, n) && i != j) gpu_p2p_[i * n + j] = status;
 }
 
+double NodeTopology::MeasuredGpuPairGBps(int i, int j) const {
+  const int n = num_gpus();
+  if (gpu_measured_.empty() || !InRange(i, n) || !InRange(j, n)) return 0.0;
+  return gpu_measured_[i * n + j];
+}
+
+void NodeTopology::SetMeasuredGpuPairGBps(int i, int j, double gbps) {
+  const int n = num_gpus();
+  if (!InRange(i, n) || !InRange(j, n) || i == j) return;
+  if (gpu_measured_.empty()) gpu_measured_.assign(static_cast<size_t>(n) * n, 0.0);
+  gpu_measured_[i * n + j] = gpu_measured_[j * n + i] = gbps;
+}
+
 std::vector<int> NodeTopology::NicsClosestTo(int gpu) const {
   std::vector<int> best;
   if (!InRange(gpu, num_gpus())) return best;

@@ -101,6 +101,12 @@ class NodeTopology {
   NetworkLocation& network() { return network_; }
   const NetworkLocation& network() const { return network_; }
 
+  // What the NCCL probe measured between GPUs i and j (all-reduce bus
+  // bandwidth, GB/s), 0 where nothing was measured. Set both ways at once;
+  // out-of-range and i == j are ignored as for links.
+  double MeasuredGpuPairGBps(int i, int j) const;
+  void SetMeasuredGpuPairGBps(int i, int j, double gbps);
+
   // The NICs with the best link class to `gpu` (all of them on a tie), in
   // index order; empty when there are no NICs or `gpu` is out of range.
   std::vector<int> NicsClosestTo(int gpu) const;
@@ -129,6 +135,7 @@ class NodeTopology {
   std::vector<Link> gpu_nic_;  // row-major num_gpus x num_nics
   std::vector<Link> nic_nic_;  // row-major num_nics x num_nics
   std::vector<P2pStatus> gpu_p2p_;  // row-major num_gpus x num_gpus
+  std::vector<double> gpu_measured_;  // row-major num_gpus x num_gpus; empty until one is set
   NetworkLocation network_;
   bool nvswitch_ = false;
 };

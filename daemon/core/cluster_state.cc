@@ -98,7 +98,7 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     if (same == slot.gpus_by_model.end()) same = slot.gpus_by_model.insert(same, {std::move(model), 0});
     same->mask |= uint64_t{1} << p;
   }
-  slot.pair_gbps = topology::EstimatedGpuPairBandwidthMatrixGBps(slot.topology);
+  slot.pair_gbps = topology::PlacementGpuPairMatrixGBps(slot.topology);
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
                       InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};

@@ -40,7 +40,7 @@ struct NodeSlot {
     uint64_t mask = 0;  // positions < 64
   };
   std::vector<ModelGpus> gpus_by_model;
-  // EstimatedGpuPairBandwidthGBps for every pair of positions, row-major:
+  // PlacementGpuPairGBps for every pair of positions, row-major:
   // ring estimates read it on every candidate gang, and the figure depends
   // on the GPU model's generation, which is a string match.
   std::vector<double> pair_gbps;
@@ -64,7 +64,8 @@ struct NodeSlot {
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const;
-  // The estimated bandwidth between the GPUs at positions a and b (GB/s);
+  // The bandwidth placement counts between the GPUs at positions a and b
+  // (GB/s: estimated, or measured by the NCCL probe);
   // 0 for a position the node does not have.
   double PairGbps(int a, int b) const {
     const int n = topology.num_gpus();

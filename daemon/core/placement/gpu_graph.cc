@@ -52,8 +52,10 @@ GpuGraph GpuGraph::FromTopology(const topology::NodeTopology& topo) {
     for (int j = i + 1; j < n; ++j) {
       const Link there = OffDiagonal(topo.GpuLink(i, j));
       const Link back = OffDiagonal(topo.GpuLink(j, i));
-      const double bw = std::min(topology::EstimatedLinkBandwidthGBps(there, generation[i]),
-                                 topology::EstimatedLinkBandwidthGBps(back, generation[j]));
+      const double bw = topology::PlacementGpuPairGBps(
+          std::min(topology::EstimatedLinkBandwidthGBps(there, generation[i]),
+                   topology::EstimatedLinkBandwidthGBps(back, generation[j])),
+          topo.MeasuredGpuPairGBps(i, j));
       g.links_[i * n + j] = g.links_[j * n + i] = topology::BetterThan(there, back) ? back : there;
       gbps[i * n + j] = gbps[j * n + i] = bw;
     }

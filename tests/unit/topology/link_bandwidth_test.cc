@@ -82,3 +82,23 @@ TEST_CASE("pair estimates use the GPU's model") {
   CHECK(EstimatedGpuPairBandwidthGBps(t, 0, 0) == 0);
   CHECK(EstimatedGpuPairBandwidthGBps(t, 0, 5) == 0);
 }
+
+TEST_CASE("placement counts a measured pair at its measurement, rounded down to a tenth of the estimate") {
+  CHECK(PlacementGpuPairGBps(300, 0) == 300);      // not measured
+  CHECK(PlacementGpuPairGBps(300, 231) == Approx(210));
+  CHECK(PlacementGpuPairGBps(300, 239) == Approx(210));  // close figures look alike
+  CHECK(PlacementGpuPairGBps(300, 350) == 300);    // never above the class
+  CHECK(PlacementGpuPairGBps(300, 12) == 12);      // under a tenth: the figure itself
+
+  NodeTopology t(3, 0);
+  t.SetGpuLink(0, 1, Link{LinkKind::kNvLink, 12});
+  t.SetGpuLink(1, 0, Link{LinkKind::kNvLink, 12});
+  for (auto& gpu : t.gpus()) gpu.model = "NVIDIA A100-SXM4-40GB";
+  t.SetMeasuredGpuPairGBps(0, 1, 150);
+  CHECK(t.MeasuredGpuPairGBps(1, 0) == 150);
+  CHECK(t.MeasuredGpuPairGBps(0, 2) == 0);
+  const std::vector<double> matrix = PlacementGpuPairMatrixGBps(t);
+  CHECK(matrix[0 * 3 + 1] == Approx(150));
+  CHECK(matrix[1 * 3 + 0] == Approx(150));
+  CHECK(matrix[0 * 3 + 2] == Approx(25 * 0.65));  // SYS, unmeasured
+}
