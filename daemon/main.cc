@@ -178,11 +178,13 @@ int main(int argc, char** argv) {
 
   DaemonOptions options;
   using gpusched::daemon::kKillGraceMs, gpusched::daemon::kTickMs, gpusched::daemon::kNodeNotRespondingMs,
-      gpusched::daemon::kNodeDownMs;
+      gpusched::daemon::kNodeDownMs, gpusched::daemon::kProbeDrainBelowPercent, gpusched::daemon::kPreflightMinPercent;
   int64_t kill_grace_ms = kKillGraceMs.default_value;
   int64_t tick_ms = kTickMs.default_value;
   int64_t not_responding_ms = kNodeNotRespondingMs.default_value;
   int64_t down_ms = kNodeDownMs.default_value;
+  int64_t probe_drain_below_percent = kProbeDrainBelowPercent.default_value;
+  int64_t preflight_min_percent = kPreflightMinPercent.default_value;
 
   CLI::App* serve = app.add_subcommand("serve", "run the daemon");
   options.state_dir = gpusched::daemon::kDefaultStateDir;
@@ -204,6 +206,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
       ->check(CLI::Range(kNodeDownMs.min, kNodeDownMs.max))
+      ->capture_default_str();
+  serve->add_option("--probe-drain-below-percent", probe_drain_below_percent,
+                    "drain a node whose NCCL link calibration measures a GPU pair below this share of its "
+                    "link's estimate (0: never)")
+      ->check(CLI::Range(kProbeDrainBelowPercent.min, kProbeDrainBelowPercent.max))
+      ->capture_default_str();
+  serve->add_option("--preflight-min-percent", preflight_min_percent,
+                    "a job's NCCL preflight fails below this share of its GPUs' estimated ring bandwidth: "
+                    "the job is requeued and the node drained (0: only a probe error fails)")
+      ->check(CLI::Range(kPreflightMinPercent.min, kPreflightMinPercent.max))
       ->capture_default_str();
 
   std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
@@ -278,6 +290,8 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--tick-ms", file->tick_ms, tick_ms);
     unless_flag(serve, "--node-not-responding-ms", file->node_not_responding_ms, not_responding_ms);
     unless_flag(serve, "--node-down-ms", file->node_down_ms, down_ms);
+    unless_flag(serve, "--probe-drain-below-percent", file->probe_drain_below_percent, probe_drain_below_percent);
+    unless_flag(serve, "--preflight-min-percent", file->preflight_min_percent, preflight_min_percent);
     unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
     unless_flag(serve, "--socket", file->socket, options.unix_socket);
     unless_flag(serve, "--admin", file->admins, admins);
@@ -297,6 +311,8 @@ int main(int argc, char** argv) {
   options.tick = absl::Milliseconds(tick_ms);
   options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);
   options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
+  options.core.probe.drain_below = static_cast<double>(probe_drain_below_percent) / 100;
+  options.core.probe.preflight_min = static_cast<double>(preflight_min_percent) / 100;
 
   options.core.placement_policy = placement_policy;
   options.admins = std::set<std::string>(admins.begin(), admins.end());

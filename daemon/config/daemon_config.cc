@@ -40,6 +40,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
+                    kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
                     tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
@@ -54,6 +55,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.kill_grace_ms = Int(reader, kKillGraceMs);
   config.node_not_responding_ms = Int(reader, kNodeNotRespondingMs);
   config.node_down_ms = Int(reader, kNodeDownMs);
+  config.probe_drain_below_percent = Int(reader, kProbeDrainBelowPercent);
+  config.preflight_min_percent = Int(reader, kPreflightMinPercent);
   if (config.node_not_responding_ms && config.node_down_ms && *config.node_down_ms < *config.node_not_responding_ms) {
     reader.Error(reader.LineOf(kNodeDownMs.key),
                  absl::StrCat(kNodeDownMs.key, " (", *config.node_down_ms, ") is shorter than ",
@@ -112,6 +115,8 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add(kKillGraceMs.key, config.kill_grace_ms);
   add(kNodeNotRespondingMs.key, config.node_not_responding_ms);
   add(kNodeDownMs.key, config.node_down_ms);
+  add(kProbeDrainBelowPercent.key, config.probe_drain_below_percent);
+  add(kPreflightMinPercent.key, config.preflight_min_percent);
   add("tls_cert", config.tls_cert);
   add("tls_key", config.tls_key);
   add("tls_client_ca", config.tls_client_ca);

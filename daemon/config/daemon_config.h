@@ -27,6 +27,13 @@ inline constexpr IntSetting kKillGraceMs{"kill_grace_ms", 10'000, 0, 3'600'000};
 inline constexpr IntSetting kTickMs{"tick_ms", 200, 10, 60'000};
 inline constexpr IntSetting kNodeNotRespondingMs{"node_not_responding_ms", 30'000, 100, 86'400'000};
 inline constexpr IntSetting kNodeDownMs{"node_down_ms", 120'000, 100, 86'400'000};
+// The NCCL probe's thresholds, in percent of the topology's estimate: a link
+// calibration below probe_drain_below_percent on any GPU pair drains the node;
+// a gang preflight below preflight_min_percent of its GPUs' ring estimate
+// sends the job back to the queue and drains the node. NCCL reaches 70-90% of
+// a link's rate on healthy hardware, so half is "far below".
+inline constexpr IntSetting kProbeDrainBelowPercent{"probe_drain_below_percent", 50, 0, 100};
+inline constexpr IntSetting kPreflightMinPercent{"preflight_min_percent", 50, 0, 100};
 inline constexpr char kDefaultStateDir[] = "/var/lib/gpusched";
 
 // What gpuschedd.toml sets. Every key is the `serve` flag of the same name
@@ -48,6 +55,8 @@ struct DaemonConfig {
   std::optional<int64_t> kill_grace_ms;
   std::optional<int64_t> node_not_responding_ms;
   std::optional<int64_t> node_down_ms;
+  std::optional<int64_t> probe_drain_below_percent;
+  std::optional<int64_t> preflight_min_percent;
   // network_topology: the path as resolved (relative to the file's own
   // directory) and the network it describes, already read and checked.
   std::optional<std::string> network_topology;

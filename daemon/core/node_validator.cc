@@ -1,5 +1,8 @@
 #include "daemon/core/node_validator.h"
 
+#include <cmath>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
 
@@ -19,6 +22,35 @@ absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
   }
   absl::Status topology = convert::TopologyFromProto(node).status();
   if (!topology.ok()) return absl::InvalidArgumentError(absl::StrCat("node.", topology.message()));
+  return ValidateNodeProbe(node.probe(), node.gpus_size(), "node.probe");
+}
+
+absl::Status ValidateNodeProbe(const v1::NodeProbe& probe, int gpus, const std::string& field) {
+  constexpr size_t kMaxMessage = 4096;
+  constexpr double kMaxGbps = 100'000;
+  auto bad_figure = [&](double gbps) { return !std::isfinite(gbps) || gbps < 0 || gbps > kMaxGbps; };
+  if (probe.pairs_size() > int64_t{gpus} * (gpus - 1) / 2) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ".pairs has ", probe.pairs_size(),
+                                                   " entries, more than the node's ", gpus, " GPUs have pairs"));
+  }
+  for (int i = 0; i < probe.pairs_size(); ++i) {
+    const v1::GpuPairBandwidth& pair = probe.pairs(i);
+    if (bad_figure(pair.busbw_gbps()) || bad_figure(pair.estimated_gbps())) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ".pairs[", i, "]: a bandwidth is not a number in [0, ",
+                                                     kMaxGbps, "] GB/s"));
+    }
+  }
+  if (bad_figure(probe.all_gpus_busbw_gbps())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".all_gpus_busbw_gbps is not a number in [0, ", kMaxGbps, "] GB/s"));
+  }
+  for (const auto& [name, text] : {std::pair{"error", &probe.error()}, {"unavailable", &probe.unavailable()},
+                                   {"nccl_version", &probe.nccl_version()}}) {
+    if (text->size() > kMaxMessage) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".", name, " is ", text->size(), " bytes long, at most ", kMaxMessage));
+    }
+  }
   return absl::OkStatus();
 }
 

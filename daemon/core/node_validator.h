@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -9,5 +11,10 @@ namespace gpusched::core {
 // a name, non-negative CPU/memory/GPU-memory figures and a well-formed
 // topology. InvalidArgument names the field.
 absl::Status ValidateNodeInfo(const v1::NodeInfo& node);
+
+// A link calibration of a node with `gpus` GPUs: at most one figure per pair,
+// each finite and between 0 and 100 TB/s, and messages of at most 4 KiB.
+// `field` prefixes the field named in the error ("probe_result").
+absl::Status ValidateNodeProbe(const v1::NodeProbe& probe, int gpus, const std::string& field);
 
 }  // namespace gpusched::core

@@ -269,6 +269,11 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
+  if (registration.probe_pending()) {
+    SetProbeDrain(name, "measuring links (the agent calibrates them as it starts)", fx);
+  } else {
+    JudgeCalibration(name, fx);
+  }
 
   std::set<uint64_t> reported;
   for (int i = 0; i < registration.running_job_ids_size(); ++i) {
@@ -373,7 +378,9 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_STARTED: {
       progress->second.started = true;
       for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
-        if (part.node() == node) part.set_log_dir(update.log_dir());
+        if (part.node() != node) continue;
+        part.set_log_dir(update.log_dir());
+        part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
       }
       bool all_started = true;
       for (const auto& [n, p] : a.progress) all_started = all_started && p.started;
@@ -388,6 +395,16 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_LAUNCH_FAILED:
       NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", update.message()), v1::JOB_STATE_FAILED,
                  fx);
+      break;
+    case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
+      // The node, not the job, is at fault: it takes no more work, and the
+      // job goes back to the queue (ShouldRequeue) to be placed elsewhere.
+      SetProbeDrain(node, absl::StrCat("job ", a.job.id(), "'s preflight: ", update.message()), fx);
+      for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
+        if (part.node() == node) part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
+      }
+      NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", update.message()),
+                 v1::JOB_STATE_NODE_FAIL, fx);
       break;
     case v1::JobUpdate::KIND_EXITED:
       NodeExited(a, node, update.exit_code(),
@@ -659,6 +676,12 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   launch->set_rank_offset(offset);
   launch->set_master_addr(job.allocation().master_addr());
   launch->set_master_port(job.allocation().master_port());
+  const NodeSlot* slot = cluster_.Find(part.node());
+  if (job.spec().preflight() && slot != nullptr) {
+    if (auto preflight = PreflightFor(slot->topology, part, options_.probe.preflight_min)) {
+      *launch->mutable_preflight() = *std::move(preflight);
+    }
+  }
   return msg;
 }
 

@@ -21,6 +21,7 @@
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_validator.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/probe_verdict.h"
 #include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/fair_share.h"
 #include "daemon/core/queue/priority.h"
@@ -55,6 +56,8 @@ struct CoreOptions {
   // Compiled by the core; one that fails to compile falls back to the
   // default, so check it first (QueuePolicy::Compile).
   QueuePolicy queues = QueuePolicy::Default();
+  // How link calibrations and gang preflights are judged.
+  ProbeOptions probe;
 };
 
 struct SubmitOutcome {
@@ -101,6 +104,14 @@ class SchedulerCore {
   // needs a reason, which `gpusched nodes` shows until the node is resumed.
   absl::StatusOr<v1::Node> DrainNode(const std::string& node, const std::string& reason, Effects& fx);
   absl::StatusOr<v1::Node> ResumeNode(const std::string& node, Effects& fx);
+  // Asks the node's agent to calibrate its links and keeps new work away
+  // until the result is in. NotFound for an unknown node; FailedPrecondition
+  // when it is not up or runs jobs (their traffic would skew the figures).
+  absl::StatusOr<v1::Node> ProbeNode(const std::string& node, Effects& fx);
+  // A link calibration's result: placement uses its figures from now on, and
+  // the node is drained when it falls short (probe_verdict.h), or the
+  // probe's own drain is lifted when it passes.
+  void NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx);
 
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
   // False when the node is DOWN (its gangs were given up on) or unknown: its
@@ -134,6 +145,10 @@ class SchedulerCore {
   // While a gang stops, its reason reads "stopping: <why>"; the end state
   // keeps just <why>. Kept in the persisted reason so that it survives a restart.
   static constexpr absl::string_view kStoppingPrefix = "stopping: ";
+  // The reason of a gang stopped because a node failed its preflight: it goes
+  // back to the queue whatever its requeue setting (it never ran). Read from
+  // the persisted reason, so that a restart keeps it.
+  static constexpr absl::string_view kPreflightFailedPrefix = "preflight failed on ";
 
   struct NodeProgress {
     bool started = false;
@@ -198,6 +213,11 @@ class SchedulerCore {
   void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
+  // Drains the node for the probe (why non-empty) or lifts the probe's drain
+  // (why empty); an operator's drain is left as it is.
+  void SetProbeDrain(const std::string& node, const std::string& why, Effects& fx);
+  // Judges the calibration the node's registration carries (NodeInfo.probe).
+  void JudgeCalibration(const std::string& node, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
   // When each placed job will have let go of its GPUs at the latest; jobs

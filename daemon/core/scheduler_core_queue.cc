@@ -63,7 +63,8 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
       return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
     }
     case v1::JOB_STATE_NODE_FAIL:
-      return options_.queues.RequeuesOnNodeFail(a.job.spec());
+      return absl::StartsWith(a.job.reason(), absl::StrCat(kStoppingPrefix, kPreflightFailedPrefix)) ||
+             options_.queues.RequeuesOnNodeFail(a.job.spec());
     default:
       return false;
   }

@@ -91,6 +91,19 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     loop_.Post([node = node_, update = message.job_update()](LoopContext& ctx) {
       ctx.core.JobUpdate(node, update, ctx.fx);
     });
+  } else if (message.has_probe_result()) {
+    loop_.Post([node = node_, probe = message.probe_result()](LoopContext& ctx) {
+      const core::NodeSlot* slot = ctx.core.cluster().Find(node);
+      if (slot == nullptr) return;
+      if (absl::Status valid = core::ValidateNodeProbe(probe, slot->gpu_count, "probe_result"); !valid.ok()) {
+        // The node keeps its last figures; the agent is at fault, not its links.
+        GetLogger("daemon")->warn("agent {}: ignoring a link calibration: {}", node, std::string(valid.message()));
+        return;
+      }
+      GetLogger("daemon")->info("agent {}: link calibration in ({} GPU pairs{}{})", node, probe.pairs_size(),
+                                probe.error().empty() ? "" : ", error: ", probe.error());
+      ctx.core.NodeProbed(node, probe, ctx.fx);
+    });
   }
 }
 

@@ -262,6 +262,14 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
   });
 }
 
+grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContext* ctx,
+                                                      const v1::ProbeNodeRequest* request, v1::Node* response) {
+  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+    if (absl::Status s = CheckAdmin(caller, "probe a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
+    return loop.core.ProbeNode(request->node(), loop.fx);
+  });
+}
+
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
   return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {

@@ -39,6 +39,8 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
                                       v1::Node* response) override;
   grpc::ServerUnaryReactor* ResumeNode(grpc::CallbackServerContext* ctx, const v1::ResumeNodeRequest* request,
                                        v1::Node* response) override;
+  grpc::ServerUnaryReactor* ProbeNode(grpc::CallbackServerContext* ctx, const v1::ProbeNodeRequest* request,
+                                      v1::Node* response) override;
   grpc::ServerUnaryReactor* HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                     v1::Job* response) override;
   grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx, const v1::ReleaseJobRequest* request,

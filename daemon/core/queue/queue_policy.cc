@@ -106,6 +106,7 @@ absl::Status QueuePolicy::Apply(v1::JobSpec& spec) const {
   if (q == nullptr) {
     return Invalid("spec.queue", absl::StrCat("unknown queue \"", spec.queue(), "\" (known: ", Names(), ")"));
   }
+  if (q->preflight) spec.set_preflight(true);
   if (spec.time_limit_s() == 0) {
     spec.set_time_limit_s(q->default_time_limit_s > 0 ? q->default_time_limit_s : q->max_time_limit_s);
   }

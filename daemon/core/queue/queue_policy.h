@@ -39,6 +39,8 @@ struct QueueSpec {
   PreemptMode preempt_mode = PreemptMode::kRequeue;
   // For jobs that do not say (JobSpec.requeue): requeue when a node fails.
   bool requeue_on_node_fail = true;
+  // Every job of the queue runs the NCCL preflight (JobSpec.preflight).
+  bool preflight = false;
 
   // The expanded `nodes`, filled by QueuePolicy::Compile.
   absl::flat_hash_set<std::string> node_names;

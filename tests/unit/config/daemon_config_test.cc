@@ -45,6 +45,8 @@ TEST_CASE("gpuschedd.toml: the shipped example sets every default, and only the 
   CHECK(config->kill_grace_ms == kKillGraceMs.default_value);
   CHECK(config->node_not_responding_ms == kNodeNotRespondingMs.default_value);
   CHECK(config->node_down_ms == kNodeDownMs.default_value);
+  CHECK(config->probe_drain_below_percent == kProbeDrainBelowPercent.default_value);
+  CHECK(config->preflight_min_percent == kPreflightMinPercent.default_value);
   // Optional settings without a default are shown commented out.
   CHECK_FALSE(config->network_topology.has_value());
   CHECK_FALSE(config->metrics_listen.has_value());
@@ -90,6 +92,8 @@ TEST_CASE("gpuschedd.toml: the example [[queue]] tables, uncommented, are valid"
   const gpusched::core::QueueSpec& urgent = config->queues->queues[1];
   CHECK(urgent.tier == 1);
   CHECK(urgent.preempt_mode == gpusched::core::PreemptMode::kOff);
+  CHECK(urgent.preflight);
+  CHECK_FALSE(batch.preflight);
   CHECK_THAT(DescribeDaemonConfig(*config), Contains("2 queues (batch tier 0, urgent tier 1)"));
 }
 
@@ -108,6 +112,10 @@ TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
   CHECK_THAT(ErrorOf("[priority]\nage_max = \"forever\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:2:") && Contains("age_max"));
   CHECK_THAT(ErrorOf("[priority]\nage_weight = -1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:2:"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\npreflight = \"yes\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("preflight"));
+  CHECK_THAT(ErrorOf("probe_drain_below_percent = 150\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("probe_drain_below_percent"));
   CHECK_THAT(ErrorOf("queue = \"a\"\n"), StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("[[queue]]"));
 }
 

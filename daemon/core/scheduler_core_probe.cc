@@ -1,0 +1,57 @@
+// SchedulerCore: the NCCL probe's link calibrations and what they decide.
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/job_states.h"
+#include "daemon/core/scheduler_core.h"
+
+namespace gpusched::core {
+
+absl::StatusOr<v1::Node> SchedulerCore::ProbeNode(const std::string& node, Effects& fx) {
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot == nullptr) return absl::NotFoundError(absl::StrCat("no node ", node));
+  if (slot->state != v1::NODE_STATE_UP) {
+    return absl::FailedPreconditionError(absl::StrCat("node ", node, " is ", NodeStateName(slot->state),
+                                                      slot->reason.empty() ? "" : ": ", slot->reason,
+                                                      "; only an up node's agent can measure its links"));
+  }
+  if (!slot->jobs.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("node ", node, " runs job(s) ", absl::StrJoin(slot->jobs, ", "),
+                     ": their traffic would skew the figures; drain it, wait for them to end, then probe"));
+  }
+  v1::DaemonMessage msg;
+  msg.mutable_probe()->set_reason("asked by an operator (gpusched nodes probe)");
+  fx.agent_commands.push_back({node, std::move(msg)});
+  SetProbeDrain(node, "measuring links (gpusched nodes probe)", fx);
+  return NodeView(*cluster_.Find(node));
+}
+
+void SchedulerCore::NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx) {
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot == nullptr) return;
+  v1::NodeInfo info = slot->info;
+  *info.mutable_probe() = probe;
+  // Re-registered with its measurements: placement now counts by them.
+  UpsertNode(info);
+  JudgeCalibration(node, fx);
+}
+
+void SchedulerCore::JudgeCalibration(const std::string& node, Effects& fx) {
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot == nullptr || !slot->info.has_probe()) return;
+  SetProbeDrain(node, CalibrationFailure(slot->topology, slot->info.probe(), options_.probe.drain_below), fx);
+}
+
+void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& why, Effects& fx) {
+  const NodeSlot* slot = cluster_.Find(node);
+  if (slot == nullptr) return;
+  const bool ours = absl::StartsWith(slot->drain_reason, kProbeDrainPrefix);
+  if (!slot->drain_reason.empty() && !ours) return;
+  const std::string reason = why.empty() ? "" : absl::StrCat(kProbeDrainPrefix, why);
+  if (reason == slot->drain_reason) return;
+  cluster_.SetDrain(node, reason);
+  WriteNode(node, fx);
+}
+
+}  // namespace gpusched::core

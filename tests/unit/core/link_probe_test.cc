@@ -1,0 +1,227 @@
+// The daemon's side of the NCCL probe: link calibrations drain and undrain
+// nodes and steer placement; a failed gang preflight drains the node and
+// sends the job back to the queue.
+#include <catch2/catch.hpp>
+
+#include "daemon/core/probe_verdict.h"
+#include "tests/unit/core/core_harness.h"
+
+namespace gpusched::core::testing {
+namespace {
+
+// Four H100s with no known links: every pair SYS, estimated at 32.5 GB/s
+// (Gen5 PCIe 50 GB/s x 0.65).
+constexpr double kSysEstimate = 32.5;
+
+v1::NodeProbe Calibration(int gpus, double busbw, int slow_a = -1, int slow_b = -1, double slow_busbw = 0) {
+  v1::NodeProbe probe;
+  probe.set_nccl_version("2.21.5");
+  for (int a = 0; a < gpus; ++a) {
+    for (int b = a + 1; b < gpus; ++b) {
+      v1::GpuPairBandwidth* pair = probe.add_pairs();
+      pair->set_gpu_a(a);
+      pair->set_gpu_b(b);
+      pair->set_busbw_gbps(a == slow_a && b == slow_b ? slow_busbw : busbw);
+    }
+  }
+  return probe;
+}
+
+topology::NodeTopology H100s(int gpus) {
+  topology::NodeTopology topo(gpus, 0);
+  for (auto& gpu : topo.gpus()) gpu.model = "NVIDIA H100 80GB HBM3";
+  return topo;
+}
+
+const NodeSlot& Slot(const CoreHarness& h, const std::string& name) { return *h.core.cluster().Find(name); }
+
+TEST_CASE("CalibrationFailure names the worst pair below the threshold, against the daemon's own estimate") {
+  const topology::NodeTopology topo = H100s(4);
+  v1::NodeProbe healthy = Calibration(4, 28);
+  CHECK(CalibrationFailure(topo, healthy, 0.5) == "");
+
+  v1::NodeProbe slow = Calibration(4, 28, 1, 2, 5);
+  slow.mutable_pairs(0)->set_busbw_gbps(15);  // 0-1 is below half too, but less so than 1-2
+  slow.mutable_pairs(0)->set_estimated_gbps(1000);  // what the agent claims does not count
+  CHECK(CalibrationFailure(topo, slow, 0.5) ==
+        "GPUs 1-2 (SYS) measured 5.0 GB/s, below 50% of the 32.5 GB/s estimate");
+  CHECK(CalibrationFailure(topo, slow, 0) == "");  // comparisons off
+
+  v1::NodeProbe failed;
+  failed.set_error("GPUs 0-3: ncclCommInitAll: unhandled cuda error");
+  CHECK(CalibrationFailure(topo, failed, 0) == "the link calibration failed: GPUs 0-3: ncclCommInitAll: unhandled cuda error");
+
+  v1::NodeProbe none;
+  none.set_unavailable("no NCCL probe configured (--nccl-probe)");
+  CHECK(CalibrationFailure(topo, none, 0.5) == "");
+
+  // Figures for GPUs the node does not have are stale, not a verdict.
+  v1::NodeProbe stale = Calibration(6, 28, 4, 5, 1);
+  CHECK(CalibrationFailure(topo, stale, 0.5) == "");
+}
+
+TEST_CASE("PreflightFor asks for a share of the ring estimate of the node's GPUs, and nothing for one GPU") {
+  const topology::NodeTopology topo = H100s(4);
+  v1::NodeAllocation part;
+  part.add_gpu_indices(2);
+  CHECK_FALSE(PreflightFor(topo, part, 0.5).has_value());
+  part.add_gpu_indices(3);
+  part.add_gpu_indices(0);
+  auto preflight = PreflightFor(topo, part, 0.5);
+  REQUIRE(preflight.has_value());
+  CHECK(preflight->expected_busbw_gbps() == Approx(kSysEstimate));
+  CHECK(preflight->min_busbw_gbps() == Approx(kSysEstimate / 2));
+}
+
+TEST_CASE("An agent calibrating on start keeps its node from jobs until the figures are in") {
+  CoreHarness h;
+  v1::RegisterNode reg;
+  *reg.mutable_node() = MakeNode("a", 4);
+  reg.set_probe_pending(true);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  CHECK(Slot(h, "a").drain_reason == "NCCL probe: measuring links (the agent calibrates them as it starts)");
+  uint64_t job = h.Submit(GpuJob(2));
+  h.Pass();
+  CHECK(h.StateOf(job) == v1::JOB_STATE_PENDING);
+
+  h.core.NodeProbed("a", Calibration(4, 28), h.fx);
+  CHECK(Slot(h, "a").drain_reason.empty());
+  CHECK(h.fx.nodes.at("a").info().probe().pairs_size() == 6);  // persisted with the node
+  h.Pass();
+  CHECK(h.StateOf(job) == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("A calibration far below the link class drains the node; one that passes lifts only the probe's drain") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.core.NodeProbed("a", Calibration(4, 28, 0, 3, 4), h.fx);
+  CHECK(Slot(h, "a").drain_reason ==
+        "NCCL probe: GPUs 0-3 (SYS) measured 4.0 GB/s, below 50% of the 32.5 GB/s estimate");
+
+  // Its agent reconnects with the same figures: still drained.
+  v1::RegisterNode reg;
+  *reg.mutable_node() = MakeNode("a", 4);
+  *reg.mutable_node()->mutable_probe() = Calibration(4, 28, 0, 3, 4);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  CHECK_FALSE(Slot(h, "a").drain_reason.empty());
+
+  h.core.NodeProbed("a", Calibration(4, 28), h.fx);
+  CHECK(Slot(h, "a").drain_reason.empty());
+
+  // An operator's drain is the operator's to lift.
+  REQUIRE(h.core.DrainNode("a", "replace GPU 3", h.fx).ok());
+  h.core.NodeProbed("a", Calibration(4, 28, 0, 3, 4), h.fx);
+  CHECK(Slot(h, "a").drain_reason == "replace GPU 3");
+  h.core.NodeProbed("a", Calibration(4, 28), h.fx);
+  CHECK(Slot(h, "a").drain_reason == "replace GPU 3");
+}
+
+TEST_CASE("gpusched nodes probe: only an idle, up node; the agent is asked and the node held until it answers") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  CHECK(h.core.ProbeNode("zz", h.fx).status().code() == absl::StatusCode::kNotFound);
+  uint64_t job = h.Submit(GpuJob(2));
+  h.Pass();
+  auto busy = h.core.ProbeNode("a", h.fx);
+  CHECK(busy.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(std::string(busy.status().message()).find("runs job(s) " + std::to_string(job)) != std::string::npos);
+  h.Report("a", job, v1::JobUpdate::KIND_STARTED);
+  h.Report("a", job, v1::JobUpdate::KIND_EXITED);
+  h.Drain();
+
+  auto node = h.core.ProbeNode("a", h.fx);
+  REQUIRE(node.ok());
+  CHECK(node->drain_reason() == "NCCL probe: measuring links (gpusched nodes probe)");
+  CHECK(h.Sent("a", v1::DaemonMessage::kProbe).size() == 1);
+  v1::NodeProbe none;
+  none.set_unavailable("no NCCL probe configured (--nccl-probe)");
+  h.core.NodeProbed("a", none, h.fx);
+  CHECK(Slot(h, "a").drain_reason.empty());
+
+  h.core.AgentDisconnected("a", h.fx);
+  CHECK(h.core.ProbeNode("a", h.fx).status().code() == absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("Placement counts a pair at its measured bandwidth when that is below the estimate") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  // Every pair alike on paper; measured, 0-1 is slower than the rest (but
+  // above the drain threshold): a 2-GPU job gets another pair.
+  h.core.NodeProbed("a", Calibration(4, 28, 0, 1, 20), h.fx);
+  REQUIRE(Slot(h, "a").drain_reason.empty());
+  uint64_t job = h.Submit(GpuJob(2));
+  h.Pass();
+  const v1::Allocation& alloc = h.Persisted(job).allocation();
+  REQUIRE(alloc.nodes_size() == 1);
+  std::vector<int> gpus(alloc.nodes(0).gpu_indices().begin(), alloc.nodes(0).gpu_indices().end());
+  std::sort(gpus.begin(), gpus.end());
+  CHECK(gpus != std::vector<int>{0, 1});
+  // 28 of 32.5 GB/s rounds down to the tenth of the estimate below it.
+  CHECK(alloc.est_bus_bandwidth_gbps() == Approx(0.8 * kSysEstimate));
+}
+
+TEST_CASE("A failed preflight drains the node and requeues the job, whatever its requeue setting") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  REQUIRE(h.core.DrainNode("b", "maintenance", h.fx).ok());
+  v1::JobSpec spec = GpuJob(2);
+  spec.set_preflight(true);
+  spec.set_requeue(false);
+  uint64_t job = h.Submit(spec);
+  h.Pass();
+  auto launches = h.Sent("a", v1::DaemonMessage::kLaunch);
+  REQUIRE(launches.size() == 1);
+  REQUIRE(launches[0].launch().has_preflight());
+  CHECK(launches[0].launch().preflight().min_busbw_gbps() == Approx(kSysEstimate / 2));
+
+  v1::JobUpdate failed;
+  failed.set_job_id(job);
+  failed.set_kind(v1::JobUpdate::KIND_PREFLIGHT_FAILED);
+  failed.set_message("NCCL all-reduce over GPUs 0,1: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
+  failed.set_preflight_busbw_gbps(3);
+  h.core.JobUpdate("a", failed, h.fx);
+  CHECK(Slot(h, "a").drain_reason ==
+        "NCCL probe: job " + std::to_string(job) +
+            "'s preflight: NCCL all-reduce over GPUs 0,1: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
+  CHECK(h.StateOf(job) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(job).attempt() == 1);
+  CHECK(h.Persisted(job).reason().find("requeued for attempt 2: preflight failed on a: NCCL all-reduce") == 0);
+
+  REQUIRE(h.core.ResumeNode("b", h.fx).ok());
+  h.Drain();
+  h.Pass();
+  REQUIRE(h.Sent("b", v1::DaemonMessage::kLaunch).size() == 1);
+  v1::JobUpdate started;
+  started.set_job_id(job);
+  started.set_attempt(1);
+  started.set_kind(v1::JobUpdate::KIND_STARTED);
+  started.set_preflight_busbw_gbps(27.5);
+  h.core.JobUpdate("b", started, h.fx);
+  CHECK(h.StateOf(job) == v1::JOB_STATE_RUNNING);
+  CHECK(h.Persisted(job).allocation().nodes(0).preflight_busbw_gbps() == Approx(27.5));
+}
+
+TEST_CASE("A job without preflight is launched without one; a queue can ask for it") {
+  CoreOptions options = CoreHarness::Options();
+  options.queues = QueuePolicy::Default();
+  options.queues.queues.front().preflight = true;
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  uint64_t job = h.Submit(GpuJob(2));
+  CHECK(h.Persisted(job).spec().preflight());
+  h.Pass();
+  REQUIRE(h.Sent("a", v1::DaemonMessage::kLaunch).size() == 1);
+  CHECK(h.Sent("a", v1::DaemonMessage::kLaunch)[0].launch().has_preflight());
+
+  CoreHarness plain;
+  plain.AddNode("a", 4);
+  plain.Submit(GpuJob(2));
+  plain.Pass();
+  CHECK_FALSE(plain.Sent("a", v1::DaemonMessage::kLaunch)[0].launch().has_preflight());
+}
+
+}  // namespace
+}  // namespace gpusched::core::testing
