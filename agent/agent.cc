@@ -12,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 
 #include "agent/command_dispatcher.h"
+#include "agent/link_calibrator.h"
+#include "agent/nccl/bandwidth_probe.h"
 #include "agent/daemon_session.h"
 #include "agent/gpu/gpu_sampler.h"
 #include "agent/gpu/nvml_gpu_sampler.h"
@@ -71,6 +73,40 @@ absl::Status PrepareLogDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+// The probe `setting` (AgentOptions::nccl_probe) names, or null with why not.
+std::shared_ptr<BandwidthProbe> MakeProbe(const std::string& setting, const std::string& topology_source,
+                                          std::string* why_not) {
+  std::string program = setting;
+  if (setting.empty()) {
+    *why_not = "no NCCL probe configured (--nccl-probe)";
+    return nullptr;
+  }
+  if (setting == "auto") {
+    // Fake or file topologies describe another machine: measuring this one's
+    // GPUs under their names would be wrong.
+    if (topology_source != "nvml") {
+      *why_not = absl::StrCat("the GPUs came from ", topology_source, ", not NVML (--nccl-probe PATH forces a probe)");
+      return nullptr;
+    }
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    program = (self.parent_path() / "gpusched-nccl-probe").string();
+    if (ec || access(program.c_str(), X_OK) != 0) {
+      *why_not = absl::StrCat("no gpusched-nccl-probe next to this program (", program,
+                              "); the agent was built without CUDA and NCCL");
+      return nullptr;
+    }
+  } else if (access(program.c_str(), X_OK) != 0) {
+    *why_not = absl::StrCat("--nccl-probe ", program, " is not an executable file");
+    return nullptr;
+  }
+  ProgramBandwidthProbeOptions probe;
+  probe.program = program;
+  // The peak is what is judged, and it comes from the large messages.
+  probe.extra_args = {"--min-bytes", "1048576"};
+  return std::make_shared<ProgramBandwidthProbe>(std::move(probe));
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
@@ -80,6 +116,7 @@ Agent::~Agent() {
   // Stop() joined every thread; the session still points at the dispatcher,
   // the dispatcher at the runner.
   metrics_.reset();
+  calibrator_.reset();  // joins a calibration under way, which reports through the session
   session_.reset();
   runner_.reset();
   dispatcher_.reset();
@@ -133,7 +170,12 @@ absl::Status Agent::Start() {
                 discovered->source, *written);
     }
   }
+  std::string no_probe;
+  std::shared_ptr<BandwidthProbe> probe = MakeProbe(options.nccl_probe, discovered->source, &no_probe);
+  if (probe == nullptr) log->info("no NCCL link calibration or preflight: {}", no_probe);
+  runner_options.probe = probe;
   runner_options.topology = std::move(discovered->topology);
+  const topology::NodeTopology topology = runner_options.topology;
   const std::string nccl_topo_file = runner_options.nccl_topo_file;
   SessionOptions session_options;
   session_options.daemon_address = options.daemon_address;
@@ -151,8 +193,15 @@ absl::Status Agent::Start() {
     *message.mutable_job_update() = update;
     session_->Send(std::move(message));
   });
-  dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get());
+  calibrator_ = std::make_unique<LinkCalibrator>(probe, no_probe, topology, [this](const v1::NodeProbe& result) {
+    v1::AgentMessage message;
+    *message.mutable_probe_result() = result;
+    session_->Send(std::move(message));
+  });
+  dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
+  // Before the first registration, which then says a calibration is under way.
+  if (probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2) calibrator_->Start();
   log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
             node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
             node.memory_mb(), options.log_dir,

@@ -52,6 +52,14 @@ struct AgentOptions {
   // the agent runs, and with NVML each GPU's utilization, memory, temperature
   // and power, named as DCGM exporter names them. Empty: none.
   std::string metrics_listen;
+  // The NCCL probe program (gpusched-nccl-probe) for link calibration and
+  // job preflights: a path, "auto" (the one installed next to this program,
+  // on nodes whose topology came from NVML) or "" (none: preflights are
+  // skipped with a note, calibrations report the probe unavailable).
+  std::string nccl_probe;
+  // Calibrate the links as the agent starts (with a probe and two GPUs or
+  // more); the node takes no job until the figures are in.
+  bool calibrate_on_start = true;
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };
@@ -60,6 +68,7 @@ class CommandDispatcher;
 class DaemonSession;
 class GpuSampler;
 class JobRunner;
+class LinkCalibrator;
 
 // One node's agent: registers the node with gpuschedd, runs the jobs it is sent
 // and reports their end. Holds no process-wide state (no signal handlers, reaps
@@ -94,6 +103,7 @@ class Agent {
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   std::unique_ptr<GpuSampler> gpu_sampler_;  // NVML nodes with metrics only
+  std::unique_ptr<LinkCalibrator> calibrator_;
   // Last: it reads the runner, the session and the sampler from its threads.
   std::unique_ptr<metrics::MetricsEndpoint> metrics_;
 };

@@ -9,12 +9,16 @@
 
 namespace gpusched::agent {
 
-CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner)
-    : node_(std::move(node)), runner_(runner) {}
+CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner, LinkCalibrator* calibrator)
+    : node_(std::move(node)), runner_(runner), calibrator_(calibrator) {}
 
 v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
   *registration.mutable_node() = node_;
+  if (calibrator_ != nullptr) {
+    if (auto last = calibrator_->last()) *registration.mutable_node()->mutable_probe() = *std::move(last);
+    registration.set_probe_pending(calibrator_->running());
+  }
   std::set<uint64_t> running;
   for (const JobRunner::RunningJob& job : runner_->RunningJobs()) {
     registration.add_running_job_ids(job.id);
@@ -50,6 +54,10 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
   switch (message.kind_case()) {
     case v1::DaemonMessage::kLaunch:
       runner_->Launch(message.launch());
+      return;
+    case v1::DaemonMessage::kProbe:
+      // One under way already answers this request too.
+      if (calibrator_ != nullptr) calibrator_->Start();
       return;
     case v1::DaemonMessage::kKill: {
       const v1::KillJob& kill = message.kill();

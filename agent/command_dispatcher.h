@@ -2,17 +2,19 @@
 
 #include <vector>
 
+#include "agent/link_calibrator.h"
 #include "agent/runner/job_runner.h"
 #include "agent/session_handler.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::agent {
 
-// Turns the daemon's messages into JobRunner calls and describes the node for
-// each registration. Holds no state of its own beyond the node description.
+// Turns the daemon's messages into JobRunner and LinkCalibrator calls and
+// describes the node for each registration. Holds no state of its own beyond the node description.
 class CommandDispatcher final : public SessionHandler {
  public:
-  CommandDispatcher(v1::NodeInfo node, JobRunner* runner);
+  // `calibrator` may be null (no link calibration: a ProbeLinks is ignored).
+  CommandDispatcher(v1::NodeInfo node, JobRunner* runner, LinkCalibrator* calibrator = nullptr);
 
   v1::RegisterNode MakeRegistration() override;
   std::vector<v1::AgentMessage> OnRegistered(const v1::RegisterAck& ack) override;
@@ -21,6 +23,7 @@ class CommandDispatcher final : public SessionHandler {
  private:
   const v1::NodeInfo node_;
   JobRunner* const runner_;
+  LinkCalibrator* const calibrator_;
 };
 
 }  // namespace gpusched::agent

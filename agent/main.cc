@@ -145,6 +145,14 @@ int main(int argc, char** argv) {
   app.add_flag("--nccl-topo-file", options.nccl_topo_file,
                "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
                "none (meant for NVML-discovered nodes)");
+  options.nccl_probe = "auto";
+  app.add_option("--nccl-probe", options.nccl_probe,
+                 "the NCCL probe for link calibration and job preflights: auto (gpusched-nccl-probe next to this "
+                 "program, on NVML nodes), a path, or \"\" for none")
+      ->capture_default_str();
+  app.add_option("--calibrate-on-start", options.calibrate_on_start,
+                 "measure the GPU links with the NCCL probe as the agent starts (true/false)")
+      ->capture_default_str();
   app.add_option("--label", labels, "node label key=value (repeatable)");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6872): running jobs and, with "
@@ -207,6 +215,8 @@ int main(int argc, char** argv) {
   unless_flag("--log-dir", file->log_dir, options.log_dir);
   unless_flag("--cpu-bind", file->cpu_bind, cpu_bind);
   unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
+  unless_flag("--nccl-probe", file->nccl_probe, options.nccl_probe);
+  unless_flag("--calibrate-on-start", file->calibrate_on_start, options.calibrate_on_start);
   unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
   unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
   unless_flag("--log-level", file->log_level, log_level);

@@ -48,7 +48,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
                     kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind",
-                    "nccl_topo_file", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
+                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
                     tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
   config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
@@ -73,6 +73,10 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   config.log_dir = reader.Path("log_dir");
   config.cpu_bind = reader.OneOf("cpu_bind", {"none", "numa"});
   config.nccl_topo_file = reader.Bool("nccl_topo_file");
+  if (std::optional<std::string> probe = reader.String("nccl_probe")) {
+    config.nccl_probe = *probe == "auto" || probe->empty() ? *probe : reader.Path("nccl_probe").value_or(*probe);
+  }
+  config.calibrate_on_start = reader.Bool("calibrate_on_start");
   config.metrics_listen = Address(reader, "metrics_listen", /*port_zero_ok=*/true);
   config.heartbeat_interval_ms = Int(reader, kHeartbeatIntervalMs);
   config.log_level = reader.OneOf("log_level", config::LogLevelNames());
@@ -123,6 +127,10 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   add("log_dir", config.log_dir);
   add("cpu_bind", config.cpu_bind);
   if (config.nccl_topo_file) set.push_back(absl::StrCat("nccl_topo_file=", *config.nccl_topo_file ? "true" : "false"));
+  if (config.nccl_probe) set.push_back(absl::StrCat("nccl_probe=", *config.nccl_probe));
+  if (config.calibrate_on_start) {
+    set.push_back(absl::StrCat("calibrate_on_start=", *config.calibrate_on_start ? "true" : "false"));
+  }
   add("metrics_listen", config.metrics_listen);
   add(kHeartbeatIntervalMs.key, config.heartbeat_interval_ms);
   add("log_level", config.log_level);

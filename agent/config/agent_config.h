@@ -49,6 +49,8 @@ struct AgentConfig {
   std::optional<std::string> log_dir;  // resolved against the file's directory
   std::optional<std::string> cpu_bind;  // none or numa
   std::optional<bool> nccl_topo_file;
+  std::optional<std::string> nccl_probe;  // "auto", "" or a path (resolved against the file's directory)
+  std::optional<bool> calibrate_on_start;
   std::optional<std::string> metrics_listen;
   std::optional<int64_t> heartbeat_interval_ms;
   std::optional<std::string> log_level;

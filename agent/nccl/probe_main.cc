@@ -156,6 +156,9 @@ int main(int argc, char** argv) {
   alarm(static_cast<unsigned>(o.timeout_s));
   // NCCL's own log goes to stdout by default, where it would spoil --json.
   if (o.json) setenv("NCCL_DEBUG_FILE", "/dev/stderr", 0);
+  // --gpus counts as nvidia-smi and the agent do (PCI order), as the jobs'
+  // CUDA_VISIBLE_DEVICES does; CUDA's own default puts the fastest GPU first.
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
 
   int devices = 0;
   const cudaError_t counted = cudaGetDeviceCount(&devices);

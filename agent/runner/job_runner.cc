@@ -104,19 +104,37 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
     return;
   }
 
+  if (launch.has_preflight()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    preflights_.push_back(launch);
+    if (!preflight_worker_.joinable()) preflight_worker_ = std::thread([this] { PreflightLoop(); });
+    cv_.notify_all();
+    return;
+  }
+  StartAdmitted(launch, nullptr);
+}
+
+void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    launching_.erase(report.job_id());
+    kills_before_start_.erase(report.job_id());
+    recent_.Add(report, absl::Now());
+    ledger_.Finished(report, absl::Now());
+  }
+  cv_.notify_all();
+  report_(report);
+}
+
+void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcome* preflight) {
+  const uint64_t id = launch.job_id();
+  const int attempt = launch.attempt();
   auto started = StartProcesses(launch);
   if (!started.ok()) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
-    v1::JobUpdate failed =
-        MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      launching_.erase(id);
-      recent_.Add(failed, absl::Now());
-      ledger_.Finished(failed, absl::Now());
-    }
-    report_(failed);
+    EndAdmitted(
+        MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir));
     return;
   }
 
@@ -129,7 +147,10 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   std::vector<pid_t> groups;
   for (const Process& p : started->processes) groups.push_back(p.pid);
   if (!ledger_.Record(id, attempt, groups)) log_->warn("job {}: cannot record its processes in {}/running/{}", id, options_.log_dir, options_.node_name);
-  report_(MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "", started->log_dir));
+  v1::JobUpdate report = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0,
+                                    preflight == nullptr ? "" : preflight->message, started->log_dir);
+  if (preflight != nullptr) report.set_preflight_busbw_gbps(preflight->busbw_gbps);
+  report_(report);
   {
     std::lock_guard<std::mutex> lock(mu_);
     launching_.erase(id);
@@ -138,6 +159,8 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
     if (shutting_down_) {
       BeginKillLocked(job, shutdown_grace_, absl::StrCat("the agent on ", options_.node_name, " is stopping"));
     }
+    // So did a kill, which waited for it to be here.
+    if (auto kill = kills_before_start_.extract(id)) BeginKillLocked(job, kill.mapped().grace, kill.mapped().reason);
   }
   cv_.notify_all();
 }
@@ -210,6 +233,9 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
       BeginKillLocked(it->second, grace, reason);
+    } else if (launching_.contains(job_id)) {
+      // Starting (or in its preflight): the launch answers, once it knows.
+      kills_before_start_[job_id] = KillRequest{grace, reason};
     } else if (answer_unknown) {
       auto done = recent_.Find(job_id, absl::Now());
       // Only the attempt asked about closes it on the daemon's side.
@@ -370,6 +396,7 @@ void JobRunner::Shutdown(absl::Duration grace) {
   lock.unlock();
   // The monitor hands out the reports of its last round before it returns.
   if (monitor_.joinable()) monitor_.join();
+  if (preflight_worker_.joinable()) preflight_worker_.join();
 }
 
 v1::JobUpdate JobRunner::NotRunning(uint64_t job_id, int attempt) const {

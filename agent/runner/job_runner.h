@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,6 +21,8 @@
 #include "absl/time/time.h"
 #include "spdlog/logger.h"
 
+#include "agent/nccl/bandwidth_probe.h"
+#include "agent/nccl/preflight_check.h"
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/recent_exits.h"
 #include "common/topology/node_topology.h"
@@ -41,11 +44,15 @@ struct JobRunnerOptions {
   absl::Duration default_kill_grace = absl::Seconds(10);
   // How often the monitor looks for exited processes and overdue kills.
   absl::Duration poll_interval = absl::Milliseconds(20);
+  // Runs the NCCL preflight of launches that ask for one; null: this agent
+  // has no probe, and such launches start with a note that it was skipped.
+  std::shared_ptr<BandwidthProbe> probe;
 };
 
 // Runs the job processes of one node and says what became of them. Every
 // outcome goes to the report callback as a JobUpdate, in order per job:
-// STARTED then EXITED, or LAUNCH_FAILED. Reaps only the pids it started
+// STARTED then EXITED, or LAUNCH_FAILED, or PREFLIGHT_FAILED. Launches with a
+// preflight wait for it on a worker thread of their own, one at a time. Reaps only the pids it started
 // (waitpid(pid, WNOHANG) from its monitor thread), so several runners and
 // whatever else forks can share a process.
 class JobRunner {
@@ -106,7 +113,19 @@ class JobRunner {
     std::string exit_detail;  // who set exit_code, and how
   };
 
+  // What a kill of a job still launching asks for, applied once it runs.
+  struct KillRequest {
+    absl::Duration grace;
+    std::string reason;
+  };
+
+  // The part of Launch after the job was admitted (in launching_): start its
+  // processes and report. `preflight`: the one it passed, for the report.
+  void StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcome* preflight);
   absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
+  // Final report of an admitted launch that never started; it leaves launching_.
+  void EndAdmitted(const v1::JobUpdate& report);
+  void PreflightLoop();
   void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);
   void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason);
   std::vector<v1::JobUpdate> PollLocked(SteadyTime now);
@@ -127,6 +146,9 @@ class JobRunner {
   std::condition_variable cv_;
   std::map<uint64_t, Job> jobs_;
   std::set<uint64_t> launching_;
+  std::map<uint64_t, KillRequest> kills_before_start_;  // of jobs in launching_
+  std::deque<v1::LaunchJob> preflights_;                // waiting for the worker
+  std::thread preflight_worker_;                        // started with the first preflight
   RecentExits recent_;
   bool shutting_down_ = false;
   absl::Duration shutdown_grace_;

@@ -41,6 +41,8 @@ TEST_CASE("agent.toml: the shipped example holds the agent's defaults") {
   CHECK(config->log_dir == kDefaultAgentLogDir);
   CHECK(config->cpu_bind == "numa");
   CHECK(config->nccl_topo_file == false);
+  CHECK(config->nccl_probe == "auto");
+  CHECK(config->calibrate_on_start == true);
   CHECK(config->heartbeat_interval_ms == 5000);
   CHECK(config->log_level == "info");
   CHECK(config->labels.empty());

@@ -1,0 +1,67 @@
+#include "agent/link_calibrator.h"
+
+#include <utility>
+
+#include "agent/nccl/link_calibration.h"
+#include "common/proto_time.h"
+
+namespace gpusched::agent {
+
+LinkCalibrator::LinkCalibrator(std::shared_ptr<BandwidthProbe> probe, std::string why_unavailable,
+                               topology::NodeTopology topology, ResultFn on_result)
+    : probe_(std::move(probe)),
+      why_unavailable_(std::move(why_unavailable)),
+      topology_(std::move(topology)),
+      on_result_(std::move(on_result)) {}
+
+LinkCalibrator::~LinkCalibrator() {
+  std::thread thread;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    thread = std::move(thread_);
+  }
+  if (thread.joinable()) thread.join();
+}
+
+bool LinkCalibrator::Start() {
+  std::thread previous;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_) return false;
+    running_ = true;
+    previous = std::move(thread_);
+  }
+  // The previous run has finished (running_ was false); reap its thread.
+  if (previous.joinable()) previous.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  thread_ = std::thread([this] { Run(); });
+  return true;
+}
+
+bool LinkCalibrator::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return running_;
+}
+
+std::optional<v1::NodeProbe> LinkCalibrator::last() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+void LinkCalibrator::Run() {
+  v1::NodeProbe result;
+  if (probe_ == nullptr) {
+    result.set_unavailable(why_unavailable_);
+  } else {
+    result = CalibrateLinks(*probe_, topology_);
+  }
+  *result.mutable_time() = ToProtoTime(absl::Now());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_ = result;
+    running_ = false;
+  }
+  on_result_(result);
+}
+
+}  // namespace gpusched::agent

@@ -1,0 +1,64 @@
+// JobRunner: the NCCL preflight of launches that ask for one.
+#include "absl/strings/str_cat.h"
+#include "agent/runner/job_runner.h"
+#include "common/logging.h"
+
+namespace gpusched::agent {
+namespace {
+
+v1::JobUpdate Update(const v1::LaunchJob& launch, v1::JobUpdate::Kind kind, std::string message) {
+  v1::JobUpdate u;
+  u.set_job_id(launch.job_id());
+  u.set_attempt(launch.attempt());
+  u.set_kind(kind);
+  u.set_message(std::move(message));
+  return u;
+}
+
+}  // namespace
+
+void JobRunner::PreflightLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return !preflights_.empty() || monitor_stop_; });
+    if (preflights_.empty()) return;
+    const v1::LaunchJob launch = std::move(preflights_.front());
+    preflights_.pop_front();
+    const uint64_t id = launch.job_id();
+    const bool skip = shutting_down_ || kills_before_start_.contains(id);
+    lock.unlock();
+
+    PreflightOutcome outcome;
+    if (skip) {
+      // Answered below, without measuring.
+    } else if (options_.probe == nullptr) {
+      outcome.passed = true;
+      outcome.message = "preflight skipped: this agent has no NCCL probe (gpusched-nccl-probe)";
+    } else {
+      std::vector<int> gpus(launch.gpu_indices().begin(), launch.gpu_indices().end());
+      outcome = RunPreflight(*options_.probe, gpus, launch.preflight());
+    }
+    if (!skip) log_->info("job {}: {}", id, outcome.message);
+
+    lock.lock();
+    const bool stopping = shutting_down_;
+    const bool killed = kills_before_start_.contains(id);
+    lock.unlock();
+    if (stopping) {
+      EndAdmitted(Update(launch, v1::JobUpdate::KIND_LAUNCH_FAILED,
+                         absl::StrCat("the agent on ", options_.node_name, " is shutting down")));
+    } else if (killed) {
+      EndAdmitted(Update(launch, v1::JobUpdate::KIND_EXITED,
+                         absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran")));
+    } else if (!outcome.passed) {
+      v1::JobUpdate failed = Update(launch, v1::JobUpdate::KIND_PREFLIGHT_FAILED, outcome.message);
+      failed.set_preflight_busbw_gbps(outcome.busbw_gbps);
+      EndAdmitted(failed);
+    } else {
+      StartAdmitted(launch, &outcome);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace gpusched::agent
