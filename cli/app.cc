@@ -83,6 +83,9 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
           "A job array: one task per index, as in Slurm: 0-99, 1,3,5, 0-30:10; %N runs at most N at once "
           "(0-99%8). Each task sees its index in GPUSCHED_ARRAY_TASK_ID");
   sub->add_flag("--hold", o.hold, "Submit held: it waits until `gpusched release JOB`");
+  sub->add_flag("--preflight", o.preflight,
+                "Before starting, run an NCCL all-reduce on the GPUs given; a node below the daemon's threshold is "
+                "drained and the job goes back to the queue");
   AddText(sub, "--account", &o.account, "NAME", "Account (team, project) charged for fair share; default: the user");
   AddText(sub, "--requeue", &o.requeue, "yes|no",
           "On a node failure: back to the queue (yes) or end NODE_FAIL (no); default: the queue's setting");
@@ -142,6 +145,11 @@ CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   drain->add_option("NODE", o.drain, "The node")->type_name("")->required();
   drain->add_option("--reason", o.reason, "Why (shown in gpusched nodes until resumed)")->type_name("TEXT")->required();
   drain->add_flag("--json", o.json, "Print the Node as JSON");
+  CLI::App* probe = sub->add_subcommand(
+      "probe", "Measure a node's GPU links with NCCL now; it takes no new job until the figures are in");
+  probe->add_option("NODE", o.probe, "The node (idle: drain it and let its jobs end first)")->type_name("")->required();
+  probe->add_flag("--wait", o.wait, "Wait for the figures and print them");
+  probe->add_flag("--json", o.json, "Print the Node as JSON");
   CLI::App* resume = sub->add_subcommand("resume", "Let new jobs go to a drained node again");
   resume->add_option("NODE", o.resume, "The node")->type_name("")->required();
   resume->add_flag("--json", o.json, "Print the Node as JSON");

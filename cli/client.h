@@ -32,6 +32,7 @@ class SchedulerClient {
   virtual absl::StatusOr<v1::ListNodesResponse> ListNodes() = 0;
   virtual absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) = 0;
+  virtual absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) = 0;
   virtual absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& request) = 0;
 

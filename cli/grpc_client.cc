@@ -51,6 +51,10 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Unary<v1::Node>(&v1::Scheduler::Stub::ResumeNode, request);
   }
 
+  absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) override {
+    return Unary<v1::Node>(&v1::Scheduler::Stub::ProbeNode, request);
+  }
+
   absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) override {
     return Unary<v1::Job>(&v1::Scheduler::Stub::HoldJob, request);
   }

@@ -153,6 +153,17 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
                          " GB/s ring bus bandwidth; worst link ", alloc.worst_link(), "; spans ", alloc.span(),
                          alloc.policy().empty() ? "" : absl::StrCat(" (", alloc.policy(), " policy)")));
     }
+    if (job.spec().preflight()) {
+      std::vector<std::string> measured;
+      for (const auto& node : alloc.nodes()) {
+        if (node.preflight_busbw_gbps() > 0) {
+          measured.push_back(absl::StrFormat("%s %.0f GB/s", node.node(), node.preflight_busbw_gbps()));
+        }
+      }
+      Field(out, "Preflight",
+            measured.empty() ? "asked for; no figures yet (or fewer than two GPUs per node)"
+                             : absl::StrCat("NCCL all-reduce bus bandwidth ", absl::StrJoin(measured, ", ")));
+    }
     std::vector<const v1::NodeAllocation*> nodes;
     for (const auto& node : alloc.nodes()) nodes.push_back(&node);
     std::stable_sort(nodes.begin(), nodes.end(),

@@ -6,6 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "cli/format.h"
+#include "common/proto_time.h"
 #include "cli/node_table.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -67,6 +71,33 @@ std::string NicTable(const v1::NodeTopology& topo) {
 
 }  // namespace
 
+std::string RenderLinkCalibration(const v1::Node& node) {
+  if (!node.info().has_probe()) return "";
+  const v1::NodeProbe& probe = node.info().probe();
+  std::string out;
+  const std::string when = IsSet(probe.time()) ? FormatTimestamp(probe.time(), absl::LocalTimeZone()) : "-";
+  if (!probe.unavailable().empty()) {
+    AppendField(out, "Calibration", absl::StrCat("none (", probe.unavailable(), "), ", when));
+    return out;
+  }
+  AppendField(out, "Calibration",
+              absl::StrCat(when, probe.nccl_version().empty() ? "" : absl::StrCat(", NCCL ", probe.nccl_version()),
+                           probe.all_gpus_busbw_gbps() > 0
+                               ? absl::StrFormat(", all GPUs %.1f GB/s", probe.all_gpus_busbw_gbps())
+                               : ""));
+  if (!probe.error().empty()) AppendField(out, "Probe error", probe.error());
+  if (probe.pairs_size() == 0) return out;
+  Table table({"GPUS", "LINK", "MEASURED", "ESTIMATE", "RATIO"});
+  for (const v1::GpuPairBandwidth& pair : probe.pairs()) {
+    table.AddRow({absl::StrCat(pair.gpu_a(), "-", pair.gpu_b()), pair.link(),
+                  absl::StrFormat("%.1f GB/s", pair.busbw_gbps()), absl::StrFormat("%.1f GB/s", pair.estimated_gbps()),
+                  pair.estimated_gbps() > 0 ? absl::StrFormat("%.0f%%", 100 * pair.busbw_gbps() / pair.estimated_gbps())
+                                            : "-"});
+  }
+  absl::StrAppend(&out, table.ToString());
+  return out;
+}
+
 std::string RenderNodeDetail(const v1::Node& node) {
   const v1::NodeInfo& info = node.info();
   const v1::NodeTopology& topo = info.topology();
@@ -92,6 +123,7 @@ std::string RenderNodeDetail(const v1::Node& node) {
   }
   if (info.gpus_size() > 0) absl::StrAppend(&out, "\n", GpuTable(node));
   if (topo.nics_size() > 0) absl::StrAppend(&out, "\n", NicTable(topo));
+  if (info.has_probe()) absl::StrAppend(&out, "\n", RenderLinkCalibration(node));
   if (info.gpus_size() > 0) {
     auto model = convert::TopologyFromProto(info);
     if (model.ok()) {

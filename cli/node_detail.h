@@ -11,4 +11,8 @@ namespace gpusched::cli {
 // the way `nvidia-smi topo -m` draws it.
 std::string RenderNodeDetail(const v1::Node& node);
 
+// The node's last NCCL link calibration (NodeInfo.probe): each GPU pair's
+// measured bus bandwidth next to its link's estimate; "" when it has none.
+std::string RenderLinkCalibration(const v1::Node& node);
+
 }  // namespace gpusched::cli

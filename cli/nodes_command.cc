@@ -1,6 +1,9 @@
 #include "cli/nodes_command.h"
 
+#include <algorithm>
+
 #include "cli/errors.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/json_output.h"
 #include "cli/node_detail.h"
@@ -34,10 +37,50 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
   return kExitOk;
 }
 
+// The drain a calibration under way holds the node with (daemon/core/probe_verdict.h).
+bool Measuring(const v1::Node& node) { return absl::StartsWith(node.drain_reason(), "NCCL probe: measuring"); }
+
+absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
+  v1::ProbeNodeRequest request;
+  request.set_node(options.probe);
+  auto node = cmd.client.ProbeNode(request);
+  if (!node.ok()) return node.status();
+  if (!options.wait) {
+    if (options.json) return PrintJsonLine(cmd.out, *node).ok() ? kExitOk : kExitFailed;
+    cmd.out << "node " << options.probe << ": link calibration asked for; it takes no new job until the figures "
+            << "are in (gpusched nodes show " << options.probe << ")\n";
+    return kExitOk;
+  }
+  const absl::Time deadline = cmd.local.now() + options.wait_timeout;
+  while (Measuring(*node)) {
+    if (cmd.local.now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat("node ", options.probe, ": no link calibration after ",
+                                                      absl::FormatDuration(options.wait_timeout)));
+    }
+    cmd.local.sleep(absl::Milliseconds(500));
+    auto nodes = cmd.client.ListNodes();
+    if (!nodes.ok()) return nodes.status();
+    auto it = std::find_if(nodes->nodes().begin(), nodes->nodes().end(),
+                           [&](const v1::Node& n) { return n.info().name() == options.probe; });
+    if (it == nodes->nodes().end()) return absl::NotFoundError(absl::StrCat("node ", options.probe, " is gone"));
+    *node = *it;
+  }
+  if (options.json) {
+    if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
+  } else {
+    cmd.out << RenderLinkCalibration(*node);
+    cmd.out << "node " << options.probe << ": "
+            << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason()))
+            << "\n";
+  }
+  return absl::StartsWith(node->drain_reason(), "NCCL probe: ") ? kExitFailed : kExitOk;
+}
+
 }  // namespace
 
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
   if (!options.drain.empty() || !options.resume.empty()) return ChangeDrain(options, cmd);
+  if (!options.probe.empty()) return Probe(options, cmd);
   auto nodes = cmd.client.ListNodes();
   if (!nodes.ok()) return nodes.status();
   if (!options.show.empty()) {

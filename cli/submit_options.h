@@ -32,6 +32,7 @@ struct SubmitOptions {
   std::optional<std::string> requeue;  // yes, no
   std::optional<std::string> dependency;  // Slurm syntax: afterok:12:13,afterany:14
   bool hold = false;
+  bool preflight = false;
   std::optional<std::string> array;  // Slurm syntax: 0-99%8, 1,3,5, 0-30:10
   std::optional<std::string> workdir;
   std::optional<std::string> launch;

@@ -206,6 +206,7 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     if (absl::Status s = ParseDependencies(*options.dependency, &spec); !s.ok()) return s;
   }
   spec.set_hold(options.hold);
+  spec.set_preflight(options.preflight);
   // The daemon parses it, so that every client gets the same syntax and errors.
   if (options.array.has_value()) {
     if (options.array->empty()) return FlagError("--array", "", "must not be empty");

@@ -103,6 +103,11 @@ class FakeSchedulerClient final : public SchedulerClient {
     return SetDrain(request.node(), "");
   }
 
+  // A probe is driven end to end by the integration tests; here it drains as the daemon does.
+  absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) override {
+    return SetDrain(request.node(), "NCCL probe: measuring links (gpusched nodes probe)");
+  }
+
   // Hold and release are driven end to end by the integration tests.
   absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) override {
     holds.push_back(request);
