@@ -1,6 +1,9 @@
 #include "common/topology/link_bandwidth.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -70,23 +73,41 @@ double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j) {
   return EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
 }
 
-double PlacementGpuPairGBps(double estimate, double measured) {
-  if (measured <= 0 || measured >= estimate) return estimate;
-  const double tenth = estimate / 10;
-  const double rounded = std::floor(measured / tenth) * tenth;
-  // Under a tenth of the estimate: the figure itself (such a node is drained anyway).
-  return rounded > 0 ? rounded : measured;
+std::vector<double> MeasuredShortfall(const NodeTopology& topo) {
+  const int n = topo.num_gpus();
+  std::vector<double> factor(static_cast<size_t>(n) * n, 1.0);
+  std::map<std::pair<LinkKind, int>, double> best;  // by link class
+  auto link_class = [&](int i, int j) {
+    const Link link = topo.GpuLink(i, j);
+    return std::pair{link.kind, link.kind == LinkKind::kNvLink ? link.nvlinks : 0};
+  };
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      if (i == j) continue;
+      double& b = best[link_class(i, j)];
+      b = std::max(b, topo.MeasuredGpuPairGBps(i, j));
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const double measured = topo.MeasuredGpuPairGBps(i, j);
+      const double b = best[link_class(i, j)];
+      if (i == j || measured <= 0 || b <= 0) continue;
+      const double share = measured / b;
+      if (share < 0.9) factor[static_cast<size_t>(i) * n + j] = std::max(0.1, std::floor(share * 10) / 10);
+    }
+  }
+  return factor;
 }
 
 std::vector<double> PlacementGpuPairMatrixGBps(const NodeTopology& topo) {
   const int n = topo.num_gpus();
-  std::vector<double> matrix(static_cast<size_t>(n) * n, 0.0);
+  std::vector<double> matrix = MeasuredShortfall(topo);
   for (int i = 0; i < n; ++i) {
     const GpuGeneration gen = GpuGenerationFromModel(topo.gpus()[i].model);
     for (int j = 0; j < n; ++j) {
-      if (j == i) continue;
-      matrix[static_cast<size_t>(i) * n + j] =
-          PlacementGpuPairGBps(EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen), topo.MeasuredGpuPairGBps(i, j));
+      double& m = matrix[static_cast<size_t>(i) * n + j];
+      m = j == i ? 0.0 : m * EstimatedLinkBandwidthGBps(topo.GpuLink(i, j), gen);
     }
   }
   return matrix;

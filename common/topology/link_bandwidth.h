@@ -62,16 +62,19 @@ double PcieX16GBps(GpuGeneration gen);
 // from GPU i's model (kUnknown when empty). 0 for i == j or out of range.
 double EstimatedGpuPairBandwidthGBps(const NodeTopology& topo, int i, int j);
 
-// What placement counts for a GPU pair: its estimate, or where the NCCL probe
-// measured the pair (measured > 0), the measurement rounded down to a tenth
-// of the estimate and never above it. Rounded, so that healthy nodes that
-// measure within a few percent of each other still look alike (they share
-// placement caches, and noise does not reorder them); never above, so that
-// the probe corrects the class estimate downwards only.
-double PlacementGpuPairGBps(double estimate, double measured);
+// How far the NCCL probe measured each GPU pair below the best-measured pair
+// of the same link class on the node: a factor in (0, 1], row-major (num_gpus
+// squared entries). 1 where nothing was measured or the pair is within 10% of
+// the best of its class; else its share of that best, rounded down to a tenth
+// (at least 0.1). Relative to its own class on its own node because NCCL
+// reaches a different share of each link's rate (70-90% on healthy
+// hardware): held against the estimate instead, every calibrated node would
+// rank below every uncalibrated one, and alike nodes would split on noise.
+// A class slow as a whole is caught by the drain check (probe_verdict.h).
+std::vector<double> MeasuredShortfall(const NodeTopology& topo);
 
-// PlacementGpuPairGBps of every pair, row-major (num_gpus squared entries),
-// each GPU's model matched once rather than once per pair.
+// What placement counts for every pair: the estimate times MeasuredShortfall,
+// row-major, each GPU's model matched once rather than once per pair.
 std::vector<double> PlacementGpuPairMatrixGBps(const NodeTopology& topo);
 
 }  // namespace gpusched::topology

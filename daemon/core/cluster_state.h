@@ -40,7 +40,7 @@ struct NodeSlot {
     uint64_t mask = 0;  // positions < 64
   };
   std::vector<ModelGpus> gpus_by_model;
-  // PlacementGpuPairGBps for every pair of positions, row-major:
+  // PlacementGpuPairMatrixGBps: every pair of positions, row-major:
   // ring estimates read it on every candidate gang, and the figure depends
   // on the GPU model's generation, which is a string match.
   std::vector<double> pair_gbps;

@@ -46,16 +46,16 @@ GpuGraph GpuGraph::FromTopology(const topology::NodeTopology& topo) {
     generation[i] = topology::GpuGenerationFromModel(topo.gpus()[i].model);
   }
 
+  const std::vector<double> shortfall = topology::MeasuredShortfall(topo);
   g.links_.assign(static_cast<size_t>(n) * n, Link{LinkKind::kSelf, 0});
   std::vector<double> gbps(static_cast<size_t>(n) * n, 0.0);
   for (int i = 0; i < n; ++i) {
     for (int j = i + 1; j < n; ++j) {
       const Link there = OffDiagonal(topo.GpuLink(i, j));
       const Link back = OffDiagonal(topo.GpuLink(j, i));
-      const double bw = topology::PlacementGpuPairGBps(
-          std::min(topology::EstimatedLinkBandwidthGBps(there, generation[i]),
-                   topology::EstimatedLinkBandwidthGBps(back, generation[j])),
-          topo.MeasuredGpuPairGBps(i, j));
+      const double bw = std::min(topology::EstimatedLinkBandwidthGBps(there, generation[i]),
+                                 topology::EstimatedLinkBandwidthGBps(back, generation[j])) *
+                        shortfall[i * topo.num_gpus() + j];
       g.links_[i * n + j] = g.links_[j * n + i] = topology::BetterThan(there, back) ? back : there;
       gbps[i * n + j] = gbps[j * n + i] = bw;
     }

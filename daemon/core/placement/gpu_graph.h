@@ -27,8 +27,8 @@ class GpuGraph {
   // Pair bandwidth is the lower of EstimatedGpuPairBandwidthGBps(i, j) and
   // (j, i): each direction with its own link and its sender's generation, so
   // that an asymmetric matrix or a mixed-generation pair never looks better
-  // than its slower side; where the probe measured the pair,
-  // PlacementGpuPairGBps lowers it to the measurement. The pair's link is
+  // than its slower side; times MeasuredShortfall, where the probe measured
+  // the pair slower than its class on this node. The pair's link is
   // the worse of the two by LinkRank. A self link off the diagonal counts as
   // SYS for the same reason.
   static GpuGraph FromTopology(const topology::NodeTopology& topo);

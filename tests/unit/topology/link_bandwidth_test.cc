@@ -83,22 +83,34 @@ TEST_CASE("pair estimates use the GPU's model") {
   CHECK(EstimatedGpuPairBandwidthGBps(t, 0, 5) == 0);
 }
 
-TEST_CASE("placement counts a measured pair at its measurement, rounded down to a tenth of the estimate") {
-  CHECK(PlacementGpuPairGBps(300, 0) == 300);      // not measured
-  CHECK(PlacementGpuPairGBps(300, 231) == Approx(210));
-  CHECK(PlacementGpuPairGBps(300, 239) == Approx(210));  // close figures look alike
-  CHECK(PlacementGpuPairGBps(300, 350) == 300);    // never above the class
-  CHECK(PlacementGpuPairGBps(300, 12) == 12);      // under a tenth: the figure itself
-
-  NodeTopology t(3, 0);
-  t.SetGpuLink(0, 1, Link{LinkKind::kNvLink, 12});
-  t.SetGpuLink(1, 0, Link{LinkKind::kNvLink, 12});
+TEST_CASE("placement counts a pair measured slower than its link class on the node at its share, in tenths") {
+  NodeTopology t(4, 0);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      if (i != j) t.SetGpuLink(i, j, Link{(i < 2) == (j < 2) ? LinkKind::kNvLink : LinkKind::kSys, 12});
+    }
+  }
   for (auto& gpu : t.gpus()) gpu.model = "NVIDIA A100-SXM4-40GB";
+  // Not measured: the estimates as they are.
+  std::vector<double> matrix = PlacementGpuPairMatrixGBps(t);
+  CHECK(matrix[0 * 4 + 1] == Approx(300));
+  CHECK(matrix[0 * 4 + 2] == Approx(25 * 0.65));
+  // NVLink pairs 0-1 and 2-3; SYS between the halves.
   t.SetMeasuredGpuPairGBps(0, 1, 150);
+  t.SetMeasuredGpuPairGBps(2, 3, 210);
+  t.SetMeasuredGpuPairGBps(0, 2, 12);
+  t.SetMeasuredGpuPairGBps(0, 3, 13);
+  t.SetMeasuredGpuPairGBps(1, 2, 6.4);
   CHECK(t.MeasuredGpuPairGBps(1, 0) == 150);
-  CHECK(t.MeasuredGpuPairGBps(0, 2) == 0);
-  const std::vector<double> matrix = PlacementGpuPairMatrixGBps(t);
-  CHECK(matrix[0 * 3 + 1] == Approx(150));
-  CHECK(matrix[1 * 3 + 0] == Approx(150));
-  CHECK(matrix[0 * 3 + 2] == Approx(25 * 0.65));  // SYS, unmeasured
+  const std::vector<double> factor = MeasuredShortfall(t);
+  CHECK(factor[0 * 4 + 1] == Approx(0.7));  // 150 of the best NV12's 210: 0.71 -> 0.7
+  CHECK(factor[1 * 4 + 0] == Approx(0.7));
+  CHECK(factor[2 * 4 + 3] == 1);            // the best of its class
+  CHECK(factor[0 * 4 + 2] == 1);            // 12 of 13: within 10%
+  CHECK(factor[1 * 4 + 2] == Approx(0.4));  // 6.4 of 13: 0.49 -> 0.4
+  CHECK(factor[1 * 4 + 3] == 1);            // not measured
+  matrix = PlacementGpuPairMatrixGBps(t);
+  CHECK(matrix[0 * 4 + 1] == Approx(210));
+  CHECK(matrix[2 * 4 + 3] == Approx(300));  // a healthy calibrated pair keeps its estimate
+  CHECK(matrix[1 * 4 + 1] == 0);
 }
