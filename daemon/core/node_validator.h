@@ -9,7 +9,8 @@ namespace gpusched::core {
 
 // What an agent registers must make sense before the scheduler counts on it:
 // a name, non-negative CPU/memory/GPU-memory figures and a well-formed
-// topology. InvalidArgument names the field.
+// topology. InvalidArgument names the field. The calibration (node.probe) is
+// checked apart: a bad one is dropped, not a reason to refuse the node.
 absl::Status ValidateNodeInfo(const v1::NodeInfo& node);
 
 // A link calibration of a node with `gpus` GPUs: at most one figure per pair,

@@ -21,9 +21,11 @@ struct ProbeOptions {
   double preflight_min = 0.5;
 };
 
-// Every drain the probe sets starts with this, and the probe lifts only
-// drains that do: an operator's own drain outlives any measurement.
+// Every drain a link calibration sets starts with the first, every drain a
+// failed job preflight sets with the second. A new calibration that passes
+// lifts either; an operator's own drain outlives any measurement.
 inline constexpr absl::string_view kProbeDrainPrefix = "NCCL probe: ";
+inline constexpr absl::string_view kPreflightDrainPrefix = "NCCL preflight: ";
 
 // Why a node's link calibration says it should take no work, e.g. "GPUs 2-3
 // (NV12) measured 41.2 GB/s, below 50% of the 300.0 GB/s estimate"; "" when

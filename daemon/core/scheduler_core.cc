@@ -265,14 +265,20 @@ absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effe
 
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
-  UpsertNode(registration.node());
+  // The calibration it carries is judged apart (TakeCalibration), once.
+  v1::NodeInfo info = registration.node();
+  info.clear_probe();
+  if (const NodeSlot* known = cluster_.Find(name); known != nullptr && known->info.has_probe()) {
+    *info.mutable_probe() = known->info.probe();
+  }
+  UpsertNode(info);
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
+  if (registration.node().has_probe()) TakeCalibration(name, registration.node().probe(), fx);
   if (registration.probe_pending()) {
-    SetProbeDrain(name, "measuring links (the agent calibrates them as it starts)", fx);
-  } else {
-    JudgeCalibration(name, fx);
+    SetProbeDrain(name, absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"),
+                  fx);
   }
 
   std::set<uint64_t> reported;
@@ -368,9 +374,23 @@ void SchedulerCore::FailJobsOn(const std::string& node, const std::string& why, 
 
 void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx) {
   auto it = active_.find(update.job_id());
-  if (it == active_.end()) return;  // finished already: a repeated report
+  if (it == active_.end() || update.attempt() < it->second.job.attempt()) {
+    // Finished already (a repeated report), or an attempt given up on. One
+    // that only now started (a preflight that outlasted a partition) runs on
+    // GPUs that are no longer its own: stop it.
+    if (update.kind() == v1::JobUpdate::KIND_STARTED) {
+      v1::DaemonMessage msg;
+      msg.mutable_kill()->set_job_id(update.job_id());
+      msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
+      msg.mutable_kill()->set_reason(absl::StrCat("attempt ", update.attempt() + 1, " of job ", update.job_id(),
+                                                  " was given up on; it started too late"));
+      msg.mutable_kill()->set_attempt(update.attempt());
+      fx.agent_commands.push_back({node, std::move(msg)});
+    }
+    return;
+  }
   ActiveJob& a = it->second;
-  if (update.attempt() != a.job.attempt()) return;  // about an attempt that was given up on
+  if (update.attempt() != a.job.attempt()) return;  // from the future: a confused agent
   auto progress = a.progress.find(node);
   if (progress == a.progress.end() || progress->second.exited) return;
 
@@ -399,7 +419,7 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
       // job goes back to the queue (ShouldRequeue) to be placed elsewhere.
-      SetProbeDrain(node, absl::StrCat("job ", a.job.id(), "'s preflight: ", update.message()), fx);
+      SetProbeDrain(node, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", update.message()), fx);
       for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
         if (part.node() == node) part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
       }

@@ -145,9 +145,9 @@ class SchedulerCore {
   // While a gang stops, its reason reads "stopping: <why>"; the end state
   // keeps just <why>. Kept in the persisted reason so that it survives a restart.
   static constexpr absl::string_view kStoppingPrefix = "stopping: ";
-  // The reason of a gang stopped because a node failed its preflight: it goes
-  // back to the queue whatever its requeue setting (it never ran). Read from
-  // the persisted reason, so that a restart keeps it.
+  // The reason of a gang stopped because a node failed its preflight
+  // (StoppedByPreflightBeforeStart). Read from the persisted reason, so that
+  // a restart keeps it.
   static constexpr absl::string_view kPreflightFailedPrefix = "preflight failed on ";
 
   struct NodeProgress {
@@ -173,6 +173,9 @@ class SchedulerCore {
   absl::StatusOr<ActiveJob*> PendingJob(uint64_t job_id);
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
+  // A gang stopped because a node failed its preflight before any part of it
+  // started: back to the queue whatever its requeue setting.
+  static bool StoppedByPreflightBeforeStart(const ActiveJob& a);
   void Requeue(ActiveJob& a, Effects& fx);
   std::vector<uint64_t> ActiveArrayTasks(uint64_t array_id) const;
   absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id,
@@ -213,11 +216,15 @@ class SchedulerCore {
   void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
-  // Drains the node for the probe (why non-empty) or lifts the probe's drain
-  // (why empty); an operator's drain is left as it is.
-  void SetProbeDrain(const std::string& node, const std::string& why, Effects& fx);
-  // Judges the calibration the node's registration carries (NodeInfo.probe).
-  void JudgeCalibration(const std::string& node, Effects& fx);
+  // Drains the node with `reason` (one of probe_verdict.h's prefixes first),
+  // or lifts the probe's or a preflight's drain (reason empty); an
+  // operator's drain is left as it is.
+  void SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx);
+  // Takes `probe` as the node's calibration. Judged once: the same
+  // calibration again (an agent's registration carries its last one) changes
+  // nothing, so that it neither undoes an operator's resume nor lifts a
+  // later preflight's drain.
+  void TakeCalibration(const std::string& node, const v1::NodeProbe& probe, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
   // When each placed job will have let go of its GPUs at the latest; jobs

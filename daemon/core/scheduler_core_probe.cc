@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_states.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "daemon/core/scheduler_core.h"
 
 namespace gpusched::core {
@@ -23,33 +24,34 @@ absl::StatusOr<v1::Node> SchedulerCore::ProbeNode(const std::string& node, Effec
   v1::DaemonMessage msg;
   msg.mutable_probe()->set_reason("asked by an operator (gpusched nodes probe)");
   fx.agent_commands.push_back({node, std::move(msg)});
-  SetProbeDrain(node, "measuring links (gpusched nodes probe)", fx);
+  SetProbeDrain(node, absl::StrCat(kProbeDrainPrefix, "measuring links (gpusched nodes probe)"), fx);
   return NodeView(*cluster_.Find(node));
 }
 
 void SchedulerCore::NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx) {
+  TakeCalibration(node, probe, fx);
+}
+
+void SchedulerCore::TakeCalibration(const std::string& node, const v1::NodeProbe& probe, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr) return;
+  if (slot->info.has_probe() && google::protobuf::util::MessageDifferencer::Equals(slot->info.probe(), probe)) return;
   v1::NodeInfo info = slot->info;
   *info.mutable_probe() = probe;
-  // Re-registered with its measurements: placement now counts by them.
+  // Re-registered with its measurements: placement counts by them from now on.
   UpsertNode(info);
-  JudgeCalibration(node, fx);
+  slot = cluster_.Find(node);
+  const std::string failure = CalibrationFailure(slot->topology, probe, options_.probe.drain_below);
+  SetProbeDrain(node, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
+  WriteNode(node, fx);  // the figures, whether or not the drain changed
 }
 
-void SchedulerCore::JudgeCalibration(const std::string& node, Effects& fx) {
-  const NodeSlot* slot = cluster_.Find(node);
-  if (slot == nullptr || !slot->info.has_probe()) return;
-  SetProbeDrain(node, CalibrationFailure(slot->topology, slot->info.probe(), options_.probe.drain_below), fx);
-}
-
-void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& why, Effects& fx) {
+void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr) return;
-  const bool ours = absl::StartsWith(slot->drain_reason, kProbeDrainPrefix);
-  if (!slot->drain_reason.empty() && !ours) return;
-  const std::string reason = why.empty() ? "" : absl::StrCat(kProbeDrainPrefix, why);
-  if (reason == slot->drain_reason) return;
+  const bool ours = absl::StartsWith(slot->drain_reason, kProbeDrainPrefix) ||
+                    absl::StartsWith(slot->drain_reason, kPreflightDrainPrefix);
+  if ((!slot->drain_reason.empty() && !ours) || reason == slot->drain_reason) return;
   cluster_.SetDrain(node, reason);
   WriteNode(node, fx);
 }

@@ -63,11 +63,17 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
       return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
     }
     case v1::JOB_STATE_NODE_FAIL:
-      return absl::StartsWith(a.job.reason(), absl::StrCat(kStoppingPrefix, kPreflightFailedPrefix)) ||
-             options_.queues.RequeuesOnNodeFail(a.job.spec());
+      return options_.queues.RequeuesOnNodeFail(a.job.spec()) || StoppedByPreflightBeforeStart(a);
     default:
       return false;
   }
+}
+
+bool SchedulerCore::StoppedByPreflightBeforeStart(const ActiveJob& a) {
+  if (!absl::StartsWith(a.job.reason(), absl::StrCat(kStoppingPrefix, kPreflightFailedPrefix))) return false;
+  // Where another node's part had started, the job has run, however briefly:
+  // its own requeue setting decides.
+  return std::none_of(a.progress.begin(), a.progress.end(), [](const auto& p) { return p.second.started; });
 }
 
 void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {

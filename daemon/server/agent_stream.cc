@@ -63,7 +63,16 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     node_ = name;
     GetLogger("daemon")->info("agent {} registered from {} with {} GPUs", name, peer_,
                               message.register_().node().gpus_size());
-    loop_.Post([registration = message.register_(), channel = channel_](LoopContext& ctx) {
+    v1::RegisterNode registration = message.register_();
+    if (absl::Status probe = core::ValidateNodeProbe(registration.node().probe(), registration.node().gpus_size(),
+                                                     "register.node.probe");
+        !probe.ok()) {
+      // The agent is at fault, not its links: the node keeps the figures the daemon has.
+      GetLogger("daemon")->warn("agent {}: ignoring the link calibration it registered with: {}", name,
+                                std::string(probe.message()));
+      registration.mutable_node()->clear_probe();
+    }
+    loop_.Post([registration = std::move(registration), channel = channel_](LoopContext& ctx) {
       v1::DaemonMessage ack;
       ctx.core.AgentRegistered(registration, ctx.fx, *ack.mutable_register_ack());
       const std::string& node = registration.node().name();

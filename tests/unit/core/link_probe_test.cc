@@ -144,11 +144,12 @@ TEST_CASE("gpusched nodes probe: only an idle, up node; the agent is asked and t
   CHECK(h.core.ProbeNode("a", h.fx).status().code() == absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_CASE("Placement counts a pair at its measured bandwidth when that is below the estimate") {
+TEST_CASE("Placement counts a pair measured slower than its siblings at its share of them") {
   CoreHarness h;
   h.AddNode("a", 4);
   // Every pair alike on paper; measured, 0-1 is slower than the rest (but
-  // above the drain threshold): a 2-GPU job gets another pair.
+  // above the drain threshold): a 2-GPU job gets another pair, which counts
+  // at the estimate (28 GB/s is as good as this class measures here).
   h.core.NodeProbed("a", Calibration(4, 28, 0, 1, 20), h.fx);
   REQUIRE(Slot(h, "a").drain_reason.empty());
   uint64_t job = h.Submit(GpuJob(2));
@@ -158,8 +159,7 @@ TEST_CASE("Placement counts a pair at its measured bandwidth when that is below 
   std::vector<int> gpus(alloc.nodes(0).gpu_indices().begin(), alloc.nodes(0).gpu_indices().end());
   std::sort(gpus.begin(), gpus.end());
   CHECK(gpus != std::vector<int>{0, 1});
-  // 28 of 32.5 GB/s rounds down to the tenth of the estimate below it.
-  CHECK(alloc.est_bus_bandwidth_gbps() == Approx(0.8 * kSysEstimate));
+  CHECK(alloc.est_bus_bandwidth_gbps() == Approx(kSysEstimate));
 }
 
 TEST_CASE("A failed preflight drains the node and requeues the job, whatever its requeue setting") {
@@ -184,8 +184,8 @@ TEST_CASE("A failed preflight drains the node and requeues the job, whatever its
   failed.set_preflight_busbw_gbps(3);
   h.core.JobUpdate("a", failed, h.fx);
   CHECK(Slot(h, "a").drain_reason ==
-        "NCCL probe: job " + std::to_string(job) +
-            "'s preflight: NCCL all-reduce over GPUs 0,1: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
+        "NCCL preflight: job " + std::to_string(job) +
+            ": NCCL all-reduce over GPUs 0,1: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
   CHECK(h.StateOf(job) == v1::JOB_STATE_PENDING);
   CHECK(h.Persisted(job).attempt() == 1);
   CHECK(h.Persisted(job).reason().find("requeued for attempt 2: preflight failed on a: NCCL all-reduce") == 0);
@@ -221,6 +221,88 @@ TEST_CASE("A job without preflight is launched without one; a queue can ask for 
   plain.Submit(GpuJob(2));
   plain.Pass();
   CHECK_FALSE(plain.Sent("a", v1::DaemonMessage::kLaunch)[0].launch().has_preflight());
+}
+
+}  // namespace
+}  // namespace gpusched::core::testing
+
+namespace gpusched::core::testing {
+namespace {
+
+TEST_CASE("A calibration is judged once: the same one again neither re-drains a resumed node nor lifts a preflight's drain") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  v1::NodeProbe slow = Calibration(4, 28, 0, 3, 4);
+  h.core.NodeProbed("a", slow, h.fx);
+  REQUIRE_FALSE(Slot(h, "a").drain_reason.empty());
+  REQUIRE(h.core.ResumeNode("a", h.fx).ok());  // the operator knows better
+
+  v1::RegisterNode reg;
+  *reg.mutable_node() = MakeNode("a", 4);
+  *reg.mutable_node()->mutable_probe() = slow;  // the agent's last calibration, again
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  CHECK(Slot(h, "a").drain_reason.empty());
+  CHECK(Slot(h, "a").info.probe().pairs_size() == 6);  // kept
+
+  v1::NodeProbe healthy = Calibration(4, 28);
+  healthy.mutable_time()->set_seconds(100);
+  h.core.NodeProbed("a", healthy, h.fx);
+  v1::JobSpec spec = GpuJob(2);
+  spec.set_preflight(true);
+  uint64_t job = h.Submit(spec);
+  h.Pass();
+  v1::JobUpdate failed;
+  failed.set_job_id(job);
+  failed.set_kind(v1::JobUpdate::KIND_PREFLIGHT_FAILED);
+  failed.set_message("NCCL all-reduce over GPUs 0,1 failed: NCCL error");
+  h.core.JobUpdate("a", failed, h.fx);
+  const std::string preflight_drain = Slot(h, "a").drain_reason;
+  CHECK(preflight_drain.find("NCCL preflight: job ") == 0);
+  *reg.mutable_node()->mutable_probe() = healthy;
+  h.core.AgentRegistered(reg, h.fx, ack);  // carrying the calibration already judged
+  CHECK(Slot(h, "a").drain_reason == preflight_drain);
+
+  // A new calibration that passes is new evidence.
+  healthy.mutable_time()->set_seconds(200);
+  h.core.NodeProbed("a", healthy, h.fx);
+  CHECK(Slot(h, "a").drain_reason.empty());
+}
+
+TEST_CASE("A preflight failure after another node of the gang started leaves the requeue to the job's setting") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  v1::JobSpec spec = GpuJob(8, 2, 4);
+  spec.set_preflight(true);
+  spec.set_requeue(false);
+  uint64_t job = h.Submit(spec);
+  h.Pass();
+  h.Report("a", job, v1::JobUpdate::KIND_STARTED);
+  v1::JobUpdate failed;
+  failed.set_job_id(job);
+  failed.set_kind(v1::JobUpdate::KIND_PREFLIGHT_FAILED);
+  failed.set_message("NCCL all-reduce over GPUs 0,1,2,3: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
+  h.core.JobUpdate("b", failed, h.fx);
+  h.Report("a", job, v1::JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(job) == v1::JOB_STATE_NODE_FAIL);
+  CHECK(h.Persisted(job).reason().find("preflight failed on b: ") == 0);
+}
+
+TEST_CASE("A start reported for an attempt given up on is answered with a kill of that attempt") {
+  CoreHarness h;
+  uint64_t job = h.RunningGangOnAAndB(2);
+  h.clock.Advance(absl::Minutes(3));
+  h.Pass();  // both silent, so DOWN: the gang is given up on and requeued as attempt 1
+  REQUIRE(h.Persisted(job).attempt() == 1);
+  h.Drain();
+  h.Report("b", job, v1::JobUpdate::KIND_STARTED, 0, /*attempt=*/0);  // nothing new for the current attempt
+  h.Report("b", 999, v1::JobUpdate::KIND_STARTED);                    // and an unknown job
+  auto kills = h.Sent("b", v1::DaemonMessage::kKill);
+  REQUIRE(kills.size() == 2);
+  CHECK(kills[0].kill().job_id() == job);
+  CHECK(kills[0].kill().attempt() == 0);
+  CHECK(kills[1].kill().job_id() == 999);
 }
 
 }  // namespace
