@@ -200,8 +200,7 @@ absl::Status Agent::Start() {
   });
   dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
-  // Before the first registration, which then says a calibration is under way.
-  if (probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2) calibrator_->Start();
+  const bool calibrate = probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2;
   log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
             node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
             node.memory_mb(), options.log_dir,
@@ -214,6 +213,8 @@ absl::Status Agent::Start() {
     if (absl::Status s = StartMetrics(options, discovered->source); !s.ok()) return s;
     log->info("metrics on {}", metrics_->url());
   }
+  // Before the first registration, which then says a calibration is under way.
+  if (calibrate) calibrator_->Start();
   session_->Start();
   started_ = true;
   return absl::OkStatus();
@@ -250,6 +251,7 @@ void Agent::Stop() {
     if (!started_ || stopped_) return;
     stopped_ = true;
   }
+  calibrator_->Stop();
   // Jobs first, while still connected, so that their exits reach the daemon.
   runner_->Shutdown(kStopGrace);
   session_->Stop();

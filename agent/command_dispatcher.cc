@@ -16,8 +16,9 @@ v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
   *registration.mutable_node() = node_;
   if (calibrator_ != nullptr) {
-    if (auto last = calibrator_->last()) *registration.mutable_node()->mutable_probe() = *std::move(last);
-    registration.set_probe_pending(calibrator_->running());
+    LinkCalibrator::State calibration = calibrator_->state();
+    if (calibration.last) *registration.mutable_node()->mutable_probe() = *std::move(calibration.last);
+    registration.set_probe_pending(calibration.running);
   }
   std::set<uint64_t> running;
   for (const JobRunner::RunningJob& job : runner_->RunningJobs()) {
@@ -46,6 +47,11 @@ std::vector<v1::AgentMessage> CommandDispatcher::OnRegistered(const v1::Register
   std::vector<v1::AgentMessage> resend;
   for (v1::JobUpdate& report : runner_->RecentReports()) {
     *resend.emplace_back().mutable_job_update() = std::move(report);
+  }
+  // A calibration that ended between the registration and now went nowhere;
+  // the daemon ignores one it already has.
+  if (calibrator_ != nullptr) {
+    if (auto last = calibrator_->state().last) *resend.emplace_back().mutable_probe_result() = *std::move(last);
   }
   return resend;
 }

@@ -27,7 +27,7 @@ bool LinkCalibrator::Start() {
   std::thread previous;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (running_) return false;
+    if (running_ || stop_) return false;
     running_ = true;
     previous = std::move(thread_);
   }
@@ -38,14 +38,11 @@ bool LinkCalibrator::Start() {
   return true;
 }
 
-bool LinkCalibrator::running() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return running_;
-}
+void LinkCalibrator::Stop() { stop_ = true; }
 
-std::optional<v1::NodeProbe> LinkCalibrator::last() const {
+LinkCalibrator::State LinkCalibrator::state() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return last_;
+  return State{running_, last_};
 }
 
 void LinkCalibrator::Run() {
@@ -53,13 +50,15 @@ void LinkCalibrator::Run() {
   if (probe_ == nullptr) {
     result.set_unavailable(why_unavailable_);
   } else {
-    result = CalibrateLinks(*probe_, topology_);
+    result = CalibrateLinks(*probe_, topology_, &stop_);
   }
   *result.mutable_time() = ToProtoTime(absl::Now());
   {
     std::lock_guard<std::mutex> lock(mu_);
-    last_ = result;
     running_ = false;
+    // Cut short, it says nothing about the links.
+    if (stop_) return;
+    last_ = result;
   }
   on_result_(result);
 }

@@ -29,10 +29,16 @@ class LinkCalibrator {
   LinkCalibrator(const LinkCalibrator&) = delete;
   LinkCalibrator& operator=(const LinkCalibrator&) = delete;
 
-  // Starts a calibration; false when one is already under way (it answers).
+  // Starts a calibration; false when one is already under way (it answers)
+  // or after Stop.
   bool Start();
-  bool running() const;
-  std::optional<v1::NodeProbe> last() const;
+  // A calibration under way ends at its next measurement, unreported.
+  void Stop();
+  struct State {
+    bool running = false;
+    std::optional<v1::NodeProbe> last;
+  };
+  State state() const;  // both at one instant
 
  private:
   void Run();
@@ -43,6 +49,7 @@ class LinkCalibrator {
   const ResultFn on_result_;
   mutable std::mutex mu_;
   bool running_ = false;
+  std::atomic<bool> stop_{false};
   std::optional<v1::NodeProbe> last_;
   std::thread thread_;
 };

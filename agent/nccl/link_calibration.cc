@@ -8,7 +8,14 @@
 
 namespace gpusched::agent {
 
-v1::NodeProbe CalibrateLinks(BandwidthProbe& probe, const topology::NodeTopology& topology) {
+std::string TruncatedProbeMessage(absl::string_view message) {
+  constexpr size_t kMax = 1000;
+  if (message.size() <= kMax) return std::string(message);
+  return absl::StrCat(message.substr(0, kMax), "... (", message.size() - kMax, " more bytes)");
+}
+
+v1::NodeProbe CalibrateLinks(BandwidthProbe& probe, const topology::NodeTopology& topology,
+                             const std::atomic<bool>* stop) {
   v1::NodeProbe out;
   const int n = topology.num_gpus();
   if (n < 2) {
@@ -16,6 +23,7 @@ v1::NodeProbe CalibrateLinks(BandwidthProbe& probe, const topology::NodeTopology
     return out;
   }
   auto measure = [&](const std::vector<int>& gpus) -> absl::StatusOr<ProbeReport> {
+    if (stop != nullptr && stop->load()) return absl::CancelledError("stopped");
     auto report = probe.Measure(gpus);
     if (!report.ok()) return report.status();
     if (out.nccl_version().empty()) out.set_nccl_version(report->nccl_version);
@@ -29,7 +37,7 @@ v1::NodeProbe CalibrateLinks(BandwidthProbe& probe, const topology::NodeTopology
       const int gb = topology.gpus()[b].index;
       auto report = measure({ga, gb});
       if (!report.ok()) {
-        out.set_error(absl::StrCat("GPUs ", ga, "-", gb, ": ", report.status().message()));
+        out.set_error(TruncatedProbeMessage(absl::StrCat("GPUs ", ga, "-", gb, ": ", report.status().message())));
         return out;
       }
       v1::GpuPairBandwidth* pair = out.add_pairs();
@@ -43,7 +51,7 @@ v1::NodeProbe CalibrateLinks(BandwidthProbe& probe, const topology::NodeTopology
   if (n > 2) {
     auto report = measure(all);
     if (!report.ok()) {
-      out.set_error(absl::StrCat("all ", n, " GPUs: ", report.status().message()));
+      out.set_error(TruncatedProbeMessage(absl::StrCat("all ", n, " GPUs: ", report.status().message())));
       return out;
     }
     out.set_all_gpus_busbw_gbps(report->peak_busbw_gbps);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent/nccl/link_calibration.h"
 
 namespace gpusched::agent {
 
@@ -11,7 +12,8 @@ PreflightOutcome RunPreflight(BandwidthProbe& probe, const std::vector<int>& gpu
   const std::string which = absl::StrCat("GPUs ", absl::StrJoin(gpus, ","));
   auto report = probe.Measure(gpus);
   if (!report.ok()) {
-    outcome.message = absl::StrCat("NCCL all-reduce over ", which, " failed: ", report.status().message());
+    outcome.message =
+        TruncatedProbeMessage(absl::StrCat("NCCL all-reduce over ", which, " failed: ", report.status().message()));
     return outcome;
   }
   outcome.busbw_gbps = report->peak_busbw_gbps;

@@ -44,12 +44,17 @@ void JobRunner::PreflightLoop() {
     const bool stopping = shutting_down_;
     const bool killed = kills_before_start_.contains(id);
     lock.unlock();
-    if (stopping) {
-      EndAdmitted(Update(launch, v1::JobUpdate::KIND_LAUNCH_FAILED,
-                         absl::StrCat("the agent on ", options_.node_name, " is shutting down")));
-    } else if (killed) {
+    if (killed) {
       EndAdmitted(Update(launch, v1::JobUpdate::KIND_EXITED,
                          absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran")));
+    } else if (stopping) {
+      // Nothing ran and nothing failed: when this node registers again the
+      // daemon sends the launch anew, or gives the node up after its grace.
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        launching_.erase(id);
+      }
+      cv_.notify_all();
     } else if (!outcome.passed) {
       v1::JobUpdate failed = Update(launch, v1::JobUpdate::KIND_PREFLIGHT_FAILED, outcome.message);
       failed.set_preflight_busbw_gbps(outcome.busbw_gbps);
