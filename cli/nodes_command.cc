@@ -37,8 +37,11 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
   return kExitOk;
 }
 
-// The drain a calibration under way holds the node with (daemon/core/probe_verdict.h).
-bool Measuring(const v1::Node& node) { return absl::StartsWith(node.drain_reason(), "NCCL probe: measuring"); }
+// Drains the probe sets (daemon/core/probe_verdict.h), as opposed to an operator's.
+bool DrainedByProbe(const v1::Node& node) {
+  return absl::StartsWith(node.drain_reason(), "NCCL probe: ") ||
+         absl::StartsWith(node.drain_reason(), "NCCL preflight: ");
+}
 
 absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
   v1::ProbeNodeRequest request;
@@ -51,8 +54,11 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
             << "are in (gpusched nodes show " << options.probe << ")\n";
     return kExitOk;
   }
+  // Done when a calibration newer than the one the node had is in (an
+  // operator's drain hides whether it is still measuring).
+  const std::string before = node->info().probe().time().SerializeAsString();
   const absl::Time deadline = cmd.local.now() + options.wait_timeout;
-  while (Measuring(*node)) {
+  while (!node->info().has_probe() || node->info().probe().time().SerializeAsString() == before) {
     if (cmd.local.now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat("node ", options.probe, ": no link calibration after ",
                                                       absl::FormatDuration(options.wait_timeout)));
@@ -73,7 +79,7 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
             << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason()))
             << "\n";
   }
-  return absl::StartsWith(node->drain_reason(), "NCCL probe: ") ? kExitFailed : kExitOk;
+  return DrainedByProbe(*node) ? kExitFailed : kExitOk;
 }
 
 }  // namespace
