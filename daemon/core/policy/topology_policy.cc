@@ -11,6 +11,7 @@
 #include "daemon/core/placement/gpu_chooser.h"
 #include "daemon/core/policy/blind_policies.h"
 #include "daemon/core/policy/gang_estimate.h"
+#include "daemon/core/policy/group_memo.h"
 #include "daemon/core/policy/node_fit.h"
 #include "daemon/core/policy/ordered_fill.h"
 
@@ -85,7 +86,7 @@ class TopologyPolicy final : public PlacementPolicy {
     // node in one group), and a gang that fits one node goes on one node
     // under first-fit too, where the chooser's ring is at least as fast.
     const bool spanning = best.has_value() && best->nodes() > 1;
-    PlacementResult first = spanning ? first_fit_->Place(cluster, req) : PlacementResult::Unschedulable("not needed");
+    PlacementResult first = spanning ? FirstFitOver(cluster, req, now) : PlacementResult::Unschedulable("not needed");
     if (first.placed()) {
       // first-fit's answer as an Option, weighed like the search's.
       Option ff;
@@ -142,6 +143,17 @@ class TopologyPolicy final : public PlacementPolicy {
     CachedId& cached = ids_[slot.scan_index];
     if (cached.generation != slot.generation) cached = {slot.generation, chooser_.Intern(slot.topology)};
     return cached.id;
+  }
+
+  // What first-fit would place, from the candidates the spanning search
+  // scored (first-fit's own, in the same name order), without scoring the
+  // cluster again or estimating an allocation that only competes.
+  PlacementResult FirstFitOver(const ClusterState& cluster, const GangRequest& req,
+                               const std::vector<GpuCandidate>& candidates) {
+    std::vector<const NodeSlot*>& order = first_fit_order_;
+    order.clear();
+    for (const GpuCandidate& c : candidates) order.push_back(c.slot);
+    return FillInOrder(cluster, req, order, order, {});
   }
 
   // The node's best `k` of the GPUs in `mask`, in ring order, or empty.
@@ -233,21 +245,34 @@ class TopologyPolicy final : public PlacementPolicy {
     std::optional<Option> best;
     std::vector<GpuCandidate>& grouped = grouped_;
     std::vector<size_t>& starts = group_starts_;
+    size_t memo_index = 0;  // groups of every tier, then "anywhere", numbered for the memo
+    gangs_.Prepare(static_cast<size_t>(cluster.NetworkIdCount(kNvlinkDomainTier) + cluster.NetworkIdCount(kLeafTier) +
+                                       cluster.NetworkIdCount(kSpineTier)) +
+                   1);
     for (NetworkTier tier : {kNvlinkDomainTier, kLeafTier, kSpineTier}) {
+      const size_t first_index = memo_index;
+      memo_index += static_cast<size_t>(cluster.NetworkIdCount(tier));
       if (settled(best)) return best;
       GroupBy(candidates, tier, cluster.NetworkIdCount(tier), grouped, starts);
-      std::optional<Option> in_tier;
+      const Option* in_tier = nullptr;
       for (size_t g = 0; g + 1 < starts.size(); ++g) {
-        std::optional<Option> option =
-            FormGang(req, absl::MakeConstSpan(grouped.data() + starts[g], starts[g + 1] - starts[g]));
-        if (option.has_value() && (!in_tier.has_value() || Better(*option, *in_tier))) in_tier = std::move(option);
+        const std::optional<Option>& option = RememberedGang(
+            first_index + g, req, absl::MakeConstSpan(grouped.data() + starts[g], starts[g + 1] - starts[g]));
+        if (option.has_value() && (in_tier == nullptr || Better(*option, *in_tier))) in_tier = &*option;
       }
-      if (in_tier.has_value() && (!best.has_value() || Fewer(*in_tier, *best))) best = std::move(in_tier);
+      if (in_tier != nullptr && (!best.has_value() || Fewer(*in_tier, *best))) best = *in_tier;
     }
     if (settled(best)) return best;
-    std::optional<Option> anywhere = FormGang(req, candidates);
-    if (anywhere.has_value() && (!best.has_value() || Fewer(*anywhere, *best))) best = std::move(anywhere);
+    const std::optional<Option>& anywhere = RememberedGang(memo_index, req, candidates);
+    if (anywhere.has_value() && (!best.has_value() || Fewer(*anywhere, *best))) best = *anywhere;
     return best;
+  }
+
+  // FormGang, worked out once per group state and shape (GroupMemo).
+  const std::optional<Option>& RememberedGang(size_t index, const GangRequest& req,
+                                              absl::Span<const GpuCandidate> group) {
+    if (const std::optional<Option>* known = gangs_.Find(index, req, group)) return *known;
+    return gangs_.Remember(index, req, group, FormGang(req, group));
   }
 
   static bool Fewer(const Option& a, const Option& b) { return a.nodes() < b.nodes(); }
@@ -337,6 +362,9 @@ class TopologyPolicy final : public PlacementPolicy {
   // idle cluster, and the spanning search's grouping of them.
   std::vector<GpuCandidate> now_, idle_, grouped_;
   std::vector<size_t> group_starts_;
+  std::vector<const NodeSlot*> first_fit_order_;
+  // FormGang's answers by group and shape, while the group stays as it was.
+  GroupMemo<std::optional<Option>> gangs_;
   // Every node of this cluster at this epoch has been interned: the chooser
   // knows all of its kinds.
   uint64_t interned_epoch_ = 0;

@@ -333,3 +333,33 @@ TEST_CASE("randomized: a policy reused across clusters answers like a fresh one"
     }
   }
 }
+
+// The topology policy remembers each switch group's answer while the group
+// stays as it was (policy/group_memo.h): placing, then freeing, gangs on one
+// cluster must give what a fresh policy gives at every step.
+TEST_CASE("randomized: a policy that placed on a changing cluster answers like a fresh one",
+          "[policy][invariants][cache]") {
+  std::mt19937 rng(777);
+  for (int round = 0; round < kRounds / 3; ++round) {
+    ClusterState cluster = RandomCluster(rng);
+    std::unique_ptr<core::PlacementPolicy> reused = std::move(*core::MakePlacementPolicy("topology"));
+    std::vector<std::pair<uint64_t, v1::Allocation>> placed;
+    uint64_t job = 1;
+    for (int step = 0; step < 12; ++step) {
+      if (!placed.empty() && Chance(rng, 0.3)) {
+        const size_t k = static_cast<size_t>(Uniform(rng, 0, static_cast<int>(placed.size()) - 1));
+        cluster.Release(placed[k].first, placed[k].second);
+        placed.erase(placed.begin() + static_cast<long>(k));
+      }
+      const GangRequest r = RandomRequest(rng);
+      INFO("round " << round << " step " << step << ": " << DescribeRequest(r) << "\n" << DescribeCluster(cluster));
+      PlacementResult fresh = std::move(*core::MakePlacementPolicy("topology"))->Place(cluster, r);
+      PlacementResult old = reused->Place(cluster, r);
+      REQUIRE(old.placed() == fresh.placed());
+      if (!old.placed()) continue;
+      INFO("reused " << Describe(old.allocation()) << "\nfresh " << Describe(fresh.allocation()));
+      CHECK(SamePlacement(old.allocation(), fresh.allocation()));
+      if (cluster.Allocate(job, old.allocation()).ok()) placed.emplace_back(job++, old.allocation());
+    }
+  }
+}
