@@ -379,13 +379,10 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     // that only now started (a preflight that outlasted a partition) runs on
     // GPUs that are no longer its own: stop it.
     if (update.kind() == v1::JobUpdate::KIND_STARTED) {
-      v1::DaemonMessage msg;
-      msg.mutable_kill()->set_job_id(update.job_id());
-      msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
-      msg.mutable_kill()->set_reason(absl::StrCat("attempt ", update.attempt() + 1, " of job ", update.job_id(),
-                                                  " was given up on; it started too late"));
-      msg.mutable_kill()->set_attempt(update.attempt());
-      fx.agent_commands.push_back({node, std::move(msg)});
+      fx.agent_commands.push_back(
+          {node, KillMessage(update.job_id(), update.attempt(),
+                             absl::StrCat("attempt ", update.attempt() + 1, " of job ", update.job_id(),
+                                          " was given up on; it started too late"))});
     }
     return;
   }
@@ -457,15 +454,18 @@ void SchedulerCore::NodeExited(ActiveJob& a, const std::string& node, int exit_c
 void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx) {
   a.job.set_stopping_as(final_state);
   for (const auto& [node, p] : a.progress) {
-    if (p.exited) continue;
-    v1::DaemonMessage msg;
-    msg.mutable_kill()->set_job_id(a.job.id());
-    msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
-    msg.mutable_kill()->set_reason(reason);
-    msg.mutable_kill()->set_attempt(a.job.attempt());
-    fx.agent_commands.push_back({node, std::move(msg)});
+    if (!p.exited) fx.agent_commands.push_back({node, KillMessage(a.job.id(), a.job.attempt(), reason)});
   }
   Transition(a, a.job.state(), absl::StrCat(kStoppingPrefix, reason), fx);
+}
+
+v1::DaemonMessage SchedulerCore::KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason) const {
+  v1::DaemonMessage msg;
+  msg.mutable_kill()->set_job_id(job_id);
+  msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
+  msg.mutable_kill()->set_reason(reason);
+  msg.mutable_kill()->set_attempt(attempt);
+  return msg;
 }
 
 void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {

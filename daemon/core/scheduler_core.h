@@ -162,6 +162,8 @@ class SchedulerCore {
   void Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
   void Touch(const ActiveJob& a, Effects& fx) { fx.jobs[a.job.id()] = a.job; }
   void BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx);
+  // SIGTERM, the configured grace, SIGKILL for `attempt` of the job.
+  v1::DaemonMessage KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason) const;
   // `stop_as` is the end state if this exit is the first sign of trouble.
   void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
                   v1::JobState stop_as, Effects& fx);
