@@ -32,18 +32,6 @@ std::string SignalName(int sig) {
   return abbrev ? absl::StrCat("SIG", abbrev) : absl::StrCat("signal ", sig);
 }
 
-v1::JobUpdate MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code, std::string message,
-                         std::string log_dir) {
-  v1::JobUpdate u;
-  u.set_job_id(job_id);
-  u.set_attempt(attempt);
-  u.set_kind(kind);
-  u.set_exit_code(exit_code);
-  u.set_message(std::move(message));
-  u.set_log_dir(std::move(log_dir));
-  return u;
-}
-
 }  // namespace
 
 JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
@@ -67,6 +55,18 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
   // recent report, after the next registration.
   for (const v1::JobUpdate& report : loaded.reports) recent_.Add(report, absl::Now());
   monitor_ = std::thread([this] { MonitorLoop(); });
+}
+
+v1::JobUpdate JobRunner::MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code,
+                                    std::string message, std::string log_dir) {
+  v1::JobUpdate u;
+  u.set_job_id(job_id);
+  u.set_attempt(attempt);
+  u.set_kind(kind);
+  u.set_exit_code(exit_code);
+  u.set_message(std::move(message));
+  u.set_log_dir(std::move(log_dir));
+  return u;
 }
 
 JobRunner::~JobRunner() { Shutdown(kDestructorGrace); }

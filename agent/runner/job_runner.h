@@ -123,6 +123,8 @@ class JobRunner {
   // processes and report. `preflight`: the one it passed, for the report.
   void StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcome* preflight);
   absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
+  static v1::JobUpdate MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code,
+                                  std::string message, std::string log_dir);
   // Final report of an admitted launch that never started; it leaves launching_.
   void EndAdmitted(const v1::JobUpdate& report);
   void PreflightLoop();

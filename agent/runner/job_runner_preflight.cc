@@ -4,18 +4,6 @@
 #include "common/logging.h"
 
 namespace gpusched::agent {
-namespace {
-
-v1::JobUpdate Update(const v1::LaunchJob& launch, v1::JobUpdate::Kind kind, std::string message) {
-  v1::JobUpdate u;
-  u.set_job_id(launch.job_id());
-  u.set_attempt(launch.attempt());
-  u.set_kind(kind);
-  u.set_message(std::move(message));
-  return u;
-}
-
-}  // namespace
 
 void JobRunner::PreflightLoop() {
   std::unique_lock<std::mutex> lock(mu_);
@@ -45,8 +33,8 @@ void JobRunner::PreflightLoop() {
     const bool killed = kills_before_start_.contains(id);
     lock.unlock();
     if (killed) {
-      EndAdmitted(Update(launch, v1::JobUpdate::KIND_EXITED,
-                         absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran")));
+      EndAdmitted(MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
+                             absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran"), ""));
     } else if (stopping) {
       // Nothing ran and nothing failed: when this node registers again the
       // daemon sends the launch anew, or gives the node up after its grace.
@@ -56,7 +44,8 @@ void JobRunner::PreflightLoop() {
       }
       cv_.notify_all();
     } else if (!outcome.passed) {
-      v1::JobUpdate failed = Update(launch, v1::JobUpdate::KIND_PREFLIGHT_FAILED, outcome.message);
+      v1::JobUpdate failed =
+          MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_PREFLIGHT_FAILED, 0, outcome.message, "");
       failed.set_preflight_busbw_gbps(outcome.busbw_gbps);
       EndAdmitted(failed);
     } else {
