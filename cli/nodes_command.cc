@@ -3,11 +3,11 @@
 #include <algorithm>
 
 #include "cli/errors.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "cli/json_output.h"
 #include "cli/node_detail.h"
 #include "cli/node_table.h"
+#include "common/probe_drains.h"
 
 namespace gpusched::cli {
 
@@ -37,11 +37,6 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
   return kExitOk;
 }
 
-// Drains the probe sets (daemon/core/probe_verdict.h), as opposed to an operator's.
-bool DrainedByProbe(const v1::Node& node) {
-  return absl::StartsWith(node.drain_reason(), "NCCL probe: ") ||
-         absl::StartsWith(node.drain_reason(), "NCCL preflight: ");
-}
 
 absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
   v1::ProbeNodeRequest request;
@@ -79,7 +74,7 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
             << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason()))
             << "\n";
   }
-  return DrainedByProbe(*node) ? kExitFailed : kExitOk;
+  return IsProbeDrain(node->drain_reason()) ? kExitFailed : kExitOk;
 }
 
 }  // namespace

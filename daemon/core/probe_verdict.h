@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "common/probe_drains.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 #include "gpusched/v1/types.pb.h"
@@ -21,11 +22,10 @@ struct ProbeOptions {
   double preflight_min = 0.5;
 };
 
-// Every drain a link calibration sets starts with the first, every drain a
-// failed job preflight sets with the second. A new calibration that passes
-// lifts either; an operator's own drain outlives any measurement.
-inline constexpr absl::string_view kProbeDrainPrefix = "NCCL probe: ";
-inline constexpr absl::string_view kPreflightDrainPrefix = "NCCL preflight: ";
+// Drains set by a calibration start with kProbeDrainPrefix, by a failed job
+// preflight with kPreflightDrainPrefix (common/probe_drains.h). A new
+// calibration that passes lifts either; an operator's own drain outlives any
+// measurement.
 
 // Why a node's link calibration says it should take no work, e.g. "GPUs 2-3
 // (NV12) measured 41.2 GB/s, below 50% of the 300.0 GB/s estimate"; "" when

@@ -1,5 +1,4 @@
 // SchedulerCore: the NCCL probe's link calibrations and what they decide.
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_states.h"
@@ -49,9 +48,7 @@ void SchedulerCore::TakeCalibration(const std::string& node, const v1::NodeProbe
 void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr) return;
-  const bool ours = absl::StartsWith(slot->drain_reason, kProbeDrainPrefix) ||
-                    absl::StartsWith(slot->drain_reason, kPreflightDrainPrefix);
-  if ((!slot->drain_reason.empty() && !ours) || reason == slot->drain_reason) return;
+  if ((!slot->drain_reason.empty() && !IsProbeDrain(slot->drain_reason)) || reason == slot->drain_reason) return;
   cluster_.SetDrain(node, reason);
   WriteNode(node, fx);
 }
