@@ -265,17 +265,18 @@ absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effe
 
 void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack) {
   const std::string& name = registration.node().name();
-  // The calibration it carries is judged apart (TakeCalibration), once.
+  // The calibration it carries is judged once (Judged); without one (a
+  // restarted agent) the node keeps the figures the daemon has.
+  const NodeSlot* known = cluster_.Find(name);
+  const bool new_calibration =
+      registration.node().has_probe() && (known == nullptr || !Judged(*known, registration.node().probe()));
   v1::NodeInfo info = registration.node();
-  info.clear_probe();
-  if (const NodeSlot* known = cluster_.Find(name); known != nullptr && known->info.has_probe()) {
-    *info.mutable_probe() = known->info.probe();
-  }
+  if (!info.has_probe() && known != nullptr && known->info.has_probe()) *info.mutable_probe() = known->info.probe();
   UpsertNode(info);
   cluster_.SetState(name, v1::NODE_STATE_UP, "");
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
-  if (registration.node().has_probe()) TakeCalibration(name, registration.node().probe(), fx);
+  if (new_calibration) JudgeCalibration(name, fx);
   if (registration.probe_pending()) {
     SetProbeDrain(name, absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"),
                   fx);

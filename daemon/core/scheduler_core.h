@@ -110,7 +110,7 @@ class SchedulerCore {
   absl::StatusOr<v1::Node> ProbeNode(const std::string& node, Effects& fx);
   // A link calibration's result: placement uses its figures from now on, and
   // the node is drained when it falls short (probe_verdict.h), or the
-  // probe's own drain is lifted when it passes.
+  // probe's own drain is lifted when it passes. Judged once (Judged).
   void NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx);
 
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
@@ -222,11 +222,14 @@ class SchedulerCore {
   // or lifts the probe's or a preflight's drain (reason empty); an
   // operator's drain is left as it is.
   void SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx);
-  // Takes `probe` as the node's calibration. Judged once: the same
-  // calibration again (an agent's registration carries its last one) changes
-  // nothing, so that it neither undoes an operator's resume nor lifts a
-  // later preflight's drain.
-  void TakeCalibration(const std::string& node, const v1::NodeProbe& probe, Effects& fx);
+  // Whether `probe` is the calibration the node has, already judged. A
+  // calibration is judged once: the same one again (an agent's registration
+  // carries its last one) changes nothing, so that it neither undoes an
+  // operator's resume nor lifts a later preflight's drain.
+  static bool Judged(const NodeSlot& slot, const v1::NodeProbe& probe);
+  // Drains the known node when its calibration falls short, or lifts the
+  // probe's drain when it passes.
+  void JudgeCalibration(const std::string& node, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
   // When each placed job will have let go of its GPUs at the latest; jobs

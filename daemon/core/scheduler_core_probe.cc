@@ -28,21 +28,24 @@ absl::StatusOr<v1::Node> SchedulerCore::ProbeNode(const std::string& node, Effec
 }
 
 void SchedulerCore::NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx) {
-  TakeCalibration(node, probe, fx);
-}
-
-void SchedulerCore::TakeCalibration(const std::string& node, const v1::NodeProbe& probe, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
-  if (slot == nullptr) return;
-  if (slot->info.has_probe() && google::protobuf::util::MessageDifferencer::Equals(slot->info.probe(), probe)) return;
+  if (slot == nullptr || Judged(*slot, probe)) return;
   v1::NodeInfo info = slot->info;
   *info.mutable_probe() = probe;
   // Re-registered with its measurements: placement counts by them from now on.
   UpsertNode(info);
-  slot = cluster_.Find(node);
-  const std::string failure = CalibrationFailure(slot->topology, probe, options_.probe.drain_below);
-  SetProbeDrain(node, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
+  JudgeCalibration(node, fx);
   WriteNode(node, fx);  // the figures, whether or not the drain changed
+}
+
+bool SchedulerCore::Judged(const NodeSlot& slot, const v1::NodeProbe& probe) {
+  return slot.info.has_probe() && google::protobuf::util::MessageDifferencer::Equals(slot.info.probe(), probe);
+}
+
+void SchedulerCore::JudgeCalibration(const std::string& node, Effects& fx) {
+  const NodeSlot* slot = cluster_.Find(node);
+  const std::string failure = CalibrationFailure(slot->topology, slot->info.probe(), options_.probe.drain_below);
+  SetProbeDrain(node, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
 }
 
 void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx) {
