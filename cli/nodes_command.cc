@@ -1,7 +1,5 @@
 #include "cli/nodes_command.h"
 
-#include <algorithm>
-
 #include "cli/errors.h"
 #include "absl/strings/str_cat.h"
 #include "cli/json_output.h"
@@ -38,13 +36,26 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
 }
 
 
+// One node as ListNodes gives it; NotFound names the command that lists them.
+absl::StatusOr<v1::Node> FetchNode(CommandContext& cmd, const std::string& name) {
+  auto nodes = cmd.client.ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  for (const v1::Node& node : nodes->nodes()) {
+    if (node.info().name() == name) return node;
+  }
+  return absl::NotFoundError(absl::StrCat("no node named \"", name, "\" (see gpusched nodes)"));
+}
+
 absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
   v1::ProbeNodeRequest request;
   request.set_node(options.probe);
   auto node = cmd.client.ProbeNode(request);
   if (!node.ok()) return node.status();
   if (!options.wait) {
-    if (options.json) return PrintJsonLine(cmd.out, *node).ok() ? kExitOk : kExitFailed;
+    if (options.json) {
+      if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
+      return kExitOk;
+    }
     cmd.out << "node " << options.probe << ": link calibration asked for; it takes no new job until the figures "
             << "are in (gpusched nodes show " << options.probe << ")\n";
     return kExitOk;
@@ -59,12 +70,8 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
                                                       absl::FormatDuration(options.wait_timeout)));
     }
     cmd.local.sleep(absl::Milliseconds(500));
-    auto nodes = cmd.client.ListNodes();
-    if (!nodes.ok()) return nodes.status();
-    auto it = std::find_if(nodes->nodes().begin(), nodes->nodes().end(),
-                           [&](const v1::Node& n) { return n.info().name() == options.probe; });
-    if (it == nodes->nodes().end()) return absl::NotFoundError(absl::StrCat("node ", options.probe, " is gone"));
-    *node = *it;
+    node = FetchNode(cmd, options.probe);
+    if (!node.ok()) return node.status();
   }
   if (options.json) {
     if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
@@ -82,20 +89,18 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
   if (!options.drain.empty() || !options.resume.empty()) return ChangeDrain(options, cmd);
   if (!options.probe.empty()) return Probe(options, cmd);
+  if (!options.show.empty()) {
+    auto node = FetchNode(cmd, options.show);
+    if (!node.ok()) return node.status();
+    if (options.json) {
+      if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
+    } else {
+      cmd.out << RenderNodeDetail(*node);
+    }
+    return kExitOk;
+  }
   auto nodes = cmd.client.ListNodes();
   if (!nodes.ok()) return nodes.status();
-  if (!options.show.empty()) {
-    for (const v1::Node& node : nodes->nodes()) {
-      if (node.info().name() != options.show) continue;
-      if (options.json) {
-        if (absl::Status s = PrintJsonLine(cmd.out, node); !s.ok()) return s;
-      } else {
-        cmd.out << RenderNodeDetail(node);
-      }
-      return kExitOk;
-    }
-    return absl::NotFoundError(absl::StrCat("no node named \"", options.show, "\" (see gpusched nodes)"));
-  }
   if (options.json) {
     if (absl::Status s = PrintJsonLine(cmd.out, *nodes); !s.ok()) return s;
   } else {
