@@ -8,8 +8,23 @@
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
 #include "common/topology/link_bandwidth.h"
+#include "daemon/core/placement/gpu_graph.h"
 
 namespace gpusched::core {
+
+GpuKind GpuKind::Of(const v1::NodeInfo& info) {
+  GpuKind kind;
+  kind.gpu_count = info.gpus_size();
+  for (int p = 0; p < info.gpus_size() && p < 64; ++p) {
+    std::string model = absl::AsciiStrToLower(info.gpus(p).model());
+    auto same = std::find_if(kind.by_model.begin(), kind.by_model.end(),
+                             [&](const ModelGpus& m) { return m.model_lower == model; });
+    if (same == kind.by_model.end()) same = kind.by_model.insert(same, {std::move(model), 0});
+    same->mask |= uint64_t{1} << p;
+    kind.memory_mb.push_back(info.gpus(p).memory_mb());
+  }
+  return kind;
+}
 
 int64_t NodeSlot::FreeGpus() const {
   if (gpu_owner.size() <= 64) return std::popcount(free_mask);
@@ -45,7 +60,10 @@ ClusterState::ClusterState(const ClusterState& other)
     : nodes_(other.nodes_),
       topology_epoch_(other.topology_epoch_),
       network_names_(other.network_names_),
-      network_ids_(other.network_ids_) {
+      network_ids_(other.network_ids_),
+      gpu_kinds_(other.gpu_kinds_),
+      gpu_kind_ids_(other.gpu_kind_ids_),
+      gpu_graphs_(other.gpu_graphs_) {
   RebuildScan();
 }
 
@@ -54,14 +72,17 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   nodes_ = other.nodes_;
   network_names_ = other.network_names_;
   network_ids_ = other.network_ids_;
+  gpu_kinds_ = other.gpu_kinds_;
+  gpu_kind_ids_ = other.gpu_kind_ids_;
+  gpu_graphs_ = other.gpu_graphs_;
   topology_epoch_ = other.topology_epoch_;
   RebuildScan();
   return *this;
 }
 
 void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot,          slot.free_mask,         slot.FreeCpus(), slot.FreeMemMb(),
-                            slot.gpu_count, slot.accepts_jobs(), slot.queue_mask};
+  scan_[slot.scan_index] = {&slot,          slot.free_mask, slot.FreeCpus(),      slot.FreeMemMb(),
+                            slot.gpu_count, slot.gpu_kind,  slot.accepts_jobs(), slot.queue_mask};
 }
 
 void ClusterState::RebuildScan() {
@@ -90,14 +111,8 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_count = info.gpus_size();
   slot.cpus_total = info.cpus();
   slot.mem_total_mb = info.memory_mb();
-  slot.gpus_by_model.clear();
-  for (int p = 0; p < info.gpus_size() && p < 64; ++p) {
-    std::string model = absl::AsciiStrToLower(info.gpus(p).model());
-    auto same = std::find_if(slot.gpus_by_model.begin(), slot.gpus_by_model.end(),
-                             [&](const NodeSlot::ModelGpus& m) { return m.model_lower == model; });
-    if (same == slot.gpus_by_model.end()) same = slot.gpus_by_model.insert(same, {std::move(model), 0});
-    same->mask |= uint64_t{1} << p;
-  }
+  slot.gpus = GpuKind::Of(info);
+  slot.gpu_kind = InternGpuKind(slot.gpus);
   slot.pair_gbps = topology::PlacementGpuPairMatrixGBps(slot.topology);
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
@@ -106,6 +121,9 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   // by node name must not mistake another cluster's node for this one.
   static std::atomic<uint64_t> generations{0};
   slot.generation = ++generations;
+  auto [graph, inserted] = gpu_graphs_.try_emplace(placement::GpuGraph::FromTopology(slot.topology).Fingerprint());
+  if (inserted) graph->second = slot.generation;
+  slot.gpu_graph = graph->second;
   topology_epoch_ = slot.generation;
   // A new name shifts the positions after it; nodes register rarely.
   if (is_new) {
@@ -113,6 +131,12 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   } else {
     Refresh(slot);
   }
+}
+
+int ClusterState::InternGpuKind(GpuKind kind) {
+  auto [it, inserted] = gpu_kind_ids_.emplace(kind, static_cast<int>(gpu_kinds_.size()));
+  if (inserted) gpu_kinds_.push_back(std::move(kind));
+  return it->second;
 }
 
 int ClusterState::InternNetworkName(NetworkTier tier, const std::string& name) {

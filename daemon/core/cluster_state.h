@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -12,6 +13,25 @@
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::core {
+
+// A node's GPUs as GPU model and memory constraints see them. Nodes of one
+// hardware kind share one, interned by ClusterState, so that a placement
+// scan matches a constraint once per kind rather than once per node.
+struct GpuKind {
+  // The GPUs grouped by model (lower case), positions as a mask: a model is
+  // matched once, not once per GPU. Usually a single entry.
+  struct ModelGpus {
+    std::string model_lower;
+    uint64_t mask = 0;  // positions < 64
+    auto operator<=>(const ModelGpus&) const = default;
+  };
+  int gpu_count = 0;
+  std::vector<ModelGpus> by_model;
+  std::vector<int64_t> memory_mb;  // by position < 64
+  auto operator<=>(const GpuKind&) const = default;
+
+  static GpuKind Of(const v1::NodeInfo& info);
+};
 
 // Accounting for one node: who holds each GPU, how many CPUs and how much
 // memory are spoken for. Decides nothing.
@@ -32,14 +52,10 @@ struct NodeSlot {
   std::string drain_reason;        // non-empty: drained by an operator
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
-  // The node's GPUs grouped by model (lower case), positions as a mask: GPU
-  // model constraints are matched on every placement scan, once per model
-  // rather than once per GPU. Usually a single entry.
-  struct ModelGpus {
-    std::string model_lower;
-    uint64_t mask = 0;  // positions < 64
-  };
-  std::vector<ModelGpus> gpus_by_model;
+  // What GPU model and memory constraints are matched against; its index
+  // among ClusterState::gpu_kinds() is gpu_kind.
+  GpuKind gpus;
+  int gpu_kind = 0;
   // PlacementGpuPairMatrixGBps: every pair of positions, row-major:
   // ring estimates read it on every candidate gang, and the figure depends
   // on the GPU model's generation, which is a string match.
@@ -54,6 +70,10 @@ struct NodeSlot {
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
+  // Equal for nodes whose GPU graphs (placement::GpuGraph::Fingerprint) are
+  // equal, unique in the process otherwise: placement interns each kind of
+  // node once, not once per node, and without building its graph again.
+  uint64_t gpu_graph = 0;
 
   // Whether new jobs may go there: up, and not drained.
   bool accepts_jobs() const { return state == v1::NODE_STATE_UP && drain_reason.empty(); }
@@ -86,7 +106,8 @@ struct NodeScan {
   int64_t free_cpus = 0;
   int64_t free_mem_mb = 0;
   int gpu_count = 0;
-  bool up = false;  // NodeSlot::accepts_jobs()
+  int gpu_kind = 0;  // NodeSlot::gpu_kind
+  bool up = false;   // NodeSlot::accepts_jobs()
   uint64_t queue_mask = ~uint64_t{0};
 };
 
@@ -121,6 +142,9 @@ class ClusterState {
   // The name behind an interned network id of `tier` ("" when unknown).
   const std::string& NetworkName(NetworkTier tier, int id) const;
   int NetworkIdCount(NetworkTier tier) const { return static_cast<int>(network_names_[tier].size()); }
+  // Every GPU kind a node has registered with, by NodeSlot::gpu_kind. Kinds
+  // are never forgotten: a cluster has a few, bounded by its hardware.
+  const std::vector<GpuKind>& gpu_kinds() const { return gpu_kinds_; }
 
   // All-or-nothing: either every part of the allocation is free and taken by
   // `job_id`, or nothing changes and the error says which part was not free.
@@ -130,6 +154,7 @@ class ClusterState {
 
  private:
   int InternNetworkName(NetworkTier tier, const std::string& name);
+  int InternGpuKind(GpuKind kind);
   void Refresh(const NodeSlot& slot);
   void RebuildScan();
 
@@ -138,6 +163,9 @@ class ClusterState {
   uint64_t topology_epoch_ = 0;
   std::array<std::vector<std::string>, 3> network_names_;
   std::array<std::map<std::string, int>, 3> network_ids_;
+  std::vector<GpuKind> gpu_kinds_;
+  std::map<GpuKind, int> gpu_kind_ids_;
+  std::map<std::string, uint64_t> gpu_graphs_;  // fingerprint -> NodeSlot::gpu_graph
 };
 
 }  // namespace gpusched::core

@@ -10,23 +10,23 @@
 namespace gpusched::core::policy {
 namespace {
 
-using NodeOrder = std::function<void(const GangRequest&, std::vector<const NodeSlot*>& single,
-                                     std::vector<const NodeSlot*>& spanning)>;
+using NodeOrder = std::function<void(const GangRequest&, std::vector<GpuCandidate>& single,
+                                     std::vector<GpuCandidate>& spanning)>;
 
 // Stable sort on a key computed once per node: the keys are not free and
 // clusters have thousands of nodes.
 template <typename Key>
-void SortBy(std::vector<const NodeSlot*>& nodes, Key key) {
-  std::vector<std::pair<decltype(key(*nodes.front())), const NodeSlot*>> keyed;
+void SortBy(std::vector<GpuCandidate>& nodes, Key key) {
+  std::vector<std::pair<decltype(key(nodes.front())), GpuCandidate>> keyed;
   keyed.reserve(nodes.size());
-  for (const NodeSlot* slot : nodes) keyed.emplace_back(key(*slot), slot);
+  for (const GpuCandidate& c : nodes) keyed.emplace_back(key(c), c);
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = keyed[i].second;
 }
 
-double Utilization(const NodeSlot& slot) {
-  const int total = slot.info.gpus_size();
-  return total == 0 ? 1.0 : 1.0 - static_cast<double>(slot.FreeGpus()) / total;
+double Utilization(const GpuCandidate& c) {
+  const int total = c.slot->info.gpus_size();
+  return total == 0 ? 1.0 : 1.0 - static_cast<double>(c.slot->FreeGpus()) / total;
 }
 
 // A policy is a name and a node order; the fill is shared.
@@ -45,9 +45,9 @@ class OrderedPolicy final : public PlacementPolicy {
         if (slot.accepts_jobs()) cpu_order.push_back(&slot);
       }
     }
-    std::vector<const NodeSlot*> single = req.total_gpus == 0 ? std::vector<const NodeSlot*>{}
-                                                               : GpuCandidates(cluster, req);
-    std::vector<const NodeSlot*> spanning = single;
+    std::vector<GpuCandidate> single =
+        req.total_gpus == 0 ? std::vector<GpuCandidate>{} : ScoreGpuCandidates(cluster, req);
+    std::vector<GpuCandidate> spanning = single;
     order_(req, single, spanning);
     PlacementResult result = FillInOrder(cluster, req, single, spanning, cpu_order);
     if (!result.placed()) return result;
@@ -74,10 +74,10 @@ std::unique_ptr<PlacementPolicy> MakeBestFitPolicy() {
       "best-fit",
       [](const GangRequest& req, auto& single, auto& spanning) {
         if (single.empty()) return;
-        SortBy(single, [&](const NodeSlot& n) { return UsableGpus(n, req); });
+        SortBy(single, [](const GpuCandidate& c) { return c.usable; });
         // A fixed shape fills the fullest nodes that still hold a part; a gang
         // of any shape takes the emptiest first, to span as few as possible.
-        SortBy(spanning, [&](const NodeSlot& n) { return req.nodes > 0 ? UsableGpus(n, req) : -UsableGpus(n, req); });
+        SortBy(spanning, [&](const GpuCandidate& c) { return req.nodes > 0 ? c.usable : -c.usable; });
       },
       PreemptionOrder::kLeastUtilizedNodes);
 }

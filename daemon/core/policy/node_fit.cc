@@ -23,13 +23,12 @@ bool ContainsIgnoringCase(absl::string_view text_lower, absl::string_view needle
 
 }  // namespace
 
-uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
-  if (!QueueMayUse(slot, req)) return 0;
-  const int n = std::min(slot.gpu_count, 64);
+uint64_t EligibleOfKind(const GpuKind& kind, const GangRequest& req) {
+  const int n = std::min(kind.gpu_count, 64);
   uint64_t mask = n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
   if (!req.gpu_model.empty()) {
     uint64_t models = 0;
-    for (const NodeSlot::ModelGpus& m : slot.gpus_by_model) {
+    for (const GpuKind::ModelGpus& m : kind.by_model) {
       if (ContainsIgnoringCase(m.model_lower, req.gpu_model)) models |= m.mask;
     }
     mask &= models;
@@ -37,10 +36,19 @@ uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
   if (req.gpu_memory_mb > 0) {
     for (uint64_t rest = mask; rest != 0; rest &= rest - 1) {
       const int p = std::countr_zero(rest);
-      if (slot.info.gpus(p).memory_mb() < req.gpu_memory_mb) mask &= ~(uint64_t{1} << p);
+      if (kind.memory_mb[p] < req.gpu_memory_mb) mask &= ~(uint64_t{1} << p);
     }
   }
   return mask;
+}
+
+uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req) {
+  return QueueMayUse(slot, req) ? EligibleOfKind(slot.gpus, req) : 0;
+}
+
+EligibleByKind::EligibleByKind(const ClusterState& cluster, const GangRequest& req) {
+  masks_.reserve(cluster.gpu_kinds().size());
+  for (const GpuKind& kind : cluster.gpu_kinds()) masks_.push_back(EligibleOfKind(kind, req));
 }
 
 uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle) {
@@ -60,9 +68,10 @@ int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
 void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,
                         std::vector<GpuCandidate>& out) {
   out.clear();
+  const EligibleByKind eligible(cluster, req);
   GpuCandidate c;
   for (const NodeScan& n : cluster.scan()) {
-    if (ScoreGpuCandidate(n, req, idle, min_usable, c)) out.push_back(c);
+    if (ScoreGpuCandidate(n, req, eligible, idle, min_usable, c)) out.push_back(c);
   }
 }
 
@@ -70,13 +79,6 @@ std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const 
                                              int64_t min_usable) {
   std::vector<GpuCandidate> out;
   ScoreGpuCandidates(cluster, req, idle, min_usable, out);
-  return out;
-}
-
-std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle,
-                                           int64_t min_usable) {
-  std::vector<const NodeSlot*> out;
-  for (const GpuCandidate& c : ScoreGpuCandidates(cluster, req, idle, min_usable)) out.push_back(c.slot);
   return out;
 }
 

@@ -13,9 +13,25 @@ namespace gpusched::core::policy {
 // Whether the request's queue may use the node at all.
 inline bool QueueMayUse(const NodeSlot& slot, const GangRequest& req) { return (slot.queue_mask & req.queue_bit) != 0; }
 
+// GPUs of a node of `kind` that the request's model and memory constraints
+// allow, as a position mask.
+uint64_t EligibleOfKind(const GpuKind& kind, const GangRequest& req);
+
 // GPUs of `slot` that the request may use at all (its queue's nodes, model
 // and memory constraints), as a position mask.
 uint64_t EligibleGpus(const NodeSlot& slot, const GangRequest& req);
+
+// EligibleOfKind for every GPU kind of a cluster, worked out once per
+// request: a scan of thousands of nodes then matches no model string.
+class EligibleByKind {
+ public:
+  EligibleByKind(const ClusterState& cluster, const GangRequest& req);
+  // The node's eligible GPUs by its scan entry (queues aside).
+  uint64_t Of(const NodeScan& n) const { return masks_[n.gpu_kind]; }
+
+ private:
+  std::vector<uint64_t> masks_;  // by NodeSlot::gpu_kind
+};
 
 // How many GPUs of the request's kind the node can give now, counting the
 // CPUs and host memory each one brings along. With `idle`, as if the node
@@ -25,43 +41,42 @@ int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle = fal
 // The free eligible GPUs (or all eligible when idle).
 uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle = false);
 
-// Up nodes that can give at least `min_usable` (at least one) GPUs of the
-// request's kind now (or when idle), in name order.
-std::vector<const NodeSlot*> GpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
-                                           int64_t min_usable = 1);
-
-// A node of GpuCandidates with what it offers the request, worked out once:
+// An up node that can give GPUs of the request's kind now (or when idle),
+// with what it offers the request, worked out once:
 // a search weighs each node several times (alone, in each switch group).
 struct GpuCandidate {
   const NodeSlot* slot = nullptr;
   uint64_t mask = 0;   // CandidateMask
   int64_t usable = 0;  // UsableGpus
 };
+// The nodes that can give at least `min_usable` (at least one), in name order.
 std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
                                              int64_t min_usable = 1);
 // Into `out` (cleared first): a policy that keeps the vector between calls
 // does not allocate thousands of entries afresh on every placement.
 void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,
                         std::vector<GpuCandidate>& out);
-// The same for one node: false when it is not a candidate. Inline: a
-// search calls it on thousands of nodes per placement.
-inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, bool idle, int64_t min_usable,
-                              GpuCandidate& out) {
+// The same for one node: false when it is not a candidate. `eligible` is
+// for req and the node's cluster. Inline: a search calls it on thousands of
+// nodes per placement.
+inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const EligibleByKind& eligible, bool idle,
+                              int64_t min_usable, GpuCandidate& out) {
   min_usable = std::max<int64_t>(min_usable, 1);
   if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
   if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
-  if (!idle && req.gpu_model.empty() && req.gpu_memory_mb <= 0) {
-    // Usable from the scan entry alone: no need to touch the node.
-    int64_t usable = std::popcount(n.free_mask);
-    if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
-    if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-    out = {n.slot, n.free_mask, usable};
-    return usable >= min_usable;
+  if (idle) {
+    const int64_t usable = UsableGpus(*n.slot, req, idle);
+    if (usable < min_usable) return false;
+    out = {n.slot, CandidateMask(*n.slot, req, idle), usable};
+    return true;
   }
-  const int64_t usable = UsableGpus(*n.slot, req, idle);
-  if (usable < min_usable) return false;
-  out = {n.slot, CandidateMask(*n.slot, req, idle), usable};
-  return true;
+  // From the scan entry alone: no need to touch the node.
+  const uint64_t mask = n.free_mask & eligible.Of(n);
+  int64_t usable = std::popcount(mask);
+  if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
+  if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
+  out = {n.slot, mask, std::max<int64_t>(usable, 0)};
+  return usable >= min_usable;
 }
 
 // Whether a CPU-only request fits on the node now.

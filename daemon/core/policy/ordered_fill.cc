@@ -61,31 +61,31 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
 }
 
 PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
-                            const std::vector<const NodeSlot*>& single_node_order,
-                            const std::vector<const NodeSlot*>& spanning_order,
+                            const std::vector<GpuCandidate>& single_node_order,
+                            const std::vector<GpuCandidate>& spanning_order,
                             const std::vector<const NodeSlot*>& cpu_order) {
   if (req.total_gpus == 0) return PlaceCpuOnly(cpu_order, req);
   const int64_t per_node = req.nodes > 0 ? req.gpus_per_node : req.total_gpus;
   if (req.nodes <= 1) {
-    for (const NodeSlot* slot : single_node_order) {
-      if (UsableGpus(*slot, req) < per_node) continue;
+    for (const GpuCandidate& c : single_node_order) {
+      if (c.usable < per_node) continue;
       v1::Allocation a;
-      *a.add_nodes() = MakePart(*slot, req, LowestPositions(CandidateMask(*slot, req), per_node), 0);
+      *a.add_nodes() = MakePart(*c.slot, req, LowestPositions(c.mask, per_node), 0);
       return PlacementResult::Placed(std::move(a));
     }
-    if (req.nodes == 1) return PlacementResult::Unschedulable(WaitReason(cluster, req));
+    if (req.nodes == 1) return PlacementResult::Unschedulable(WaitReason(cluster, req, single_node_order));
   }
   v1::Allocation a;
   int64_t remaining = req.total_gpus;
-  for (const NodeSlot* slot : spanning_order) {
-    int64_t take = std::min(remaining, UsableGpus(*slot, req));
+  for (const GpuCandidate& c : spanning_order) {
+    int64_t take = std::min(remaining, c.usable);
     if (req.nodes > 0) take = take >= req.gpus_per_node ? req.gpus_per_node : 0;
     if (take <= 0) continue;
-    *a.add_nodes() = MakePart(*slot, req, LowestPositions(CandidateMask(*slot, req), take), a.nodes_size());
+    *a.add_nodes() = MakePart(*c.slot, req, LowestPositions(c.mask, take), a.nodes_size());
     remaining -= take;
     if (remaining == 0) return PlacementResult::Placed(std::move(a));
   }
-  return PlacementResult::Unschedulable(WaitReason(cluster, req));
+  return PlacementResult::Unschedulable(WaitReason(cluster, req, spanning_order));
 }
 
 }  // namespace gpusched::core::policy

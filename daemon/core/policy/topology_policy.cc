@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -141,19 +142,20 @@ class TopologyPolicy final : public PlacementPolicy {
     // cluster, never passes for the one cached there.
     if (ids_.size() <= slot.scan_index) ids_.resize(slot.scan_index + 1);
     CachedId& cached = ids_[slot.scan_index];
-    if (cached.generation != slot.generation) cached = {slot.generation, chooser_.Intern(slot.topology)};
+    if (cached.generation != slot.generation) {
+      auto [known, inserted] = by_graph_.try_emplace(slot.gpu_graph);
+      if (inserted) known->second = chooser_.Intern(slot.topology);
+      cached = {slot.generation, known->second};
+    }
     return cached.id;
   }
 
   // What first-fit would place, from the candidates the spanning search
   // scored (first-fit's own, in the same name order), without scoring the
   // cluster again or estimating an allocation that only competes.
-  PlacementResult FirstFitOver(const ClusterState& cluster, const GangRequest& req,
-                               const std::vector<GpuCandidate>& candidates) {
-    std::vector<const NodeSlot*>& order = first_fit_order_;
-    order.clear();
-    for (const GpuCandidate& c : candidates) order.push_back(c.slot);
-    return FillInOrder(cluster, req, order, order, {});
+  static PlacementResult FirstFitOver(const ClusterState& cluster, const GangRequest& req,
+                                      const std::vector<GpuCandidate>& candidates) {
+    return FillInOrder(cluster, req, candidates, candidates, {});
   }
 
   // The node's best `k` of the GPUs in `mask`, in ring order, or empty.
@@ -202,9 +204,10 @@ class TopologyPolicy final : public PlacementPolicy {
     std::shared_ptr<const placement::GpuChoice> best_choice;
     int64_t best_left = 0;
     double unbeatable = -1;  // computed once a perfect fit shows up
+    const EligibleByKind eligible(cluster, req);
     GpuCandidate c;
     for (const NodeScan& n : cluster.scan()) {
-      if (!ScoreGpuCandidate(n, req, idle, req.total_gpus, c)) continue;
+      if (!ScoreGpuCandidate(n, req, eligible, idle, req.total_gpus, c)) continue;
       const NodeSlot* slot = c.slot;
       auto choice = chooser_.Choose(IdFor(*slot), c.mask, static_cast<int>(req.total_gpus));
       if (choice == nullptr) continue;
@@ -358,11 +361,11 @@ class TopologyPolicy final : public PlacementPolicy {
   };
   placement::GpuChooser chooser_;
   std::vector<CachedId> ids_;  // by NodeSlot::scan_index
+  absl::flat_hash_map<uint64_t, placement::GpuChooser::TopologyId> by_graph_;  // by NodeSlot::gpu_graph
   // Scratch space of Place, kept between calls: candidates now and on the
   // idle cluster, and the spanning search's grouping of them.
   std::vector<GpuCandidate> now_, idle_, grouped_;
   std::vector<size_t> group_starts_;
-  std::vector<const NodeSlot*> first_fit_order_;
   // FormGang's answers by group and shape, while the group stays as it was.
   GroupMemo<std::optional<Option>> gangs_;
   // Every node of this cluster at this epoch has been interned: the chooser
