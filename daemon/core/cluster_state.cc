@@ -81,8 +81,9 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot,          slot.free_mask, slot.FreeCpus(),      slot.FreeMemMb(),
-                            slot.gpu_count, slot.gpu_kind,  slot.accepts_jobs(), slot.queue_mask};
+  scan_[slot.scan_index] = {&slot,           slot.free_mask,      slot.FreeCpus(),  slot.FreeMemMb(),
+                            slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.queue_mask,
+                            slot.generation, slot.network_ids};
 }
 
 void ClusterState::RebuildScan() {

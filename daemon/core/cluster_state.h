@@ -109,6 +109,8 @@ struct NodeScan {
   int gpu_kind = 0;  // NodeSlot::gpu_kind
   bool up = false;   // NodeSlot::accepts_jobs()
   uint64_t queue_mask = ~uint64_t{0};
+  uint64_t generation = 0;                  // NodeSlot::generation
+  std::array<int, 3> network_ids{-1, -1, -1};  // NodeSlot::network_ids
 };
 
 // The network tiers above a node, nearest first.

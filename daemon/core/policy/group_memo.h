@@ -80,7 +80,7 @@ class GroupMemo {
       for (size_t i = 0; i < group.size(); ++i) {
         const GpuCandidate& c = group[i];
         const Member& m = members[i];
-        if (c.slot != m.slot || c.slot->generation != m.generation || c.mask != m.mask || c.usable != m.usable) {
+        if (c.slot != m.slot || c.generation != m.generation || c.mask != m.mask || c.usable != m.usable) {
           return false;
         }
       }
@@ -91,7 +91,7 @@ class GroupMemo {
       nodes = req.nodes;
       gpus_per_node = req.gpus_per_node;
       members.clear();
-      for (const GpuCandidate& c : group) members.push_back({c.slot, c.slot->generation, c.mask, c.usable});
+      for (const GpuCandidate& c : group) members.push_back({c.slot, c.generation, c.mask, c.usable});
     }
   };
 

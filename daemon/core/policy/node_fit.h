@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <vector>
@@ -48,6 +49,14 @@ struct GpuCandidate {
   const NodeSlot* slot = nullptr;
   uint64_t mask = 0;   // CandidateMask
   int64_t usable = 0;  // UsableGpus
+  // The slot's, copied from its scan entry: searches group and compare
+  // thousands of candidates per placement without reading a slot.
+  uint64_t generation = 0;
+  std::array<int, 3> network_ids{-1, -1, -1};
+
+  GpuCandidate() = default;
+  GpuCandidate(const NodeScan& n, uint64_t mask, int64_t usable)
+      : slot(n.slot), mask(mask), usable(usable), generation(n.generation), network_ids(n.network_ids) {}
 };
 // The nodes that can give at least `min_usable` (at least one), in name order.
 std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,
@@ -67,7 +76,7 @@ inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const E
   if (idle) {
     const int64_t usable = UsableGpus(*n.slot, req, idle);
     if (usable < min_usable) return false;
-    out = {n.slot, CandidateMask(*n.slot, req, idle), usable};
+    out = GpuCandidate(n, CandidateMask(*n.slot, req, idle), usable);
     return true;
   }
   // From the scan entry alone: no need to touch the node.
@@ -75,7 +84,7 @@ inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const E
   int64_t usable = std::popcount(mask);
   if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
   if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-  out = {n.slot, mask, std::max<int64_t>(usable, 0)};
+  out = GpuCandidate(n, mask, std::max<int64_t>(usable, 0));
   return usable >= min_usable;
 }
 

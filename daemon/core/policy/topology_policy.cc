@@ -287,13 +287,13 @@ class TopologyPolicy final : public PlacementPolicy {
                       std::vector<GpuCandidate>& grouped, std::vector<size_t>& starts) {
     starts.assign(groups + 1, 0);
     for (const GpuCandidate& c : candidates) {
-      if (c.slot->network_ids[tier] >= 0) ++starts[c.slot->network_ids[tier] + 1];
+      if (c.network_ids[tier] >= 0) ++starts[c.network_ids[tier] + 1];
     }
     for (size_t g = 0; g < groups; ++g) starts[g + 1] += starts[g];
     grouped.resize(starts[groups]);
     std::vector<size_t> next(starts.begin(), starts.end() - 1);
     for (const GpuCandidate& c : candidates) {
-      if (c.slot->network_ids[tier] >= 0) grouped[next[c.slot->network_ids[tier]]++] = c;
+      if (c.network_ids[tier] >= 0) grouped[next[c.network_ids[tier]]++] = c;
     }
   }
 
