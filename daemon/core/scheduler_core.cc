@@ -539,22 +539,24 @@ bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when) const {
 }
 
 void SchedulerCore::Schedule(Effects& fx) {
-  std::vector<uint64_t> to_start;
+  // Pointers into active_ (whose nodes do not move): a pass over thousands
+  // of jobs looks none of them up again.
+  std::vector<ActiveJob*> to_start;
   std::string blocked_by;
   std::optional<Reservation> reservation;
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
   size_t depth = 0;
-  std::vector<uint64_t> throttled;
-  const std::vector<uint64_t> order = RankPending(throttled);
-  for (uint64_t job_id : throttled) {
-    ActiveJob& a = active_.at(job_id);
-    ClearEstimatedStart(a, fx);
-    SetWaitReason(a, ArrayLimitReason(a.job), fx);
+  std::vector<ActiveJob*> throttled;
+  const std::vector<ActiveJob*> order = RankPending(throttled);
+  for (ActiveJob* t : throttled) {
+    ClearEstimatedStart(*t, fx);
+    SetWaitReason(*t, ArrayLimitReason(t->job), fx);
   }
-  for (uint64_t job_id : order) {
+  for (ActiveJob* next : order) {
     if (++depth > options_.queue_depth) break;
-    ActiveJob& a = active_.at(job_id);
+    ActiveJob& a = *next;
+    const uint64_t job_id = a.job.id();
     // Held, or waiting for other jobs: like a job over its queue's limit,
     // it neither takes the reservation nor holds back the jobs behind it.
     if (a.job.held()) {
@@ -603,7 +605,7 @@ void SchedulerCore::Schedule(Effects& fx) {
       if (placement.placed() && cluster_.Allocate(job_id, placement.allocation()).ok()) {
         *a.job.mutable_allocation() = placement.allocation();
         ChargeLimits(a.job, +1);
-        to_start.push_back(job_id);
+        to_start.push_back(&a);
       }
       hold->Retake();
       if (placement.placed()) continue;
@@ -645,21 +647,20 @@ void SchedulerCore::Schedule(Effects& fx) {
     if (!cluster_.Allocate(job_id, placement.allocation()).ok()) continue;
     *a.job.mutable_allocation() = placement.allocation();
     ChargeLimits(a.job, +1);
-    to_start.push_back(job_id);
+    to_start.push_back(&a);
   }
   hold.reset();  // before any node is written: the holder is no job
-  for (uint64_t id : to_start) {
-    ActiveJob& a = active_.at(id);
-    pending_.erase(QueueKey::Of(a.job));
-    Start(a, a.job.allocation(), fx);
+  for (ActiveJob* a : to_start) {
+    pending_.erase(QueueKey::Of(a->job));
+    Start(*a, fx);
   }
 }
 
-void SchedulerCore::Start(ActiveJob& a, v1::Allocation allocation, Effects& fx) {
+void SchedulerCore::Start(ActiveJob& a, Effects& fx) {
+  v1::Allocation& allocation = *a.job.mutable_allocation();
   allocation.set_master_addr(allocation.nodes(0).address());
   allocation.set_master_port(options_.master_port_base +
                              static_cast<int>(a.job.id() % static_cast<uint64_t>(options_.master_port_span)));
-  *a.job.mutable_allocation() = std::move(allocation);
   a.job.clear_estimated_start_time();
   placed_.insert(a.job.id());
   preempting_.erase(a.job.id());

@@ -199,7 +199,7 @@ class SchedulerCore {
   // Pending jobs in the order a pass considers them; fills priorities_.
   // `throttled` gets the array tasks that may not start this pass because
   // of their array's limit, which the order leaves out.
-  std::vector<uint64_t> RankPending(std::vector<uint64_t>& throttled);
+  std::vector<ActiveJob*> RankPending(std::vector<ActiveJob*>& throttled);
   // Stops the gangs of lower tiers that keep `a` from being placed, when
   // that is enough; the placement they make room for, to hold for it.
   std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
@@ -208,7 +208,8 @@ class SchedulerCore {
   // A node (re)registered or restored: its network tiers from the operator's
   // topology file, and the queues that may use it.
   void UpsertNode(const v1::NodeInfo& info);
-  void Start(ActiveJob& a, v1::Allocation allocation, Effects& fx);
+  // Launches `a` on the allocation it holds in the cluster already.
+  void Start(ActiveJob& a, Effects& fx);
   v1::DaemonMessage LaunchMessage(const v1::Job& job, const v1::NodeAllocation& part) const;
   v1::Node NodeView(const NodeSlot& slot) const;
   void WriteNode(const std::string& name, Effects& fx) const;

@@ -139,7 +139,7 @@ std::string SchedulerCore::LimitReason(const v1::Job& job) const {
   return "";
 }
 
-std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttled) {
+std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<ActiveJob*>& throttled) {
   const absl::Time now = clock_.Now();
   // Tasks of a job array beyond what its limit lets start this pass take no
   // place in the queue depth: a throttled sweep of thousands must not hide
@@ -158,17 +158,17 @@ std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttle
     // The queue's own order is the ranking: only the jobs a pass looks at
     // are touched, as many as queue_depth.
     scores_.clear();
-    std::vector<uint64_t> order;
+    std::vector<ActiveJob*> order;
     for (const auto& [key, a] : pending_) {
       if (over_limit(a->job)) {
-        throttled.push_back(key.job_id);
+        throttled.push_back(a);
         continue;
       }
       if (order.size() >= options_.queue_depth) break;
       PriorityScore score;
       score.job = score.total = static_cast<double>(key.priority);
       scores_.emplace_back(key.job_id, score);
-      order.push_back(key.job_id);
+      order.push_back(a);
     }
     return order;
   }
@@ -193,6 +193,7 @@ std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttle
   struct Ranked {
     double total;
     QueueKey key;
+    ActiveJob* job;
   };
   std::vector<Ranked> ranked;
   ranked.reserve(pending_.size());
@@ -205,10 +206,10 @@ std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttle
     const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
     scores_.emplace_back(key.job_id, score);
     if (over_limit(a->job)) {
-      throttled.push_back(key.job_id);
+      throttled.push_back(a);
       continue;
     }
-    ranked.push_back({score.total, key});
+    ranked.push_back({score.total, key, a});
   }
   // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
   auto before = [](const Ranked& a, const Ranked& b) { return a.total > b.total || (a.total == b.total && a.key < b.key); };
@@ -219,9 +220,9 @@ std::vector<uint64_t> SchedulerCore::RankPending(std::vector<uint64_t>& throttle
     ranked.resize(options_.queue_depth);
   }
   std::sort(ranked.begin(), ranked.end(), before);
-  std::vector<uint64_t> order;
+  std::vector<ActiveJob*> order;
   order.reserve(ranked.size());
-  for (const Ranked& r : ranked) order.push_back(r.key.job_id);
+  for (const Ranked& r : ranked) order.push_back(r.job);
   return order;
 }
 
