@@ -14,9 +14,9 @@
 
 namespace gpusched::core {
 
-// A node's GPUs as GPU model and memory constraints see them. Nodes of one
-// hardware kind share one, interned by ClusterState, so that a placement
-// scan matches a constraint once per kind rather than once per node.
+// A node's GPUs as GPU model and memory constraints see them. ClusterState
+// numbers the distinct ones (gpu_kinds()), so that a placement scan matches
+// a constraint once per kind rather than once per node.
 struct GpuKind {
   // The GPUs grouped by model (lower case), positions as a mask: a model is
   // matched once, not once per GPU. Usually a single entry.
@@ -70,9 +70,10 @@ struct NodeSlot {
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
-  // Equal for nodes whose GPU graphs (placement::GpuGraph::Fingerprint) are
-  // equal, unique in the process otherwise: placement interns each kind of
-  // node once, not once per node, and without building its graph again.
+  // Equal for the nodes of one ClusterState (and its copies) whose GPU
+  // graphs (placement::GpuGraph::Fingerprint) are equal, unique in the
+  // process otherwise: placement interns each kind of node once, not once
+  // per node, and without building its graph again.
   uint64_t gpu_graph = 0;
 
   // Whether new jobs may go there: up, and not drained.
@@ -167,7 +168,10 @@ class ClusterState {
   std::array<std::map<std::string, int>, 3> network_ids_;
   std::vector<GpuKind> gpu_kinds_;
   std::map<GpuKind, int> gpu_kind_ids_;
-  std::map<std::string, uint64_t> gpu_graphs_;  // fingerprint -> NodeSlot::gpu_graph
+  // Fingerprint -> NodeSlot::gpu_graph. Like GpuChooser's own table it keeps
+  // every graph seen: a calibration that changes a node's measured figures
+  // adds one, a few per node over the daemon's life.
+  std::map<std::string, uint64_t> gpu_graphs_;
 };
 
 }  // namespace gpusched::core

@@ -20,7 +20,7 @@ PlacementResult PlaceCpuOnly(const std::vector<const NodeSlot*>& order, const Ga
       absl::StrCat("waiting for a node with ", req.cpus, " free CPUs and ", req.mem_mb, " MB free memory"));
 }
 
-std::string GpuKind(const GangRequest& req) {
+std::string RequestedKind(const GangRequest& req) {
   std::string kind;
   if (!req.gpu_model.empty()) absl::StrAppend(&kind, " ", req.gpu_model);
   if (req.gpu_memory_mb > 0) absl::StrAppend(&kind, " (>= ", req.gpu_memory_mb, " MB)");
@@ -53,10 +53,10 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
   }
   if (req.nodes > 0) {
     return absl::StrCat("waiting for ", Plural(req.nodes, "node", "nodes"), " with ", req.gpus_per_node, " free",
-                        GpuKind(req), req.gpus_per_node == 1 ? " GPU" : " GPUs", " each (", nodes_with_part,
+                        RequestedKind(req), req.gpus_per_node == 1 ? " GPU" : " GPUs", " each (", nodes_with_part,
                         nodes_with_part == 1 ? " has" : " have", " them now)");
   }
-  return absl::StrCat("waiting for ", req.total_gpus, " free", GpuKind(req), req.total_gpus == 1 ? " GPU" : " GPUs",
+  return absl::StrCat("waiting for ", req.total_gpus, " free", RequestedKind(req), req.total_gpus == 1 ? " GPU" : " GPUs",
                       " (", free_total, " free on ", Plural(static_cast<int64_t>(up), "up node", "up nodes"), ")");
 }
 

@@ -78,5 +78,79 @@ TEST_CASE("nodes of one hardware kind share a GPU kind and a GPU graph") {
   }
 }
 
+TEST_CASE("a candidate scored from the scan entry offers what the node itself offers") {
+  ClusterState cluster;
+  cluster.UpsertNode(MakeNode("h-free", 8));
+  cluster.UpsertNode(MakeNode("h-busy", 8, /*cpus=*/40, /*mem_mb=*/100000));
+  cluster.UpsertNode(WithGpus(MakeNode("a-40g", 8), "NVIDIA A100-SXM4-40GB", 40960));
+  cluster.UpsertNode(MakeNode("queue-b", 8));
+  cluster.UpsertNode(MakeNode("wide", 72, /*cpus=*/1024, /*mem_mb=*/4000000));  // GPUs past 64 are never offered
+  cluster.UpsertNode(MakeNode("cpu-only", 0));
+  cluster.UpsertNode(MakeNode("down", 8));
+  for (const auto& [name, slot] : cluster.nodes()) {
+    if (name != "down") cluster.SetState(name, v1::NODE_STATE_UP, "");
+  }
+  v1::Allocation busy;
+  v1::NodeAllocation* part = busy.add_nodes();
+  part->set_node("h-busy");
+  part->add_gpu_indices(0);
+  part->add_gpu_indices(3);
+  part->set_cpus(24);
+  part->set_mem_mb(60000);
+  REQUIRE(cluster.Allocate(7, busy).ok());
+  REQUIRE(cluster.SetQueueMask("queue-b", 0b10));
+
+  size_t candidates = 0;
+  for (const std::string& model : {"", "h100", "a100", "nvidia"}) {
+    for (int64_t memory_mb : {0, 50000}) {
+      for (int64_t cpus_per_gpu : {0, 4, 8}) {
+        for (int64_t mem_per_gpu_mb : {0, 20000}) {
+          for (uint64_t queue_bit : {uint64_t{0b01}, uint64_t{0b10}}) {
+            GangRequest req;
+            req.total_gpus = 2;
+            req.gpu_model = model;
+            req.gpu_memory_mb = memory_mb;
+            req.cpus_per_gpu = cpus_per_gpu;
+            req.mem_per_gpu_mb = mem_per_gpu_mb;
+            req.queue_bit = queue_bit;
+            const policy::EligibleByKind eligible(cluster, req);
+            for (const NodeScan& n : cluster.scan()) {
+              const NodeSlot& slot = *n.slot;
+              INFO(slot.info.name() << " model '" << model << "' memory " << memory_mb << " cpus/GPU " << cpus_per_gpu
+                                    << " mem/GPU " << mem_per_gpu_mb << " queue " << queue_bit);
+              policy::GpuCandidate c;
+              const bool scored = policy::ScoreGpuCandidate(n, req, eligible, /*idle=*/false, 1, c);
+              const int64_t usable = slot.gpu_count == 0 ? 0 : policy::UsableGpus(slot, req);
+              CHECK(scored == (slot.accepts_jobs() && usable >= 1));
+              if (!scored) continue;
+              ++candidates;
+              CHECK(c.slot == &slot);
+              CHECK(c.usable == usable);
+              CHECK(c.mask == policy::CandidateMask(slot, req));
+              CHECK(c.generation == slot.generation);
+              CHECK(c.network_ids == slot.network_ids);
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(candidates > 100);
+  // The busy node: 6 GPUs free, 16 CPUs and 40000 MB left.
+  GangRequest req;
+  req.total_gpus = 1;
+  req.cpus_per_gpu = 4;
+  req.mem_per_gpu_mb = 20000;
+  policy::GpuCandidate c;
+  REQUIRE(policy::ScoreGpuCandidate(cluster.scan()[cluster.Find("h-busy")->scan_index], req,
+                                    policy::EligibleByKind(cluster, req), false, 1, c));
+  CHECK(c.usable == 2);  // memory for two
+  CHECK(c.mask == 0b11110110);
+  REQUIRE(policy::ScoreGpuCandidate(cluster.scan()[cluster.Find("wide")->scan_index], req,
+                                    policy::EligibleByKind(cluster, req), false, 1, c));
+  CHECK(c.usable == 64);
+  CHECK(c.mask == ~uint64_t{0});
+}
+
 }  // namespace
 }  // namespace gpusched::core
