@@ -29,7 +29,8 @@ class SchedulerClient {
   // One page; see ListAllJobs for the whole list.
   virtual absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request) = 0;
   virtual absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& request) = 0;
-  virtual absl::StatusOr<v1::ListNodesResponse> ListNodes() = 0;
+  // One page; see ListAllNodes for every node.
+  virtual absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) = 0;
@@ -53,5 +54,7 @@ using ClientFactory = std::function<std::unique_ptr<SchedulerClient>(const Daemo
 
 // Follows next_page_token until the daemon has sent every matching job.
 absl::StatusOr<v1::ListJobsResponse> ListAllJobs(SchedulerClient& client, v1::ListJobsRequest request);
+// The same for nodes.
+absl::StatusOr<v1::ListNodesResponse> ListAllNodes(SchedulerClient& client, v1::ListNodesRequest request = {});
 
 }  // namespace gpusched::cli

@@ -39,8 +39,8 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Unary<v1::CancelJobResponse>(&v1::Scheduler::Stub::CancelJob, request);
   }
 
-  absl::StatusOr<v1::ListNodesResponse> ListNodes() override {
-    return Unary<v1::ListNodesResponse>(&v1::Scheduler::Stub::ListNodes, v1::ListNodesRequest());
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request) override {
+    return Unary<v1::ListNodesResponse>(&v1::Scheduler::Stub::ListNodes, request);
   }
 
   absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) override {

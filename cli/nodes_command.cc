@@ -38,7 +38,9 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
 
 // One node as ListNodes gives it; NotFound names the command that lists them.
 absl::StatusOr<v1::Node> FetchNode(CommandContext& cmd, const std::string& name) {
-  auto nodes = cmd.client.ListNodes();
+  v1::ListNodesRequest request;
+  request.set_node(name);
+  auto nodes = cmd.client.ListNodes(request);
   if (!nodes.ok()) return nodes.status();
   for (const v1::Node& node : nodes->nodes()) {
     if (node.info().name() == name) return node;
@@ -99,7 +101,7 @@ absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
     }
     return kExitOk;
   }
-  auto nodes = cmd.client.ListNodes();
+  auto nodes = ListAllNodes(cmd.client);
   if (!nodes.ok()) return nodes.status();
   if (options.json) {
     if (absl::Status s = PrintJsonLine(cmd.out, *nodes); !s.ok()) return s;

@@ -766,6 +766,20 @@ std::vector<v1::Node> SchedulerCore::Nodes() const {
   return out;
 }
 
+std::vector<v1::Node> SchedulerCore::NodesAfter(const std::string& after, size_t limit) const {
+  std::vector<v1::Node> out;
+  for (auto it = cluster_.nodes().upper_bound(after); it != cluster_.nodes().end() && out.size() < limit; ++it) {
+    out.push_back(NodeView(it->second));
+  }
+  return out;
+}
+
+std::optional<v1::Node> SchedulerCore::FindNode(const std::string& name) const {
+  const NodeSlot* slot = cluster_.Find(name);
+  if (slot == nullptr) return std::nullopt;
+  return NodeView(*slot);
+}
+
 void SchedulerCore::WriteNode(const std::string& name, Effects& fx) const {
   if (const NodeSlot* slot = cluster_.Find(name)) {
     fx.nodes[name] = NodeView(*slot);

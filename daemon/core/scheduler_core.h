@@ -133,6 +133,9 @@ class SchedulerCore {
   // An active task of the job array `array_id` names, or nullptr.
   const v1::Job* FindActiveArrayTask(uint64_t array_id) const;
   std::vector<v1::Node> Nodes() const;
+  // Up to `limit` nodes in name order, from the first named after `after`.
+  std::vector<v1::Node> NodesAfter(const std::string& after, size_t limit) const;
+  std::optional<v1::Node> FindNode(const std::string& name) const;
   const ClusterState& cluster() const { return cluster_; }
   // Every pending job's rank as of the last pass (never persisted), in
   // queue-key order; PriorityOf looks one up (linear: for tests and tools).

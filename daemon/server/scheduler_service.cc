@@ -15,6 +15,9 @@ namespace {
 constexpr int kDefaultPageSize = 1000;
 constexpr int kMaxPageSize = 10000;
 constexpr size_t kMaxPageBytes = 3 << 20;  // under the 4 MiB gRPC clients receive by default
+// Nodes are built on the scheduler thread: pages short enough not to hold a pass up.
+constexpr size_t kDefaultNodePageSize = 500;
+constexpr size_t kMaxNodePageSize = 5000;
 
 // The committed job, with NotFound for an id that was never acknowledged.
 absl::StatusOr<v1::Job> ReadJob(store::JobReader& reader, uint64_t job_id, bool with_events) {
@@ -239,8 +242,30 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
                                                       const v1::ListNodesRequest* request,
                                                       v1::ListNodesResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  loop_.Post([response, reactor](LoopContext& loop) {
-    for (v1::Node& node : loop.core.Nodes()) *response->add_nodes() = std::move(node);
+  if (request->page_size() < 0) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "page_size: must be >= 0"));
+    return reactor;
+  }
+  const size_t limit = request->page_size() == 0 ? kDefaultNodePageSize
+                                                 : std::min<size_t>(request->page_size(), kMaxNodePageSize);
+  loop_.Post([request, response, reactor, limit](LoopContext& loop) {
+    if (!request->node().empty()) {
+      if (std::optional<v1::Node> node = loop.core.FindNode(request->node())) *response->add_nodes() = *std::move(node);
+      return reactor->Finish(grpc::Status::OK);
+    }
+    // The token is the last name of the page before. One node more than the
+    // page tells whether another page follows.
+    std::vector<v1::Node> nodes = loop.core.NodesAfter(request->page_token(), limit + 1);
+    size_t bytes = 0;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const size_t size = nodes[i].ByteSizeLong();
+      if (i == limit || (i > 0 && bytes + size > kMaxPageBytes)) {
+        response->set_next_page_token(response->nodes(response->nodes_size() - 1).info().name());
+        break;
+      }
+      bytes += size;
+      *response->add_nodes() = std::move(nodes[i]);
+    }
     reactor->Finish(grpc::Status::OK);
   });
   return reactor;

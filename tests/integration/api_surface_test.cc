@@ -1,5 +1,5 @@
 // What grpcurl and other languages' clients rely on: health, reflection,
-// WatchJobs, and the CLI finding the daemon from the environment.
+// WatchJobs, node pages, and the CLI finding the daemon from the environment.
 
 #include <catch2/catch.hpp>
 #include <future>
@@ -94,4 +94,53 @@ TEST_CASE("the CLI reports an unreachable daemon with exit code 3", "[integratio
   auto r = gpusched::testing::RunCommand({GPUSCHED_CLI_BIN, "status"}, {{"GPUSCHED_ADDR", "127.0.0.1:1"}});
   CHECK(r.exit_code == 3);
   CHECK(r.err.find("cannot reach gpuschedd at 127.0.0.1:1") != std::string::npos);
+}
+
+TEST_CASE("ListNodes gives nodes a page at a time in name order, or the one node asked for", "[integration]") {
+  TestCluster cluster({{"node-c", 1}, {"node-a", 1}, {"node-b", 2}});
+  auto list = [&](const v1::ListNodesRequest& request, v1::ListNodesResponse& response) {
+    grpc::ClientContext ctx;
+    return cluster.stub().ListNodes(&ctx, request, &response);
+  };
+  std::vector<std::string> names;
+  v1::ListNodesRequest request;
+  request.set_page_size(2);
+  int pages = 0;
+  while (true) {
+    v1::ListNodesResponse page;
+    REQUIRE(list(request, page).ok());
+    ++pages;
+    CHECK(page.nodes_size() <= 2);
+    for (const v1::Node& node : page.nodes()) names.push_back(node.info().name());
+    if (page.next_page_token().empty()) break;
+    REQUIRE(pages < 5);
+    request.set_page_token(page.next_page_token());
+  }
+  CHECK(pages == 2);
+  CHECK(names == std::vector<std::string>{"node-a", "node-b", "node-c"});
+
+  v1::ListNodesRequest one;
+  one.set_node("node-b");
+  v1::ListNodesResponse only;
+  REQUIRE(list(one, only).ok());
+  REQUIRE(only.nodes_size() == 1);
+  CHECK(only.nodes(0).info().gpus_size() == 2);
+  CHECK(only.next_page_token().empty());
+  one.set_node("node-z");
+  REQUIRE(list(one, only).ok());
+  CHECK(only.nodes_size() == 0);
+
+  v1::ListNodesRequest negative;
+  negative.set_page_size(-1);
+  v1::ListNodesResponse refused;
+  grpc::Status status = list(negative, refused);
+  CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+  CHECK(status.error_message() == "page_size: must be >= 0");
+
+  auto shown = cluster.Cli({"nodes", "show", "node-b"});
+  CHECK(shown.exit_code == 0);
+  CHECK(shown.out.find("node-b") != std::string::npos);
+  auto missing = cluster.Cli({"nodes", "show", "node-z"});
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("no node named \"node-z\"") != std::string::npos);
 }

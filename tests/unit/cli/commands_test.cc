@@ -301,6 +301,30 @@ TEST_CASE("nodes prints the table, or the ListNodesResponse as JSON") {
   CHECK(MessageDifferencer::Equals(parsed, client.nodes));
 }
 
+TEST_CASE("nodes follows the daemon's pages; nodes show asks for its node alone") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  client.node_page_size = 2;
+  for (const std::string name : {"gpu001", "gpu002", "gpu003", "gpu004", "gpu005"}) {
+    v1::Node* node = client.nodes.add_nodes();
+    node->mutable_info()->set_name(name);
+    node->set_state(v1::NODE_STATE_UP);
+  }
+  Invocation run = RunGpusched({"nodes", "--json"}, client, host);
+  CHECK(run.exit_code == 0);
+  v1::ListNodesResponse parsed;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(run.out, &parsed).ok());
+  CHECK(MessageDifferencer::Equals(parsed, client.nodes));
+  REQUIRE(client.node_lists.size() == 3);
+  CHECK(client.node_lists[2].page_token() == "gpu004");
+
+  client.node_lists.clear();
+  run = RunGpusched({"nodes", "show", "gpu005"}, client, host);
+  CHECK(run.exit_code == 0);
+  REQUIRE(client.node_lists.size() == 1);
+  CHECK(client.node_lists[0].node() == "gpu005");
+}
+
 TEST_CASE("nodes drain needs a reason, shows the node drained, and resume undoes it") {
   FakeHost host;
   FakeSchedulerClient client;

@@ -32,6 +32,8 @@ class FakeSchedulerClient final : public SchedulerClient {
   std::vector<v1::ListJobsResponse> list_pages;  // page i answers token "" for i = 0, else "p<i>"
   std::map<uint64_t, absl::Status> cancel_errors;
   v1::ListNodesResponse nodes;
+  int node_page_size = 1000;
+  std::vector<v1::ListNodesRequest> node_lists;
   std::vector<v1::DrainNodeRequest> drains;
   absl::Status fail_all;  // when set, every call fails with it
   absl::Status watch_status = absl::UnimplementedError("no watch here");
@@ -88,9 +90,29 @@ class FakeSchedulerClient final : public SchedulerClient {
     return response;
   }
 
-  absl::StatusOr<v1::ListNodesResponse> ListNodes() override {
+  // Pages of node_page_size, in the order of `nodes`, as the daemon gives
+  // them (the token: the page's last name); `node` picks one.
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& request) override {
+    node_lists.push_back(request);
     if (!fail_all.ok()) return fail_all;
-    return nodes;
+    v1::ListNodesResponse page;
+    bool after_token = request.page_token().empty();
+    for (const v1::Node& node : nodes.nodes()) {
+      if (!request.node().empty()) {
+        if (node.info().name() == request.node()) *page.add_nodes() = node;
+        continue;
+      }
+      if (!after_token) {
+        after_token = node.info().name() == request.page_token();
+        continue;
+      }
+      if (page.nodes_size() == node_page_size) {
+        page.set_next_page_token(page.nodes(page.nodes_size() - 1).info().name());
+        break;
+      }
+      *page.add_nodes() = node;
+    }
+    return page;
   }
 
   // Drain and resume change the node in `nodes`, as the daemon would.

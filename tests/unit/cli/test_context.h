@@ -73,7 +73,7 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
       absl::StatusOr<v1::Job> GetJob(uint64_t id) override { return c.GetJob(id); }
       absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r) override { return c.ListJobs(r); }
       absl::StatusOr<v1::CancelJobResponse> CancelJob(const v1::CancelJobRequest& r) override { return c.CancelJob(r); }
-      absl::StatusOr<v1::ListNodesResponse> ListNodes() override { return c.ListNodes(); }
+      absl::StatusOr<v1::ListNodesResponse> ListNodes(const v1::ListNodesRequest& r) override { return c.ListNodes(r); }
       absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& r) override { return c.DrainNode(r); }
       absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& r) override { return c.ResumeNode(r); }
       absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& r) override { return c.ProbeNode(r); }
