@@ -1,7 +1,10 @@
 #include "daemon/core/policy/blind_policies.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "daemon/core/policy/gang_estimate.h"
 #include "daemon/core/policy/node_fit.h"
@@ -14,14 +17,18 @@ using NodeOrder = std::function<void(const GangRequest&, std::vector<GpuCandidat
                                      std::vector<GpuCandidate>& spanning)>;
 
 // Stable sort on a key computed once per node: the keys are not free and
-// clusters have thousands of nodes.
+// clusters have thousands of nodes. What is sorted is (key, position), small
+// and with no ties, rather than the candidates themselves.
 template <typename Key>
 void SortBy(std::vector<GpuCandidate>& nodes, Key key) {
-  std::vector<std::pair<decltype(key(nodes.front())), GpuCandidate>> keyed;
+  std::vector<std::pair<decltype(key(nodes.front())), uint32_t>> keyed;
   keyed.reserve(nodes.size());
-  for (const GpuCandidate& c : nodes) keyed.emplace_back(key(c), c);
-  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = keyed[i].second;
+  for (uint32_t i = 0; i < nodes.size(); ++i) keyed.emplace_back(key(nodes[i]), i);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<GpuCandidate> sorted;
+  sorted.reserve(nodes.size());
+  for (const auto& [k, i] : keyed) sorted.push_back(nodes[i]);
+  nodes = std::move(sorted);
 }
 
 double Utilization(const GpuCandidate& c) {
@@ -86,7 +93,7 @@ std::unique_ptr<PlacementPolicy> MakeSpreadPolicy() {
   return std::make_unique<OrderedPolicy>("spread", [](const GangRequest&, auto& single, auto& spanning) {
     if (single.empty()) return;
     SortBy(single, Utilization);
-    SortBy(spanning, Utilization);
+    spanning = single;  // both start as the same candidates, in the same order
   });
 }
 
