@@ -1,6 +1,7 @@
 #include "daemon/core/scheduler_core.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -761,9 +762,7 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
 }
 
 std::vector<v1::Node> SchedulerCore::Nodes() const {
-  std::vector<v1::Node> out;
-  for (const auto& [name, slot] : cluster_.nodes()) out.push_back(NodeView(slot));
-  return out;
+  return NodesAfter("", std::numeric_limits<size_t>::max());  // names are never empty
 }
 
 std::vector<v1::Node> SchedulerCore::NodesAfter(const std::string& after, size_t limit) const {

@@ -57,12 +57,8 @@ uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle) 
 }
 
 int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {
-  int64_t usable = std::popcount(CandidateMask(slot, req, idle));
-  const int64_t cpus = idle ? slot.cpus_total : slot.FreeCpus();
-  const int64_t mem = idle ? slot.mem_total_mb : slot.FreeMemMb();
-  if (req.cpus_per_gpu > 0) usable = std::min(usable, cpus / req.cpus_per_gpu);
-  if (req.mem_per_gpu_mb > 0) usable = std::min(usable, mem / req.mem_per_gpu_mb);
-  return std::max<int64_t>(usable, 0);
+  return UsableOf(CandidateMask(slot, req, idle), idle ? slot.cpus_total : slot.FreeCpus(),
+                  idle ? slot.mem_total_mb : slot.FreeMemMb(), req);
 }
 
 void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle, int64_t min_usable,

@@ -34,6 +34,15 @@ class EligibleByKind {
   std::vector<uint64_t> masks_;  // by NodeSlot::gpu_kind
 };
 
+// How many of the GPUs in `mask` a node with `cpus` CPUs and `mem_mb` MB of
+// host memory to spare can give, each bringing the request's share along.
+inline int64_t UsableOf(uint64_t mask, int64_t cpus, int64_t mem_mb, const GangRequest& req) {
+  int64_t usable = std::popcount(mask);
+  if (req.cpus_per_gpu > 0) usable = std::min(usable, cpus / req.cpus_per_gpu);
+  if (req.mem_per_gpu_mb > 0) usable = std::min(usable, mem_mb / req.mem_per_gpu_mb);
+  return std::max<int64_t>(usable, 0);
+}
+
 // How many GPUs of the request's kind the node can give now, counting the
 // CPUs and host memory each one brings along. With `idle`, as if the node
 // ran nothing (what strict placement and never-fits checks ask).
@@ -73,19 +82,13 @@ inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const E
   min_usable = std::max<int64_t>(min_usable, 1);
   if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
   if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
-  if (idle) {
-    const int64_t usable = UsableGpus(*n.slot, req, idle);
-    if (usable < min_usable) return false;
-    out = GpuCandidate(n, CandidateMask(*n.slot, req, idle), usable);
-    return true;
-  }
-  // From the scan entry alone: no need to touch the node.
-  const uint64_t mask = n.free_mask & eligible.Of(n);
-  int64_t usable = std::popcount(mask);
-  if (req.cpus_per_gpu > 0) usable = std::min(usable, n.free_cpus / req.cpus_per_gpu);
-  if (req.mem_per_gpu_mb > 0) usable = std::min(usable, n.free_mem_mb / req.mem_per_gpu_mb);
-  out = GpuCandidate(n, mask, std::max<int64_t>(usable, 0));
-  return usable >= min_usable;
+  // From the scan entry alone, but for an idle node's totals.
+  const uint64_t mask = idle ? eligible.Of(n) : n.free_mask & eligible.Of(n);
+  const int64_t usable = idle ? UsableOf(mask, n.slot->cpus_total, n.slot->mem_total_mb, req)
+                              : UsableOf(mask, n.free_cpus, n.free_mem_mb, req);
+  if (usable < min_usable) return false;
+  out = GpuCandidate(n, mask, usable);
+  return true;
 }
 
 // Whether a CPU-only request fits on the node now.

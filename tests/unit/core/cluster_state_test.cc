@@ -78,7 +78,7 @@ TEST_CASE("nodes of one hardware kind share a GPU kind and a GPU graph") {
   }
 }
 
-TEST_CASE("a candidate scored from the scan entry offers what the node itself offers") {
+TEST_CASE("a candidate scored from the scan entry offers what the node itself offers, now and idle") {
   ClusterState cluster;
   cluster.UpsertNode(MakeNode("h-free", 8));
   cluster.UpsertNode(MakeNode("h-busy", 8, /*cpus=*/40, /*mem_mb=*/100000));
@@ -115,28 +115,32 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
             req.queue_bit = queue_bit;
             const policy::EligibleByKind eligible(cluster, req);
             for (const NodeScan& n : cluster.scan()) {
-              const NodeSlot& slot = *n.slot;
-              INFO(slot.info.name() << " model '" << model << "' memory " << memory_mb << " cpus/GPU " << cpus_per_gpu
-                                    << " mem/GPU " << mem_per_gpu_mb << " queue " << queue_bit);
-              policy::GpuCandidate c;
-              const bool scored = policy::ScoreGpuCandidate(n, req, eligible, /*idle=*/false, 1, c);
-              const int64_t usable = slot.gpu_count == 0 ? 0 : policy::UsableGpus(slot, req);
-              CHECK(scored == (slot.accepts_jobs() && usable >= 1));
-              if (!scored) continue;
-              ++candidates;
-              CHECK(c.slot == &slot);
-              CHECK(c.usable == usable);
-              CHECK(c.mask == policy::CandidateMask(slot, req));
-              CHECK(c.generation == slot.generation);
-              CHECK(c.network_ids == slot.network_ids);
+              for (bool idle : {false, true}) {
+                const NodeSlot& slot = *n.slot;
+                INFO(slot.info.name() << " model '" << model << "' memory " << memory_mb << " cpus/GPU "
+                                      << cpus_per_gpu << " mem/GPU " << mem_per_gpu_mb << " queue " << queue_bit
+                                      << (idle ? " idle" : " now"));
+                policy::GpuCandidate c;
+                const bool scored = policy::ScoreGpuCandidate(n, req, eligible, idle, 1, c);
+                const int64_t usable = slot.gpu_count == 0 ? 0 : policy::UsableGpus(slot, req, idle);
+                CHECK(scored == (slot.accepts_jobs() && usable >= 1));
+                if (!scored) continue;
+                ++candidates;
+                CHECK(c.slot == &slot);
+                CHECK(c.usable == usable);
+                CHECK(c.mask == policy::CandidateMask(slot, req, idle));
+                CHECK(c.generation == slot.generation);
+                CHECK(c.network_ids == slot.network_ids);
+              }
             }
           }
         }
       }
     }
   }
-  CHECK(candidates > 100);
-  // The busy node: 6 GPUs free, 16 CPUs and 40000 MB left.
+  CHECK(candidates > 200);
+  // The busy node: 6 GPUs free, 16 CPUs and 40000 MB left (40 CPUs and
+  // 100000 MB when idle).
   GangRequest req;
   req.total_gpus = 1;
   req.cpus_per_gpu = 4;
@@ -146,6 +150,10 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
                                     policy::EligibleByKind(cluster, req), false, 1, c));
   CHECK(c.usable == 2);  // memory for two
   CHECK(c.mask == 0b11110110);
+  REQUIRE(policy::ScoreGpuCandidate(cluster.scan()[cluster.Find("h-busy")->scan_index], req,
+                                    policy::EligibleByKind(cluster, req), /*idle=*/true, 1, c));
+  CHECK(c.usable == 5);  // memory for five
+  CHECK(c.mask == 0xff);
   REQUIRE(policy::ScoreGpuCandidate(cluster.scan()[cluster.Find("wide")->scan_index], req,
                                     policy::EligibleByKind(cluster, req), false, 1, c));
   CHECK(c.usable == 64);
