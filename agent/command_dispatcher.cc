@@ -1,5 +1,8 @@
 #include "agent/command_dispatcher.h"
 
+#include <unistd.h>
+
+#include <random>
 #include <set>
 #include <utility>
 
@@ -9,12 +12,24 @@
 
 namespace gpusched::agent {
 
+namespace {
+
+// "pid 4242 9f86d081884c7d65": unguessable enough that a second agent under
+// this node's name cannot pass for this one, and readable in a refusal.
+std::string NewInstanceToken() {
+  std::random_device random;
+  return absl::StrCat("pid ", getpid(), " ", absl::Hex(random(), absl::kZeroPad8), absl::Hex(random(), absl::kZeroPad8));
+}
+
+}  // namespace
+
 CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner, LinkCalibrator* calibrator)
-    : node_(std::move(node)), runner_(runner), calibrator_(calibrator) {}
+    : node_(std::move(node)), runner_(runner), calibrator_(calibrator), instance_(NewInstanceToken()) {}
 
 v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
   *registration.mutable_node() = node_;
+  registration.set_agent_instance(instance_);
   if (calibrator_ != nullptr) {
     LinkCalibrator::State calibration = calibrator_->state();
     if (calibration.last) *registration.mutable_node()->mutable_probe() = *std::move(calibration.last);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "agent/link_calibrator.h"
@@ -24,6 +25,7 @@ class CommandDispatcher final : public SessionHandler {
   const v1::NodeInfo node_;
   JobRunner* const runner_;
   LinkCalibrator* const calibrator_;
+  const std::string instance_;  // RegisterNode.agent_instance, for this process's life
 };
 
 }  // namespace gpusched::agent

@@ -113,12 +113,14 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Depends on", absl::StrJoin(deps, ", "));
   }
   if (spec.has_requeue()) Field(out, "Requeue", spec.requeue() ? "on node failure" : "never (ends NODE_FAIL)");
-  if (spec.argv_size() > 0) {
+  if (job.details_hidden()) {
+    Field(out, "Command", absl::StrCat("(hidden: a job of ", spec.user(), "; only its owner and admins see it)"));
+  } else if (spec.argv_size() > 0) {
     Field(out, "Command", ShellJoin(spec.argv()));
   } else {
     Field(out, "Script", DescribeScript(spec.script()));
   }
-  Field(out, "Workdir", spec.workdir());
+  if (!job.details_hidden()) Field(out, "Workdir", spec.workdir());
   if (!spec.env().empty()) {
     // Names only: values may hold tokens, and anyone may run `status`.
     std::vector<std::string> names;

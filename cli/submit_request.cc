@@ -213,7 +213,8 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     request.set_array(*options.array);
   }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
-  spec.set_user(ctx.user);
+  // No user: the job runs as whoever the daemon finds the caller to be (the
+  // socket's uid, the certificate's name), which need not be this login.
 
   if (options.request_id.has_value()) {
     if (options.request_id->empty()) return FlagError("--request-id", "", "must not be empty");

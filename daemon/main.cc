@@ -114,6 +114,9 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
 
   const std::string address = (*cluster)->daemon().address();
   std::cout << "gpuschedd dev: daemon on " << address << ", state in " << (*cluster)->daemon().db_path() << "\n";
+  std::cout << "gpuschedd dev: single-user setup: TCP callers are not authenticated; anyone who reaches " << address
+            << " acts as admin, and jobs run as the user running gpuschedd dev"
+            << (geteuid() == 0 ? " (root)" : "") << "\n";
   if (!(*cluster)->daemon().metrics_url().empty()) {
     std::cout << "gpuschedd dev: Prometheus metrics on " << (*cluster)->daemon().metrics_url() << "\n";
   }
@@ -224,7 +227,11 @@ int main(int argc, char** argv) {
   serve->add_option("--socket", options.unix_socket,
                     "also serve the CLI on this Unix socket, telling users apart by uid (e.g. /run/gpusched/gpuschedd.sock)");
   std::vector<std::string> admins;
-  serve->add_option("--admin", admins, "a user who may act on anyone's jobs over the socket (repeatable; root always may)");
+  serve->add_option("--admin", admins, "a user who may act on anyone's jobs and the nodes (repeatable; root always may)");
+  serve->add_flag("--allow-unauthenticated-tcp", options.allow_unauthenticated_tcp,
+                  "single-user setups only: TCP callers without a client certificate act as the daemon's user "
+                  "(an admin), and any agent may register");
+  serve->add_flag("--allow-root-jobs", options.allow_root_jobs, "jobs may run as root");
   serve->add_option("--placement-policy", placement_policy,
                     "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
@@ -295,6 +302,9 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
     unless_flag(serve, "--socket", file->socket, options.unix_socket);
     unless_flag(serve, "--admin", file->admins, admins);
+    unless_flag(serve, "--allow-unauthenticated-tcp", file->allow_unauthenticated_tcp,
+                options.allow_unauthenticated_tcp);
+    unless_flag(serve, "--allow-root-jobs", file->allow_root_jobs, options.allow_root_jobs);
     unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
     unless_flag(serve, "--default-topology", file->default_topology, default_topology);
     unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
@@ -341,7 +351,10 @@ int main(int argc, char** argv) {
     }
     return RunServe(options, signals);
   }
-  // dev stays plaintext on loopback: its agents live in this process.
+  // dev stays plaintext on loopback: its agents live in this process, and
+  // it is one user's cluster.
+  options.allow_unauthenticated_tcp = true;
+  options.allow_root_jobs = true;
   options.listen_address = dev_listen;
   options.metrics_listen = DevMetricsAddress(dev_metrics, dev_listen);
   options.state_dir = dev_state_dir;

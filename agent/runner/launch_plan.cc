@@ -35,15 +35,47 @@ std::string ChooseWorkdir(const std::string& requested, const UserIdentity& user
   return absl::StrCat(base, "/", requested);
 }
 
-absl::Status MakeJobLogDir(const std::string& dir, const JobIdentity& identity) {
-  if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+// job-N under the log root, made or reused without following a link: the
+// root is the agent's alone (checked at start), and an existing job-N must be
+// the agent's or the job's user's own, from an earlier attempt.
+absl::Status MakeJobLogDir(const std::string& log_root, uint64_t job_id, const JobIdentity& identity) {
+  const std::string name = absl::StrCat("job-", job_id);
+  const std::string path = JobLogDir(log_root, job_id);
+  auto failed = [&path](absl::string_view what, int error) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot create log directory \"", dir, "\": ", std::strerror(errno)));
+        absl::StrCat("log directory \"", path, "\": ", what, ": ", std::strerror(error)));
+  };
+  const int root = open(log_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) return failed("cannot open its parent", errno);
+  const bool made = mkdirat(root, name.c_str(), 0750) == 0;
+  if (!made && errno != EEXIST) {
+    const int error = errno;
+    close(root);
+    return failed("cannot create it", error);
   }
-  // The job's user must be able to read its own logs.
-  if (identity.switch_user && chown(dir.c_str(), identity.user.uid, identity.user.gid) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("chown \"", dir, "\": ", std::strerror(errno)));
+  const int fd = openat(root, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  const int open_error = errno;
+  close(root);
+  if (fd < 0) {
+    if (open_error == ELOOP || open_error == ENOTDIR) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("log directory \"", path, "\" is a symbolic link or not a directory: refused"));
+    }
+    return failed("cannot open it", open_error);
   }
+  struct stat st;
+  int error = fstat(fd, &st) != 0 ? errno : 0;
+  if (error == 0 && !made && st.st_uid != geteuid() && st.st_uid != identity.user.uid) {
+    close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "log directory \"", path, "\" exists and belongs to uid ", st.st_uid,
+        ", neither the agent nor the job's user: the agent did not make it, and will not write there"));
+  }
+  // The job's user must be able to read its own logs; on the descriptor, so
+  // that no link swapped in since can redirect the chown.
+  if (error == 0 && identity.switch_user && fchown(fd, identity.user.uid, identity.user.gid) != 0) error = errno;
+  close(fd);
+  if (error != 0) return failed("chown", error);
   return absl::OkStatus();
 }
 
@@ -137,7 +169,7 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
 
   LaunchPlan plan;
   plan.job_log_dir = JobLogDir(context.log_dir, launch.job_id());
-  if (absl::Status s = MakeJobLogDir(plan.job_log_dir, *identity); !s.ok()) return s;
+  if (absl::Status s = MakeJobLogDir(context.log_dir, launch.job_id(), *identity); !s.ok()) return s;
 
   RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
                              identity->user.shell, context.node_name,      context.advertise_address,

@@ -41,7 +41,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
                     kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
-                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins"});
+                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins",
+                    "allow_unauthenticated_tcp", "allow_root_jobs"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
   config.state_dir = reader.Path("state_dir");
@@ -51,6 +52,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.metrics_listen = ListenAddress(reader, "metrics_listen");
   config.socket = reader.Path("socket");
   config.admins = reader.StringList("admins");
+  config.allow_unauthenticated_tcp = reader.Bool("allow_unauthenticated_tcp");
+  config.allow_root_jobs = reader.Bool("allow_root_jobs");
   config.tick_ms = Int(reader, kTickMs);
   config.kill_grace_ms = Int(reader, kKillGraceMs);
   config.node_not_responding_ms = Int(reader, kNodeNotRespondingMs);
@@ -110,6 +113,11 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add("metrics_listen", config.metrics_listen);
   add("socket", config.socket);
   if (config.admins) set.push_back(absl::StrCat("admins=", absl::StrJoin(*config.admins, ",")));
+  auto add_bool = [&set](absl::string_view key, const std::optional<bool>& value) {
+    if (value) set.push_back(absl::StrCat(key, "=", *value ? "true" : "false"));
+  };
+  add_bool("allow_unauthenticated_tcp", config.allow_unauthenticated_tcp);
+  add_bool("allow_root_jobs", config.allow_root_jobs);
   add("network_topology", config.network_topology);
   add(kTickMs.key, config.tick_ms);
   add(kKillGraceMs.key, config.kill_grace_ms);

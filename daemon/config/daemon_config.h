@@ -51,6 +51,8 @@ struct DaemonConfig {
   // jobs there besides root.
   std::optional<std::string> socket;
   std::optional<std::vector<std::string>> admins;
+  std::optional<bool> allow_unauthenticated_tcp;
+  std::optional<bool> allow_root_jobs;
   std::optional<int64_t> tick_ms;
   std::optional<int64_t> kill_grace_ms;
   std::optional<int64_t> node_not_responding_ms;

@@ -4,6 +4,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/display_text.h"
 
 namespace gpusched::core {
 namespace {
@@ -155,6 +156,13 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   }
   if (spec.queue().size() > limits.max_name_bytes) {
     return Invalid("spec.queue", absl::StrCat("longer than ", limits.max_name_bytes, " bytes"));
+  }
+  for (const auto& [field, text] : {std::pair<const char*, const std::string*>{"spec.name", &spec.name()},
+                                    {"spec.user", &spec.user()},
+                                    {"spec.account", &spec.account()},
+                                    {"spec.queue", &spec.queue()},
+                                    {"resources.gpu_model", &spec.resources().gpu_model()}}) {
+    if (absl::Status s = CheckDisplayText(field, *text, limits.max_name_bytes); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -4,12 +4,23 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/display_text.h"
 #include "common/convert/topology_proto.h"
 
 namespace gpusched::core {
 
 absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
   if (node.name().empty()) return absl::InvalidArgumentError("node.name is empty");
+  // A node name goes into tables, log lines and the topology file's
+  // hostlists; the 59 bytes are what a node certificate's CN (node:NAME, at
+  // most 64) can hold.
+  if (absl::Status s = CheckDisplayText("node.name", node.name(), kMaxNodeNameBytes); !s.ok()) return s;
+  for (const auto& [key, value] : node.labels()) {
+    if (absl::Status s = CheckDisplayText("node.labels (a key)", key, kMaxLabelBytes); !s.ok()) return s;
+    if (absl::Status s = CheckDisplayText(absl::StrCat("node.labels[", key, "]"), value, kMaxLabelBytes); !s.ok()) {
+      return s;
+    }
+  }
   if (node.cpus() < 0) return absl::InvalidArgumentError(absl::StrCat("node.cpus is negative: ", node.cpus()));
   if (node.memory_mb() < 0) {
     return absl::InvalidArgumentError(absl::StrCat("node.memory_mb is negative: ", node.memory_mb()));

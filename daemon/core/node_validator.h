@@ -7,8 +7,12 @@
 
 namespace gpusched::core {
 
+inline constexpr size_t kMaxNodeNameBytes = 59;
+inline constexpr size_t kMaxLabelBytes = 256;
+
 // What an agent registers must make sense before the scheduler counts on it:
-// a name, non-negative CPU/memory/GPU-memory figures and a well-formed
+// a name (at most kMaxNodeNameBytes, no control characters), labels without
+// control characters, non-negative CPU/memory/GPU-memory figures and a well-formed
 // topology. InvalidArgument names the field. The calibration (node.probe) is
 // checked apart: a bad one is dropped, not a reason to refuse the node.
 absl::Status ValidateNodeInfo(const v1::NodeInfo& node);

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/display_text.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/job_array.h"
@@ -177,6 +178,7 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl:
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string& reason, Effects& fx) {
+  if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes); !s.ok()) return s;
   auto it = active_.find(job_id);
   if (it == active_.end()) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
   ActiveJob& a = it->second;
@@ -253,6 +255,7 @@ v1::NodeInfo SchedulerCore::WithConfiguredNetwork(v1::NodeInfo info) const {
 
 absl::StatusOr<v1::Node> SchedulerCore::DrainNode(const std::string& node, const std::string& reason, Effects& fx) {
   if (reason.empty()) return absl::InvalidArgumentError("reason: a drain needs a reason, shown until it is resumed");
+  if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes); !s.ok()) return s;
   if (!cluster_.SetDrain(node, reason)) return absl::NotFoundError(absl::StrCat("no node ", node));
   WriteNode(node, fx);
   return NodeView(*cluster_.Find(node));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "gpusched/v1/agent.pb.h"
@@ -16,6 +17,17 @@ class AgentChannel {
   // Ends the connection, telling the agent why; it connects and registers
   // again. Nothing if it is gone already.
   virtual void Close(const std::string& why) = 0;
+  // False once the connection has ended, or is ending (its agent hung up or
+  // was told to go), even if gRPC has not let go of it yet.
+  virtual bool open() const = 0;
+};
+
+// A registered node's connection, and which agent holds it: a second
+// registration for the node is told apart from a reconnect by `instance`.
+struct ConnectedAgent {
+  std::shared_ptr<AgentChannel> channel;
+  std::string peer;      // the gRPC peer: "ipv4:10.0.0.7:41234"
+  std::string instance;  // RegisterNode.agent_instance
 };
 
 }  // namespace gpusched::server

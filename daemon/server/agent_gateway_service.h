@@ -1,5 +1,6 @@
 #pragma once
 
+#include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
 #include "gpusched/v1/agent.grpc.pb.h"
 
@@ -7,11 +8,13 @@ namespace gpusched::server {
 
 class AgentGatewayService final : public v1::AgentGateway::CallbackService {
  public:
-  explicit AgentGatewayService(SchedulerLoop& loop) : loop_(loop) {}
+  // `callers` decides which node each connection may register as.
+  AgentGatewayService(SchedulerLoop& loop, CallerPolicy callers) : loop_(loop), callers_(std::move(callers)) {}
   grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage>* Connect(grpc::CallbackServerContext* ctx) override;
 
  private:
   SchedulerLoop& loop_;
+  const CallerPolicy callers_;
 };
 
 }  // namespace gpusched::server

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "daemon/core/node_validator.h"
+#include "daemon/server/grpc_status.h"
 
 namespace gpusched::server {
 
@@ -15,11 +16,18 @@ class AgentStream::Channel final : public AgentChannel {
     std::lock_guard<std::mutex> lock(mu_);
     if (stream_ != nullptr) stream_->Send(message);
   }
-  void Close(const std::string& why) override {
+  void Close(const std::string& why) override { End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why)); }
+  void End(const grpc::Status& status) {
     std::lock_guard<std::mutex> lock(mu_);
     if (stream_ == nullptr) return;
     std::lock_guard<std::mutex> stream_lock(stream_->mu_);
-    stream_->FinishOnce(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why));
+    stream_->FinishOnce(status);
+  }
+  bool open() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stream_ == nullptr) return false;
+    std::lock_guard<std::mutex> stream_lock(stream_->mu_);
+    return !stream_->finished_ && !stream_->reads_done_;
   }
   void Detach() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -27,12 +35,23 @@ class AgentStream::Channel final : public AgentChannel {
   }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   AgentStream* stream_;
 };
 
-AgentStream::AgentStream(SchedulerLoop& loop, std::string peer)
-    : loop_(loop), peer_(std::move(peer)), channel_(std::make_shared<Channel>(this)) {
+namespace {
+
+// Whether `channel` is the connection node `node` registered last: what any
+// other stream says about the node (a refused second agent) is not heard.
+bool HoldsNode(const LoopContext& ctx, const std::string& node, const std::shared_ptr<AgentChannel>& channel) {
+  auto it = ctx.agents.find(node);
+  return it != ctx.agents.end() && it->second.channel == channel;
+}
+
+}  // namespace
+
+AgentStream::AgentStream(SchedulerLoop& loop, std::string peer, Caller caller)
+    : loop_(loop), peer_(std::move(peer)), caller_(std::move(caller)), channel_(std::make_shared<Channel>(this)) {
   StartRead(&in_);
 }
 
@@ -48,18 +67,45 @@ void AgentStream::OnReadDone(bool ok) {
   if (!finished_) StartRead(&in_);
 }
 
+absl::Status AgentStream::MayRegisterAs(const std::string& name) const {
+  switch (caller_.proof) {
+    case CallerProof::kNodeCertificate:
+      if (caller_.node == name) return absl::OkStatus();
+      return absl::PermissionDeniedError(
+          absl::StrCat("this agent's certificate is for node ", caller_.node, ", not ", name));
+    case CallerProof::kTrustedTcp:
+      return absl::OkStatus();
+    case CallerProof::kUnixSocket:
+      if (caller_.uid == 0) return absl::OkStatus();
+      return absl::PermissionDeniedError(
+          absl::StrCat(caller_.Describe(), " may not register a node: only root on this host may"));
+    case CallerProof::kUserCertificate:
+      return absl::PermissionDeniedError(absl::StrCat(
+          "a user's certificate (", caller_.user, ") cannot register a node: agents need a node certificate (CN=",
+          kNodeCertificatePrefix, name, ")"));
+    case CallerProof::kNone:
+      break;
+  }
+  return absl::UnauthenticatedError(absl::StrCat(
+      "registering node ", name, " needs a client certificate with CN=", kNodeCertificatePrefix, name,
+      " signed by the daemon's tls_client_ca (or allow_unauthenticated_tcp on a single-user setup)"));
+}
+
+void AgentStream::Refuse(const absl::Status& why) {
+  GetLogger("daemon")->warn("agent at {} refused: {}", peer_, std::string(why.message()));
+  std::lock_guard<std::mutex> lock(mu_);
+  FinishOnce(ToGrpcStatus(why));
+}
+
 void AgentStream::Dispatch(const v1::AgentMessage& message) {
   if (message.has_register_()) {
     const std::string& name = message.register_().node().name();
     absl::Status valid = core::ValidateNodeInfo(message.register_().node());
-    if (!valid.ok() || (!node_.empty() && name != node_)) {
-      std::string why = !valid.ok() ? absl::StrCat("register.", valid.message())
-                                    : absl::StrCat("this stream belongs to node ", node_, ", not ", name);
-      GetLogger("daemon")->warn("agent at {} refused: {}", peer_, why);
-      std::lock_guard<std::mutex> lock(mu_);
-      FinishOnce(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, why));
-      return;
+    if (!valid.ok()) return Refuse(absl::InvalidArgumentError(absl::StrCat("register.", valid.message())));
+    if (!node_.empty() && name != node_) {
+      return Refuse(absl::InvalidArgumentError(absl::StrCat("this stream belongs to node ", node_, ", not ", name)));
     }
+    if (absl::Status may = MayRegisterAs(name); !may.ok()) return Refuse(may);
     node_ = name;
     GetLogger("daemon")->info("agent {} registered from {} with {} GPUs", name, peer_,
                               message.register_().node().gpus_size());
@@ -72,11 +118,28 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
                                 std::string(probe.message()));
       registration.mutable_node()->clear_probe();
     }
-    loop_.Post([registration = std::move(registration), channel = channel_](LoopContext& ctx) {
+    loop_.Post([registration = std::move(registration), channel = channel_, peer = peer_](LoopContext& ctx) {
+      const std::string& node = registration.node().name();
+      const std::string& instance = registration.agent_instance();
+      if (auto it = ctx.agents.find(node);
+          it != ctx.agents.end() && it->second.channel != channel && it->second.channel->open()) {
+        // Two agents under one name: the connected one keeps the node, and
+        // neither is told the other's launches.
+        if (instance.empty() || instance != it->second.instance) {
+          const std::string why = absl::StrCat(
+              "node ", node, " is already connected from ", it->second.peer, " (agent ", it->second.instance,
+              "); this registration from ", peer, " (agent ", instance,
+              ") is refused: two hosts with one node name? (it is taken again once the first disconnects)");
+          GetLogger("daemon")->warn("{}", why);
+          channel->End(grpc::Status(grpc::StatusCode::ALREADY_EXISTS, why));
+          return;
+        }
+        // The same agent again: its old stream is stale (a half-open connection).
+        it->second.channel->Close("replaced by a newer connection of the same agent");
+      }
       v1::DaemonMessage ack;
       ctx.core.AgentRegistered(registration, ctx.fx, *ack.mutable_register_ack());
-      const std::string& node = registration.node().name();
-      ctx.agents[node] = channel;
+      ctx.agents[node] = ConnectedAgent{channel, peer, instance};
       // The ack goes first so the agent knows it is registered before any launch.
       ctx.fx.agent_commands.insert(ctx.fx.agent_commands.begin(), core::AgentCommand{node, std::move(ack)});
     });
@@ -89,6 +152,7 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
   }
   if (message.has_heartbeat()) {
     loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
+      if (!HoldsNode(ctx, node, channel)) return;
       // A stream that outlived a partition: its node was declared DOWN and
       // its gangs stopped elsewhere. Registering again reconciles its jobs.
       if (!ctx.core.AgentHeartbeat(node, ctx.fx)) {
@@ -97,11 +161,13 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
       }
     });
   } else if (message.has_job_update()) {
-    loop_.Post([node = node_, update = message.job_update()](LoopContext& ctx) {
+    loop_.Post([node = node_, channel = channel_, update = message.job_update()](LoopContext& ctx) {
+      if (!HoldsNode(ctx, node, channel)) return;
       ctx.core.JobUpdate(node, update, ctx.fx);
     });
   } else if (message.has_probe_result()) {
-    loop_.Post([node = node_, probe = message.probe_result()](LoopContext& ctx) {
+    loop_.Post([node = node_, channel = channel_, probe = message.probe_result()](LoopContext& ctx) {
+      if (!HoldsNode(ctx, node, channel)) return;
       const core::NodeSlot* slot = ctx.core.cluster().Find(node);
       if (slot == nullptr) return;
       if (absl::Status valid = core::ValidateNodeProbe(probe, slot->gpu_count, "probe_result"); !valid.ok()) {
@@ -151,7 +217,7 @@ void AgentStream::OnDone() {
     loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
       auto it = ctx.agents.find(node);
       // A reconnected agent may already have a newer stream: leave that one be.
-      if (it == ctx.agents.end() || it->second != channel) return;
+      if (it == ctx.agents.end() || it->second.channel != channel) return;
       ctx.agents.erase(it);
       ctx.core.AgentDisconnected(node, ctx.fx);
     });

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "daemon/server/agent_channel.h"
+#include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
 #include "grpcpp/support/server_callback.h"
 
@@ -16,7 +17,8 @@ namespace gpusched::server {
 // callback API requires. Deletes itself when gRPC is done with it.
 class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
  public:
-  AgentStream(SchedulerLoop& loop, std::string peer);
+  // `caller` is what the connection proved: the node names it may register.
+  AgentStream(SchedulerLoop& loop, std::string peer, Caller caller);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -26,11 +28,15 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::D
   class Channel;
 
   void Dispatch(const v1::AgentMessage& message);
+  // OK when the connection proved it is node `name`'s agent.
+  absl::Status MayRegisterAs(const std::string& name) const;
+  void Refuse(const absl::Status& why);
   void Send(const v1::DaemonMessage& message);
   void FinishOnce(const grpc::Status& status);  // mu_ held
 
   SchedulerLoop& loop_;
   const std::string peer_;
+  const Caller caller_;
   v1::AgentMessage in_;
   std::string node_;  // known after RegisterNode; touched by the read path only
   std::shared_ptr<Channel> channel_;

@@ -1,6 +1,7 @@
 #include "daemon/server/daemon.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -46,6 +47,13 @@ absl::StatusOr<int> LockStateDir(const std::string& dir) {
   return fd;
 }
 
+// Who unauthenticated TCP callers act as, where the operator trusts them.
+std::string ProcessUserName() {
+  const uid_t uid = geteuid();
+  if (struct passwd* pw = getpwuid(uid); pw != nullptr) return pw->pw_name;
+  return absl::StrCat(uid);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options, const Clock& clock) {
@@ -79,9 +87,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
   d->local_callers_ = std::make_unique<LocalCallers>();
+  CallerPolicy callers{d->local_callers_.get(), options.admins,
+                       options.allow_unauthenticated_tcp ? ProcessUserName() : ""};
   d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get(),
-                                                             d->local_callers_.get(), options.admins);
-  d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_);
+                                                             callers, options.allow_root_jobs);
+  d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up
     // without a daemon half running.

@@ -38,6 +38,12 @@ struct DaemonOptions {
   // anyone's jobs there.
   std::string unix_socket;
   std::set<std::string> admins;
+  // TCP callers without a client certificate act as the user the daemon
+  // runs as, an admin, and any agent may register: a single-user
+  // development setup (`gpuschedd dev`). Off: they are refused.
+  bool allow_unauthenticated_tcp = false;
+  // Jobs may run as root. Off: a submit as root is refused.
+  bool allow_root_jobs = false;
   // TLS on listen_address, checked already (tls::LoadTls); std::nullopt:
   // plaintext. With ca_certs, every client must present a certificate signed
   // by them, or its connection ends in the handshake.

@@ -20,10 +20,4 @@ std::optional<LocalCaller> LocalCallers::Find(absl::string_view grpc_peer) const
   return it->second;
 }
 
-Caller IdentifyCaller(const LocalCallers* callers, const std::set<std::string>& admins, absl::string_view grpc_peer) {
-  std::optional<LocalCaller> local = callers == nullptr ? std::nullopt : callers->Find(grpc_peer);
-  if (!local.has_value()) return Caller{};
-  return Caller{true, local->user, local->uid == 0 || admins.count(local->user) > 0};
-}
-
 }  // namespace gpusched::server

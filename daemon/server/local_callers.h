@@ -5,7 +5,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -33,19 +32,5 @@ class LocalCallers {
   mutable std::mutex mu_;
   std::map<int, LocalCaller> by_fd_;  // an fd number is reused only once its connection is closed
 };
-
-// What a caller may do. Local callers are who the kernel says; admins (uid 0
-// and the daemon's `admins`) may act on anyone's jobs. A caller over TCP is
-// an agent or a tool the network and TLS already vetted: trusted as admin.
-struct Caller {
-  bool local = false;
-  std::string user;  // local callers only
-  bool admin = true;
-
-  // Whether this caller may cancel, hold or release a job of `owner`.
-  bool MayActOnJobOf(const std::string& owner) const { return admin || owner == user; }
-};
-
-Caller IdentifyCaller(const LocalCallers* callers, const std::set<std::string>& admins, absl::string_view grpc_peer);
 
 }  // namespace gpusched::server

@@ -75,7 +75,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   for (core::AgentCommand& command : fx.agent_commands) {
     // Resolved now: the map of connected agents belongs to this thread.
     auto it = agents_.find(command.node);
-    if (it != agents_.end()) batch.messages.emplace_back(it->second, std::move(command.message));
+    if (it != agents_.end()) batch.messages.emplace_back(it->second.channel, std::move(command.message));
   }
   committer_.Hand(std::move(batch));
 }

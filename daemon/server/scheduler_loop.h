@@ -25,7 +25,7 @@ namespace gpusched::server {
 struct LoopContext {
   core::SchedulerCore& core;
   core::Effects& fx;
-  std::map<std::string, std::shared_ptr<AgentChannel>>& agents;
+  std::map<std::string, ConnectedAgent>& agents;
   // Runs on the committer's thread once this batch is durable (or failed to be).
   std::vector<AfterCommit>& after_commit;
 };
@@ -64,7 +64,7 @@ class SchedulerLoop {
   const absl::Duration tick_;
   std::function<void()> on_wake_;
   metrics::DaemonMetrics* const metrics_;
-  std::map<std::string, std::shared_ptr<AgentChannel>> agents_;
+  std::map<std::string, ConnectedAgent> agents_;
   PriorityBoard priorities_;
 
   std::mutex mu_;

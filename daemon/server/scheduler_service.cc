@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
 #include "daemon/server/grpc_status.h"
+#include "daemon/server/job_privacy.h"
 #include "daemon/server/watch_jobs_reactor.h"
 
 namespace gpusched::server {
@@ -30,9 +31,13 @@ absl::StatusOr<v1::Job> ReadJob(store::JobReader& reader, uint64_t job_id, bool 
 // Runs a change on the scheduler thread and replies with its result once
 // the change is durable.
 template <typename Reply>
-grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServerContext* ctx, Reply* response,
-                                       std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
+grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServerContext* ctx, const Caller& caller,
+                                       Reply* response, std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  if (absl::Status s = RequireUser(caller); !s.ok()) {
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
   loop.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
     auto result = change(loop);
     if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
@@ -72,15 +77,49 @@ absl::StatusOr<v1::Job> OnJobOrArray(const Caller& caller, const core::Scheduler
 absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
   if (caller.admin) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
-                                                  " is not one: uid 0 or the daemon's `admins`)"));
+                                                  " is not one: root or the daemon's `admins`)"));
 }
+
+// Finishes `reactor` with the refusal when the caller proved no user.
+bool RefusedCaller(const Caller& caller, grpc::ServerUnaryReactor* reactor) {
+  absl::Status s = RequireUser(caller);
+  if (s.ok()) return false;
+  reactor->Finish(ToGrpcStatus(s));
+  return true;
+}
+
+// A WatchJobs call refused before it watched anything.
+class RefusedWatch final : public grpc::ServerWriteReactor<v1::JobEvent> {
+ public:
+  explicit RefusedWatch(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
 
 }  // namespace
 
-void SchedulerService::ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out) {
-  reads_.Post([job_id, reactor, out](store::JobReader& reader) {
+absl::Status SchedulerService::CheckSubmitter(const Caller& caller, v1::JobSpec& spec) const {
+  if (absl::Status s = RequireUser(caller); !s.ok()) return s;
+  if (spec.user().empty()) spec.set_user(caller.user);
+  if (spec.user() != caller.user && !caller.admin) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("spec.user: ", caller.user, " may not submit as ", spec.user(), "; only an admin may"));
+  }
+  if (spec.user() == "root" && !allow_root_jobs_) {
+    return absl::PermissionDeniedError(
+        "spec.user: jobs do not run as root on this cluster (the daemon's allow_root_jobs is off); submit as an "
+        "ordinary user");
+  }
+  return absl::OkStatus();
+}
+
+void SchedulerService::ReplyFromStore(const Caller& viewer, uint64_t job_id, grpc::ServerUnaryReactor* reactor,
+                                      v1::Job* out) {
+  reads_.Post([viewer, job_id, reactor, out](store::JobReader& reader) {
     auto job = ReadJob(reader, job_id, /*with_events=*/false);
-    if (job.ok()) *out = std::move(*job);
+    if (job.ok()) {
+      *out = std::move(*job);
+      HideDetailsUnlessOwner(viewer, *out);
+    }
     reactor->Finish(ToGrpcStatus(job.status()));
   });
 }
@@ -94,20 +133,16 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
   auto observe = [metrics = metrics_, arrived = std::chrono::steady_clock::now()] {
     if (metrics != nullptr) metrics->ObserveSubmit(absl::FromChrono(std::chrono::steady_clock::now() - arrived));
   };
-  // On the Unix socket the job runs as the kernel's word for the caller;
-  // only an admin may submit for someone else.
+  // The job runs as the caller the transport proved; only an admin may
+  // submit for someone else.
   const Caller caller = CallerOf(ctx);
   v1::JobSpec spec = request->spec();
-  if (caller.local && spec.user() != caller.user) {
-    if (!spec.user().empty() && !caller.admin) {
-      observe();
-      reactor->Finish(ToGrpcStatus(absl::PermissionDeniedError(absl::StrCat(
-          "spec.user: ", caller.user, " may not submit as ", spec.user(), "; only an admin may"))));
-      return reactor;
-    }
-    if (spec.user().empty()) spec.set_user(caller.user);
+  if (absl::Status s = CheckSubmitter(caller, spec); !s.ok()) {
+    observe();
+    reactor->Finish(ToGrpcStatus(s));
+    return reactor;
   }
-  loop_.Post([this, request, response, reactor, observe, spec = std::move(spec)](LoopContext& loop) {
+  loop_.Post([this, caller, request, response, reactor, observe, spec = std::move(spec)](LoopContext& loop) {
     auto outcome = request->array().empty()
                        ? loop.core.Submit(spec, request->client_request_id(), loop.fx)
                        : loop.core.SubmitArray(spec, request->array(), request->client_request_id(), loop.fx);
@@ -121,7 +156,7 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
     // Even a duplicate waits for this batch: its first submit may be in it.
     std::optional<v1::Job> earlier;
     if (const v1::Job* active = loop.core.FindActive(id); active != nullptr && outcome->duplicate) earlier = *active;
-    loop.after_commit.push_back([this, id, reactor, response, observe, earlier = std::move(earlier)](
+    loop.after_commit.push_back([this, caller, id, reactor, response, observe, earlier = std::move(earlier)](
                                     const absl::Status& committed, const CommittedBatch& batch) {
       // Durable (or failed) now; a rare duplicate answered from the store
       // below is timed up to here.
@@ -132,8 +167,10 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
       } else if (earlier.has_value()) {
         *response->mutable_job() = *earlier;
       } else {
-        return ReplyFromStore(id, reactor, response->mutable_job());
+        return ReplyFromStore(caller, id, reactor, response->mutable_job());
       }
+      // A retried request id may name someone else's job.
+      HideDetailsUnlessOwner(caller, *response->mutable_job());
       reactor->Finish(grpc::Status::OK);
     });
   });
@@ -143,10 +180,13 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* SchedulerService::GetJob(grpc::CallbackServerContext* ctx, const v1::GetJobRequest* request,
                                                    v1::Job* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  reads_.Post([this, request, response, reactor](store::JobReader& reader) {
+  const Caller caller = CallerOf(ctx);
+  if (RefusedCaller(caller, reactor)) return reactor;
+  reads_.Post([this, caller, request, response, reactor](store::JobReader& reader) {
     auto job = ReadJob(reader, request->job_id(), /*with_events=*/true);
     if (job.ok()) {
       *response = std::move(*job);
+      HideDetailsUnlessOwner(caller, *response);
       loop_.priorities().Fill(*response);
     }
     reactor->Finish(ToGrpcStatus(job.status()));
@@ -158,6 +198,8 @@ grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext
                                                      const v1::ListJobsRequest* request,
                                                      v1::ListJobsResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  const Caller caller = CallerOf(ctx);
+  if (RefusedCaller(caller, reactor)) return reactor;
   store::JobFilter filter;
   for (int state : request->states()) {
     if (!v1::JobState_IsValid(state) || state == v1::JOB_STATE_UNSPECIFIED) {
@@ -179,7 +221,8 @@ grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext
                                  absl::StrCat("page_token: \"", request->page_token(), "\" is not a token we gave out")));
     return reactor;
   }
-  reads_.Post([this, filter = std::move(filter), limit, after_id, response, reactor](store::JobReader& reader) {
+  reads_.Post([this, caller, filter = std::move(filter), limit, after_id, response, reactor](
+                  store::JobReader& reader) {
     auto page = reader.ListJobs(filter, limit, after_id);
     if (!page.ok()) return reactor->Finish(ToGrpcStatus(page.status()));
     // A page of jobs with megabyte scripts would pass the 4 MiB a gRPC
@@ -187,6 +230,7 @@ grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext
     // everyone: the page ends early instead, and the token goes on from there.
     size_t bytes = 0;
     for (v1::Job& job : page->jobs) {
+      HideDetailsUnlessOwner(caller, job);
       const size_t size = job.ByteSizeLong();
       if (response->jobs_size() > 0 && bytes + size > kMaxPageBytes) {
         response->set_next_page_token(absl::StrCat(response->jobs(response->jobs_size() - 1).id()));
@@ -207,13 +251,15 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
                                                       const v1::CancelJobRequest* request,
                                                       v1::CancelJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  loop_.Post([this, request, response, reactor, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  if (RefusedCaller(caller, reactor)) return reactor;
+  loop_.Post([this, request, response, reactor, caller](LoopContext& loop) {
     const std::string& reason = request->reason();
     absl::StatusOr<v1::Job> job = OnJobOrArray(
         caller, loop.core, request->job_id(), request->whole_array(), "cancel",
         [&](uint64_t id) { return loop.core.Cancel(id, reason, loop.fx); },
         [&](uint64_t id) { return loop.core.CancelArray(id, reason, loop.fx); });
-    if (absl::IsPermissionDenied(job.status())) return reactor->Finish(ToGrpcStatus(job.status()));
+    if (!job.ok() && !absl::IsNotFound(job.status())) return reactor->Finish(ToGrpcStatus(job.status()));
     if (job.ok()) {
       *response->mutable_job() = std::move(*job);
       loop.after_commit.push_back(
@@ -222,10 +268,11 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
     }
     // Not active: either it never existed or it has already ended.
     const uint64_t id = request->job_id();
-    reads_.Post([id, reactor, response](store::JobReader& reader) {
+    reads_.Post([caller, id, reactor, response](store::JobReader& reader) {
       auto stored = ReadJob(reader, id, /*with_events=*/false);
       if (!stored.ok()) return reactor->Finish(ToGrpcStatus(stored.status()));
       *response->mutable_job() = *stored;
+      HideDetailsUnlessOwner(caller, *response->mutable_job());
       reactor->Finish(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                                    absl::StrCat("job ", id, " has already ended (", StateName(stored->state()), ")")));
     });
@@ -235,6 +282,8 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
 
 grpc::ServerWriteReactor<v1::JobEvent>* SchedulerService::WatchJobs(grpc::CallbackServerContext* ctx,
                                                                     const v1::WatchJobsRequest* request) {
+  // Events carry no command or environment: any user may watch any job.
+  if (absl::Status s = RequireUser(CallerOf(ctx)); !s.ok()) return new RefusedWatch(s);
   return new WatchJobsReactor(hub_, *request);
 }
 
@@ -242,6 +291,7 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
                                                       const v1::ListNodesRequest* request,
                                                       v1::ListNodesResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  if (RefusedCaller(CallerOf(ctx), reactor)) return reactor;
   if (request->page_size() < 0) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "page_size: must be >= 0"));
     return reactor;
@@ -273,7 +323,8 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContext* ctx,
                                                       const v1::DrainNodeRequest* request, v1::Node* response) {
-  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "drain a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.DrainNode(request->node(), request->reason(), loop.fx);
   });
@@ -281,7 +332,8 @@ grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerContext* ctx,
                                                        const v1::ResumeNodeRequest* request, v1::Node* response) {
-  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "resume a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.ResumeNode(request->node(), loop.fx);
   });
@@ -289,7 +341,8 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
 
 grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContext* ctx,
                                                       const v1::ProbeNodeRequest* request, v1::Node* response) {
-  return ChangeInLoop<v1::Node>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "probe a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.ProbeNode(request->node(), loop.fx);
   });
@@ -297,7 +350,8 @@ grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContex
 
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Job>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
     return OnJobOrArray(
         caller, loop.core, request->job_id(), request->whole_array(), "hold",
         [&](uint64_t id) { return loop.core.Hold(id, loop.fx); },
@@ -307,7 +361,8 @@ grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext*
 
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
-  return ChangeInLoop<v1::Job>(loop_, ctx, response, [request, caller = CallerOf(ctx)](LoopContext& loop) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Job>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
     return OnJobOrArray(
         caller, loop.core, request->job_id(), request->whole_array(), "release",
         [&](uint64_t id) { return loop.core.Release(id, loop.fx); },

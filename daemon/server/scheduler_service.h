@@ -4,7 +4,7 @@
 #include <string>
 
 #include "daemon/metrics/daemon_metrics.h"
-#include "daemon/server/local_callers.h"
+#include "daemon/server/caller.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
@@ -17,11 +17,17 @@ namespace gpusched::server {
 // and each RPC finishes when its command's batch is durable.
 class SchedulerService final : public v1::Scheduler::CallbackService {
  public:
-  // `metrics` may be null (no --metrics-listen); `callers` too (no Unix
-  // socket: every caller is trusted as an admin).
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics = nullptr,
-                   const LocalCallers* callers = nullptr, std::set<std::string> admins = {})
-      : loop_(loop), reads_(reads), hub_(hub), metrics_(metrics), callers_(callers), admins_(std::move(admins)) {}
+  // `metrics` may be null (no --metrics-listen). `callers` says who a caller
+  // is; every call needs a user (RequireUser). Jobs run as root only with
+  // `allow_root_jobs`.
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics,
+                   CallerPolicy callers, bool allow_root_jobs)
+      : loop_(loop),
+        reads_(reads),
+        hub_(hub),
+        metrics_(metrics),
+        callers_(std::move(callers)),
+        allow_root_jobs_(allow_root_jobs) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -48,17 +54,19 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
 
  private:
   // Answers with the committed row of a job that is no longer active.
-  void ReplyFromStore(uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
-  Caller CallerOf(const grpc::CallbackServerContext* ctx) const {
-    return IdentifyCaller(callers_, admins_, ctx->peer());
-  }
+  void ReplyFromStore(const Caller& viewer, uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
+  Caller CallerOf(const grpc::CallbackServerContext* ctx) const { return IdentifyCaller(callers_, *ctx); }
+  // Who submits `spec`, and as whom it runs: fills spec.user for a caller who
+  // left it out; refuses another user's name unless the caller is an admin,
+  // and root unless allow_root_jobs.
+  absl::Status CheckSubmitter(const Caller& caller, v1::JobSpec& spec) const;
 
   SchedulerLoop& loop_;
   ReadPool& reads_;
   JobEventHub& hub_;
   metrics::DaemonMetrics* const metrics_;
-  const LocalCallers* const callers_;
-  const std::set<std::string> admins_;
+  const CallerPolicy callers_;
+  const bool allow_root_jobs_;
 };
 
 }  // namespace gpusched::server

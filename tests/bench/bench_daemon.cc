@@ -30,8 +30,9 @@ BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::ve
   dir_ = tmpl;
   const std::string log = dir_ + "/daemon.log";
   // Port 0: the daemon picks a free port and logs the address it serves on.
-  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--listen", "127.0.0.1:0", "--state-dir",
-                                   dir_ + "/state"};
+  // A benchmark is one user's cluster: plain TCP, jobs as whoever runs it.
+  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--allow-unauthenticated-tcp",
+                                   "--allow-root-jobs", "--listen", "127.0.0.1:0", "--state-dir", dir_ + "/state"};
   argv.insert(argv.end(), extra_serve_args.begin(), extra_serve_args.end());
   pid_ = testing::Spawn(argv, {}, log, log);
   const std::string marker = "serving on ";

@@ -124,7 +124,8 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     return v1::NODE_STATE_UNSPECIFIED;
   };
   {
-    Subprocess daemon(hosts.On(0, {GPUSCHEDD_BIN, "serve", "--listen", kDaemonAddress, "--state-dir", dir + "/state",
+    Subprocess daemon(hosts.On(0, {GPUSCHEDD_BIN, "serve", "--allow-unauthenticated-tcp", "--allow-root-jobs",
+                                   "--listen", kDaemonAddress, "--state-dir", dir + "/state",
                                    "--tick-ms", "50", "--kill-grace-ms", "500", "--node-not-responding-ms", "1500",
                                    "--node-down-ms", "3000"}),
                       dir + "/daemon.log");

@@ -41,8 +41,12 @@ std::unique_ptr<grpc::ClientContext> Context(int seconds = 5) {
 
 }  // namespace
 
-TestCluster::TestCluster(std::vector<AgentSpec> agents, std::vector<std::string> daemon_args, ClientTls client_tls)
+TestCluster::TestCluster(std::vector<AgentSpec> agents, std::vector<std::string> daemon_args, ClientTls client_tls,
+                         DaemonTrust trust)
     : agent_specs_(std::move(agents)), daemon_args_(std::move(daemon_args)), client_tls_(std::move(client_tls)) {
+  if (trust == DaemonTrust::kSingleUser) {
+    daemon_args_.insert(daemon_args_.begin(), {"--allow-unauthenticated-tcp", "--allow-root-jobs"});
+  }
   char tmpl[] = "/tmp/gpusched-it-XXXXXX";
   dir_ = mkdtemp(tmpl);
   port_ = FreeLoopbackPort();

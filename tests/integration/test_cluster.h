@@ -31,10 +31,18 @@ struct ClientTls {
   std::string key;
 };
 
+// Whom the daemon trusts. Most tests drive a single-user cluster over plain
+// TCP, as root; the security tests start the daemon as it ships.
+enum class DaemonTrust {
+  kSingleUser,  // --allow-unauthenticated-tcp --allow-root-jobs
+  kAsShipped,   // neither: callers prove who they are, and no job runs as root
+};
+
 class TestCluster {
  public:
   explicit TestCluster(std::vector<AgentSpec> agents = {{"node-a", 4}, {"node-b", 4}},
-                       std::vector<std::string> daemon_args = {}, ClientTls client_tls = {});
+                       std::vector<std::string> daemon_args = {}, ClientTls client_tls = {},
+                       DaemonTrust trust = DaemonTrust::kSingleUser);
   ~TestCluster();
 
   // (Re)starts the daemon on the same state directory and port.

@@ -2,6 +2,7 @@
 // by the openssl command line: the cluster CA's agents register and run jobs,
 // the CLI submits over TLS, and everyone else is refused in the handshake.
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -36,6 +37,12 @@ void WaitForText(Text text, const std::string& want, const std::string& what, do
   }
 }
 
+std::string ThisUser() {
+  struct passwd* pw = getpwuid(geteuid());
+  REQUIRE(pw != nullptr);
+  return pw->pw_name;
+}
+
 std::vector<std::string> AgentTls(const TestCa& ca, const CertAndKey& own) {
   return {"--tls-ca", ca.cert(), "--tls-cert", own.cert, "--tls-key", own.key};
 }
@@ -46,8 +53,9 @@ TEST_CASE("mutual TLS: the cluster CA's agents and users work, everyone else is 
   TempDir pki;
   const TestCa ca(pki.path().string(), "cluster-ca");
   const CertAndKey daemon_cert = ca.IssueServer("gpuschedd");
-  const CertAndKey node_a = ca.IssueClient("node-a");
-  const CertAndKey alice = ca.IssueClient("alice");
+  const CertAndKey node_a = ca.IssueClient("node:node-a");
+  // The user running the test: the agent can start its jobs.
+  const CertAndKey alice = ca.IssueClient(ThisUser());
   const TestCa other_ca(pki.path().string(), "other-ca");
   const CertAndKey rogue = other_ca.IssueClient("rogue");
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -122,9 +123,11 @@ TEST_CASE("agents register real topologies; the daemon keeps them across a crash
 TEST_CASE("an agent given a garbage topology file refuses to start, naming the file and line", "[integration]") {
   std::string path = "/tmp/gpusched-it-garbage-topo-" + std::to_string(getpid()) + ".txt";
   std::ofstream(path) << "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \tBOGUS\n";
-  CommandResult r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--log-dir", "/tmp",
+  const std::string logs = path + ".logs";
+  CommandResult r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--log-dir", logs,
                                 "--topology-file", path});
   std::remove(path.c_str());
+  std::filesystem::remove_all(logs);
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Catch::Contains(path));
   CHECK_THAT(r.err, Catch::Contains("line 3"));

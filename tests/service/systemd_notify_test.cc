@@ -50,8 +50,9 @@ struct Child {
 Child StartDaemon(const TempDir& dir, const std::map<std::string, std::string>& env,
                   const std::string& tick_ms = "50") {
   const std::string log = dir / "daemon.log";
+  // The agent registers over plain TCP: a single-user setup.
   return Child{Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", EmptySettings(dir), "--listen", "127.0.0.1:0",
-                      "--state-dir", dir / "state", "--tick-ms", tick_ms},
+                      "--allow-unauthenticated-tcp", "--state-dir", dir / "state", "--tick-ms", tick_ms},
                      env, log, log),
                log};
 }

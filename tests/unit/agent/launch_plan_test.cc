@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "test_util.h"
 
@@ -156,4 +157,40 @@ TEST_CASE("files planted in the job's log directory are not followed") {
   REQUIRE_FALSE(hardlinked.ok());
   CHECK_THAT(std::string(hardlinked.status().message()), Catch::Contains("is not a plain file"));
   CHECK(ReadFile(dir / "precious") == "keep me\n");
+}
+
+TEST_CASE("a planted job directory is refused, and nothing is chowned through it") {
+  TempDir dir;
+  TempDir elsewhere;  // what a link in the log root would hand root to chown
+  struct stat before {};
+  REQUIRE(stat(elsewhere.path().c_str(), &before) == 0);
+  REQUIRE(symlink(elsewhere.path().c_str(), (dir / "job-13").c_str()) == 0);
+  v1::LaunchJob launch = MakeLaunch(13, {"true"});
+  if (geteuid() == 0) launch.mutable_spec()->set_user("nobody");
+  auto linked = PrepareLaunch(launch, Context(dir));
+  REQUIRE_FALSE(linked.ok());
+  CHECK(std::string(linked.status().message()) ==
+        "log directory \"" + dir / "job-13" + "\" is a symbolic link or not a directory: refused");
+  struct stat after {};
+  REQUIRE(stat(elsewhere.path().c_str(), &after) == 0);
+  CHECK(after.st_uid == before.st_uid);
+  CHECK(after.st_gid == before.st_gid);
+  CHECK_FALSE(std::filesystem::exists(elsewhere / "rank-0.log"));
+
+  if (geteuid() != 0) {
+    WARN("not root: cannot make a directory another user owns; the rest is skipped");
+    return;
+  }
+  // Made by someone else (here: daemon, uid 1) for a job of nobody.
+  REQUIRE(mkdir((dir / "job-14").c_str(), 0755) == 0);
+  REQUIRE(chown((dir / "job-14").c_str(), 1, 1) == 0);
+  v1::LaunchJob foreign = MakeLaunch(14, {"true"});
+  foreign.mutable_spec()->set_user("nobody");
+  auto refused = PrepareLaunch(foreign, Context(dir));
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("exists and belongs to uid 1, neither the agent nor the job's user"));
+  // The job's user's own, from an earlier attempt, is reused.
+  REQUIRE(chown((dir / "job-14").c_str(), getpwnam("nobody")->pw_uid, getpwnam("nobody")->pw_gid) == 0);
+  CHECK(PrepareLaunch(foreign, Context(dir)).ok());
 }

@@ -18,13 +18,12 @@ namespace {
 
 struct SpecCase {
   std::vector<std::string> args;
-  const char* expected;  // text-format JobSpec; user and (if absent) workdir are the host's
+  const char* expected;  // text-format JobSpec; (if absent) workdir is the host's, and user is never sent
 };
 
 v1::JobSpec Expected(const char* text) {
   v1::JobSpec spec;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &spec));
-  spec.set_user("alice");
   if (spec.workdir().empty()) spec.set_workdir("/home/alice/proj");
   if (!spec.has_resources()) spec.mutable_resources();
   return spec;

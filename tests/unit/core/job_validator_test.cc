@@ -56,6 +56,15 @@ TEST_CASE("bad specs are rejected naming the field") {
       {"oversized account", [](v1::JobSpec& s) { s.set_account(std::string(300, 'a')); }, "spec.account"},
       {"oversized command", [](v1::JobSpec& s) { s.add_argv(std::string(200 * 1024, 'x')); }, "spec.argv"},
       {"absurd priority", [](v1::JobSpec& s) { s.set_priority(int64_t{1} << 50); }, "spec.priority"},
+      // What breaks `status` tables, forges log lines or drives a terminal.
+      {"newline in name", [](v1::JobSpec& s) { s.set_name("train\nJOBID 1 root RUNNING"); }, "spec.name"},
+      {"escape in name", [](v1::JobSpec& s) { s.set_name("x\x1b]0;owned\x07"); }, "spec.name"},
+      {"C1 control in name", [](v1::JobSpec& s) { s.set_name("x\xc2\x9b" "31m"); }, "spec.name"},
+      {"tab in queue", [](v1::JobSpec& s) { s.set_queue("gpu\tq"); }, "spec.queue"},
+      {"newline in account", [](v1::JobSpec& s) { s.set_account("a\nb"); }, "spec.account"},
+      {"carriage return in user", [](v1::JobSpec& s) { s.set_user("root\r"); }, "spec.user"},
+      {"DEL in GPU model", [](v1::JobSpec& s) { s.mutable_resources()->set_gpu_model("H100\x7f"); },
+       "resources.gpu_model"},
   }));
   INFO(c.what);
   v1::JobSpec spec = GpuJob(2);
@@ -102,4 +111,17 @@ TEST_CASE("valid specs are normalized") {
     spec.set_script("#!/bin/sh\necho hi\n");
     CHECK(core::ValidateAndNormalize(spec).ok());
   }
+}
+
+TEST_CASE("names may hold any printable text, UTF-8 included") {
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_name("résumé-训练 #3 (lr=1e-4)");
+  CHECK(core::ValidateAndNormalize(spec).ok());
+  absl::Status escape = [] {
+    v1::JobSpec bad = GpuJob(1);
+    bad.set_name("ok\x1b[2J");
+    return core::ValidateAndNormalize(bad);
+  }();
+  CHECK(escape.message() ==
+        "spec.name: holds a control character (byte 2, 0x1b); names and reasons are shown in tables and terminals");
 }

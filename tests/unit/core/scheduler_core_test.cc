@@ -300,6 +300,13 @@ TEST_CASE("a drained node takes no new job, keeps its running ones, and stays dr
 
   CHECK(h.core.DrainNode("a", "", h.fx).status().code() == absl::StatusCode::kInvalidArgument);
   CHECK(h.core.DrainNode("zz", "why", h.fx).status().code() == absl::StatusCode::kNotFound);
+  // A reason is one line of a table, and not a place to store a megabyte.
+  auto long_reason = h.core.DrainNode("a", std::string(1 << 20, 'x'), h.fx);
+  CHECK(long_reason.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(long_reason.status().message() == "reason: 1048576 bytes long, at most 1024");
+  CHECK(h.core.DrainNode("a", "ok\nnode b DRAINED", h.fx).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(h.core.Cancel(running, std::string(2000, 'x'), h.fx).status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(h.StateOf(running) == v1::JOB_STATE_RUNNING);
   auto drained = h.core.DrainNode("a", "replace GPU3", h.fx);
   REQUIRE(drained.ok());
   CHECK(drained->drain_reason() == "replace GPU3");

@@ -45,6 +45,7 @@ class RecordingChannel final : public server::AgentChannel {
     sent.push_back(message.launch().job_id());
   }
   void Close(const std::string&) override {}
+  bool open() const override { return true; }
   std::mutex mu_;
   std::vector<uint64_t> sent;
 };
