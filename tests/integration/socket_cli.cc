@@ -1,0 +1,34 @@
+#include "tests/integration/socket_cli.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "absl/strings/match.h"
+
+namespace gpusched::testing {
+
+std::string OpenSocketDir() {
+  char pattern[] = "/tmp/gpusched-sock-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  REQUIRE(chmod(pattern, 0755) == 0);
+  return pattern;
+}
+
+CommandResult SocketCli(const std::string& socket, const std::string& uid, const std::vector<std::string>& args) {
+  std::vector<std::string> argv;
+  if (uid != "0") argv = {"/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups"};
+  argv.push_back(GPUSCHED_CLI_BIN);
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, {{"GPUSCHED_ADDR", "unix:" + socket}, {"HOME", "/tmp"}});
+}
+
+uint64_t SubmittedJobId(const CommandResult& submit) {
+  INFO(submit.out << submit.err);
+  REQUIRE(submit.exit_code == 0);
+  REQUIRE(absl::StartsWith(submit.out, "Submitted job "));
+  return std::stoull(submit.out.substr(std::string("Submitted job ").size()));
+}
+
+}  // namespace gpusched::testing

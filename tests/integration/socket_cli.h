@@ -1,0 +1,23 @@
+#pragma once
+
+// The CLI as the users of one host run it: on the daemon's Unix socket, as
+// any uid (through setpriv when the test is root).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/support/subprocess.h"
+
+namespace gpusched::testing {
+
+// A fresh directory anyone may enter, for a socket other users must reach.
+std::string OpenSocketDir();
+
+// `gpusched ARGS` on `socket` as `uid` ("0": as the test itself).
+CommandResult SocketCli(const std::string& socket, const std::string& uid, const std::vector<std::string>& args);
+
+// The id `gpusched submit` printed (REQUIREs that it succeeded).
+uint64_t SubmittedJobId(const CommandResult& submit);
+
+}  // namespace gpusched::testing
