@@ -91,4 +91,12 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
   }
 }
 
+void CommandDispatcher::OnLeaseExpired(absl::Duration silent) {
+  const std::string reason =
+      absl::StrCat("fenced: no word from the daemon for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))),
+                   ", and it gives this node's jobs up");
+  const int hit = runner_->Fence(reason);
+  if (hit > 0) GetLogger("agent")->error("lease expired: killed {} job(s) ({})", hit, reason);
+}
+
 }  // namespace gpusched::agent

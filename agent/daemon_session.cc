@@ -142,14 +142,19 @@ bool DaemonSession::RunConnection() {
   *hello.mutable_register_() = handler_->MakeRegistration();
   v1::DaemonMessage first;
   bool registered = false;
+  const SteadyTime hello_sent = std::chrono::steady_clock::now();
   if (stream->Write(hello) && stream->Read(&first)) {
     if (first.has_register_ack()) {
       registered = true;
-      OnAck(first.register_ack(), stream.get());
+      OnAck(first.register_ack(), stream.get(), hello_sent);
       v1::DaemonMessage message;
       while (stream->Read(&message)) {
         if (message.has_register_ack()) {
           log_->warn("ignoring a second RegisterAck on the same stream");
+          continue;
+        }
+        if (message.has_heartbeat_ack()) {
+          OnHeartbeatAck(message.heartbeat_ack().seq());
           continue;
         }
         handler_->OnMessage(message);
@@ -196,13 +201,33 @@ bool DaemonSession::RunConnection() {
   return registered;
 }
 
-void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream) {
+void DaemonSession::OnHeartbeatAck(int64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  while (!beats_sent_.empty() && beats_sent_.front().first < seq) beats_sent_.pop_front();
+  if (beats_sent_.empty() || beats_sent_.front().first != seq) return;  // a stale ack, or an old stream's
+  lease_from_ = beats_sent_.front().second;  // later than any earlier one: beats go out in order
+  lease_expired_ = false;
+  beats_sent_.pop_front();
+}
+
+DaemonSession::SteadyTime DaemonSession::LeaseEndLocked() const {
+  if (fence_after_ <= absl::ZeroDuration() || lease_from_ == SteadyTime::max() || lease_expired_) {
+    return SteadyTime::max();
+  }
+  return lease_from_ + ToChrono(fence_after_);
+}
+
+void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent) {
   absl::Duration interval;
   {
     std::lock_guard<std::mutex> write_lock(write_mu_);
     std::lock_guard<std::mutex> lock(mu_);
     stream_ = stream;
     connected_ = true;
+    fence_after_ = absl::Milliseconds(ack.fence_after_ms());
+    lease_from_ = registration_sent;
+    lease_expired_ = false;
+    beats_sent_.clear();
     failures_ = 0;
     register_deadline_ = SteadyTime::max();
     if (ack.heartbeat_interval_ms() > 0) heartbeat_interval_ = absl::Milliseconds(ack.heartbeat_interval_ms());
@@ -231,9 +256,23 @@ void DaemonSession::SendLoop() {
       lock.lock();
       continue;
     }
+    if (const SteadyTime lease_end = LeaseEndLocked(); now >= lease_end) {
+      lease_expired_ = true;
+      const absl::Duration silent = absl::FromChrono(now - lease_from_);
+      const absl::Duration lease = fence_after_;
+      lock.unlock();
+      log_->error("no heartbeat acknowledged by the daemon at {} for {} (the lease is {}): killing this node's jobs",
+                  options_.daemon_address, absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),
+                  absl::FormatDuration(lease));
+      handler_->OnLeaseExpired(silent);
+      lock.lock();
+      continue;
+    }
     if (connected_ && now >= next_heartbeat_) {
       v1::AgentMessage beat;
       beat.mutable_heartbeat()->set_seq(++heartbeat_seq_);
+      beats_sent_.emplace_back(heartbeat_seq_, now);
+      if (beats_sent_.size() > 64) beats_sent_.pop_front();
       next_heartbeat_ = now + ToChrono(heartbeat_interval_);
       lock.unlock();
       WriteToStream(beat);
@@ -246,7 +285,8 @@ void DaemonSession::SendLoop() {
       context_->TryCancel();
       register_deadline_ = SteadyTime::max();
     }
-    SteadyTime wake = std::min(connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1));
+    SteadyTime wake = std::min({connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1),
+                                LeaseEndLocked()});
     cv_.wait_until(lock, wake);
   }
   sender_done_ = true;

@@ -58,7 +58,11 @@ class DaemonSession {
 
   void ConnectLoop();
   bool RunConnection();  // true when the daemon acked the registration
-  void OnAck(const v1::RegisterAck& ack, Stream* stream);
+  void OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent);
+  // The daemon heard heartbeat `seq`: the lease runs from when it left.
+  void OnHeartbeatAck(int64_t seq);
+  // mu_ held: when the lease runs out, or max() without one.
+  SteadyTime LeaseEndLocked() const;
   void SendLoop();
   bool WriteToStream(const v1::AgentMessage& message);
 
@@ -84,6 +88,13 @@ class DaemonSession {
   SteadyTime next_heartbeat_ = SteadyTime::max();
   absl::Duration heartbeat_interval_;
   int64_t heartbeat_seq_ = 0;
+  // The lease (RegisterAck.fence_after_ms): it runs from the send time of
+  // the newest registration or heartbeat the daemon acknowledged, across
+  // reconnects, and expires once per renewal.
+  absl::Duration fence_after_ = absl::ZeroDuration();
+  SteadyTime lease_from_ = SteadyTime::max();
+  bool lease_expired_ = false;
+  std::deque<std::pair<int64_t, SteadyTime>> beats_sent_;  // seq, when; awaiting an ack
   int failures_ = 0;  // connection attempts since the last registration
   std::deque<v1::AgentMessage> outbox_;
 

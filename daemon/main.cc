@@ -100,6 +100,25 @@ int CheckConfig(const std::string& path) {
   return 0;
 }
 
+// `gpuschedd init`: 0 once the state exists (new, or already there), 1 with
+// the message when it cannot be made.
+int InitState(const std::string& config_path, std::string state_dir) {
+  if (state_dir.empty()) {
+    std::string used;
+    auto file = gpusched::daemon::LoadServeConfig(config_path, &used);
+    if (!file.ok()) return Fail(file.status());
+    state_dir = file->state_dir.value_or(gpusched::daemon::kDefaultStateDir);
+  }
+  absl::Status s = gpusched::server::Daemon::InitState(state_dir);
+  if (absl::IsAlreadyExists(s)) {
+    std::cout << "gpuschedd: " << s.message() << "\n";
+    return 0;
+  }
+  if (!s.ok()) return Fail(s);
+  std::cout << "gpuschedd: a new, empty state in " << state_dir << "/gpusched.db\n";
+  return 0;
+}
+
 int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals) {
   if (options.state_dir.empty()) options.state_dir = DefaultDevStateDir();
   if (fresh) {
@@ -232,6 +251,8 @@ int main(int argc, char** argv) {
                   "single-user setups only: TCP callers without a client certificate act as the daemon's user "
                   "(an admin), and any agent may register");
   serve->add_flag("--allow-root-jobs", options.allow_root_jobs, "jobs may run as root");
+  serve->add_flag("--init", options.init_state,
+                  "where there is no state database (or a 0-byte one), start a new, empty one instead of refusing");
   serve->add_option("--placement-policy", placement_policy,
                     "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
@@ -270,6 +291,15 @@ int main(int argc, char** argv) {
 
   gpusched::sim::SimulateFlags simulate(app);
 
+  CLI::App* init = app.add_subcommand(
+      "init", "create the empty state database where `serve` will look (state_dir), once, before the first start");
+  std::string init_config_path;
+  std::string init_state_dir;
+  init->add_option("--config", init_config_path, "settings file to take state_dir from (default: " +
+                                                     std::string(gpusched::daemon::kDefaultDaemonConfigPath) + ")");
+  init->add_option("--state-dir", init_state_dir, "the state directory (default: the file's state_dir, else " +
+                                                      std::string(gpusched::daemon::kDefaultStateDir) + ")");
+
   CLI::App* check_config =
       app.add_subcommand("check-config", "check a gpuschedd.toml: exit 0 with a summary, or 1 naming the bad line");
   std::string check_config_path;
@@ -282,6 +312,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   if (*check_config) return CheckConfig(check_config_path);
+  if (*init) return InitState(init_config_path, init_state_dir);
   std::string config_used;
   if (*serve) {
     // gpuschedd.toml under the command line: a key counts where its flag was not given.
@@ -352,7 +383,8 @@ int main(int argc, char** argv) {
     return RunServe(options, signals);
   }
   // dev stays plaintext on loopback: its agents live in this process, and
-  // it is one user's cluster.
+  // it is one user's cluster, made on first use.
+  options.init_state = true;
   options.allow_unauthenticated_tcp = true;
   options.allow_root_jobs = true;
   options.listen_address = dev_listen;

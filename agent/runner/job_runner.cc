@@ -79,12 +79,15 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
     std::lock_guard<std::mutex> lock(mu_);
     auto done = recent_.Find(id, absl::Now());
     if (auto it = jobs_.find(id); it != jobs_.end()) {
-      answer = it->second.attempt == attempt
-                   ? MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir)
-                   : MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
-                                absl::StrCat("attempt ", it->second.attempt + 1, " of this job is still stopping on ",
-                                             options_.node_name),
-                                "");
+      if (it->second.attempt == attempt) {
+        answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir);
+      } else {
+        answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
+                            absl::StrCat("attempt ", it->second.attempt + 1, " of this job is still stopping on ",
+                                         options_.node_name),
+                            "");
+        answer->set_earlier_attempt_running(true);
+      }
     } else if (done && done->attempt() == attempt) {
       answer = *done;
     } else if (launching_.contains(id)) {
@@ -120,7 +123,9 @@ void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
     launching_.erase(report.job_id());
     kills_before_start_.erase(report.job_id());
     recent_.Add(report, absl::Now());
-    ledger_.Finished(report, absl::Now());
+    if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
+      log_->warn("job {}: cannot keep its final report on disk: {}", report.job_id(), std::string(s.message()));
+    }
   }
   cv_.notify_all();
   report_(report);
@@ -129,7 +134,15 @@ void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
 void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcome* preflight) {
   const uint64_t id = launch.job_id();
   const int attempt = launch.attempt();
-  auto started = StartProcesses(launch);
+  // A job the ledger cannot hold would be lost to the next agent: it is
+  // refused while nothing runs.
+  absl::StatusOr<Job> started = absl::UnknownError("");
+  if (absl::Status recorded = ledger_.Record(id, attempt, {}); !recorded.ok()) {
+    started = absl::ResourceExhaustedError(
+        absl::StrCat("cannot record the job in the agent's crash ledger: ", recorded.message()));
+  } else {
+    started = StartProcesses(launch);
+  }
   if (!started.ok()) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
@@ -146,7 +159,11 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   // precedes EXITED.
   std::vector<pid_t> groups;
   for (const Process& p : started->processes) groups.push_back(p.pid);
-  if (!ledger_.Record(id, attempt, groups)) log_->warn("job {}: cannot record its processes in {}/running/{}", id, options_.log_dir, options_.node_name);
+  if (absl::Status s = ledger_.Record(id, attempt, groups); !s.ok()) {
+    // Its entry from before the start stays: a later agent finds no process
+    // to kill, and the daemon hears of the job from this one.
+    log_->warn("job {}: cannot record its processes: {}", id, std::string(s.message()));
+  }
   v1::JobUpdate report = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0,
                                     preflight == nullptr ? "" : preflight->message, started->log_dir);
   if (preflight != nullptr) report.set_preflight_busbw_gbps(preflight->busbw_gbps);
@@ -160,7 +177,9 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
       BeginKillLocked(job, shutdown_grace_, absl::StrCat("the agent on ", options_.node_name, " is stopping"));
     }
     // So did a kill, which waited for it to be here.
-    if (auto kill = kills_before_start_.extract(id)) BeginKillLocked(job, kill.mapped().grace, kill.mapped().reason);
+    if (auto kill = kills_before_start_.extract(id)) {
+      BeginKillLocked(job, kill.mapped().grace, kill.mapped().reason, kill.mapped().fence);
+    }
   }
   cv_.notify_all();
 }
@@ -250,7 +269,36 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
   }
 }
 
-void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason) {
+int JobRunner::Fence(const std::string& reason) {
+  int hit = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, job] : jobs_) {
+      BeginKillLocked(job, absl::ZeroDuration(), reason, /*fence=*/true);
+      ++hit;
+    }
+    for (uint64_t id : launching_) {
+      kills_before_start_[id] = KillRequest{absl::Milliseconds(1), reason, /*fence=*/true};
+      ++hit;
+    }
+  }
+  cv_.notify_all();
+  return hit;
+}
+
+void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence) {
+  if (fence) {
+    // No grace: the daemon may place this gang elsewhere soon.
+    job.fenced = true;
+    if (!job.kill_deadline) job.kill_reason = reason;
+    job.kill_deadline = std::chrono::steady_clock::now();
+    job.sigkill_sent = true;
+    log_->error("job {}: fenced, SIGKILL now ({})", job.id, reason);
+    for (const Process& p : job.processes) {
+      if (!p.exited) kill(-p.pid, SIGKILL);
+    }
+    return;
+  }
   if (grace <= absl::ZeroDuration()) grace = options_.default_kill_grace;
   const SteadyTime deadline = std::chrono::steady_clock::now() + ToChrono(grace);
   if (job.kill_deadline) {
@@ -323,8 +371,11 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
                message.empty() ? "" : absl::StrCat(" (", message, ")"));
     v1::JobUpdate report =
         MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
+    report.set_fenced(job.fenced);
     recent_.Add(report, absl::Now());
-    if (!ledger_.Finished(report, absl::Now())) log_->warn("job {}: cannot keep its final report on disk", job.id);
+    if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
+      log_->warn("job {}: cannot keep its final report on disk: {}", job.id, std::string(s.message()));
+    }
     finished.push_back(std::move(report));
     it = jobs_.erase(it);
   }

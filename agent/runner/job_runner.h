@@ -75,6 +75,10 @@ class JobRunner {
   void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt = 0);
   // The same without the answer for jobs that are not running.
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
+  // The agent's lease ran out: every job here, running or starting, is
+  // SIGKILLed now, and its EXITED report carries fenced, so that the daemon
+  // requeues it rather than failing it. Returns how many jobs it hit.
+  int Fence(const std::string& reason);
 
   std::vector<uint64_t> RunningJobIds() const;
   struct RunningJob {
@@ -111,12 +115,14 @@ class JobRunner {
     std::string kill_reason;
     int exit_code = 0;        // first non-zero exit observed
     std::string exit_detail;  // who set exit_code, and how
+    bool fenced = false;      // killed by Fence: its report says so
   };
 
   // What a kill of a job still launching asks for, applied once it runs.
   struct KillRequest {
     absl::Duration grace;
     std::string reason;
+    bool fence = false;
   };
 
   // The part of Launch after the job was admitted (in launching_): start its
@@ -129,7 +135,8 @@ class JobRunner {
   void EndAdmitted(const v1::JobUpdate& report);
   void PreflightLoop();
   void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);
-  void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason);
+  // `fence`: SIGKILL at once, and the report says fenced.
+  void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence = false);
   std::vector<v1::JobUpdate> PollLocked(SteadyTime now);
   void MonitorLoop();
   v1::JobUpdate NotRunning(uint64_t job_id, int attempt) const;

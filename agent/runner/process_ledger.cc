@@ -1,6 +1,11 @@
 #include "agent/runner/process_ledger.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -52,16 +57,38 @@ std::string ProcessLedger::PathOf(uint64_t job_id) const { return absl::StrCat(d
 
 namespace {
 
-bool WriteAtomically(const std::string& path, const std::string& text) {
+// The whole text or nothing: written under a temporary name, then renamed.
+// Errors name the file and say what the kernel said (a full disk: ENOSPC).
+absl::Status WriteAtomically(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc | std::ios::binary);
-    out << text;
-    if (!out.flush()) return false;
+  auto failed = [&temp](const char* step, int error) {
+    return absl::ResourceExhaustedError(absl::StrCat(step, " ", temp, ": ", std::strerror(error)));
+  };
+  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return failed("cannot create", errno);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      close(fd);
+      unlink(temp.c_str());
+      return failed("cannot write", error);
+    }
+    done += static_cast<size_t>(n);
   }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  return !ec;
+  if (close(fd) != 0) {
+    const int error = errno;
+    unlink(temp.c_str());
+    return failed("cannot write", error);
+  }
+  if (rename(temp.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    unlink(temp.c_str());
+    return failed("cannot rename", error);
+  }
+  return absl::OkStatus();
 }
 
 absl::Time ModifiedAt(const std::filesystem::path& path) {
@@ -75,13 +102,13 @@ absl::Time ModifiedAt(const std::filesystem::path& path) {
 
 }  // namespace
 
-bool ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups) {
+absl::Status ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups) {
   std::string text = absl::StrCat("boot ", BootId(), "\nattempt ", attempt, "\n");
   for (pid_t pgid : process_groups) absl::StrAppend(&text, "group ", pgid, " ", ProcessStartTime(pgid), "\n");
   return WriteAtomically(PathOf(job_id), text);
 }
 
-bool ProcessLedger::Finished(const v1::JobUpdate& report, absl::Time now) {
+absl::Status ProcessLedger::Finished(const v1::JobUpdate& report, absl::Time now) {
   PruneReports(now);
   std::string encoded;
   absl::Base64Escape(report.SerializeAsString(), &encoded);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -27,10 +28,12 @@ class ProcessLedger {
  public:
   explicit ProcessLedger(std::string dir, absl::Duration max_report_age = absl::Hours(1));  // dir created if missing
 
-  // Best effort: a failure is logged by the caller, the job runs anyway.
-  bool Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups);
+  // A job the agent is about to start is recorded with no process group
+  // first: a ledger that cannot be written (a full disk) refuses the launch
+  // before anything runs. ResourceExhausted names the file and the errno.
+  absl::Status Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups);
   // The job ended: its processes give way to its final report.
-  bool Finished(const v1::JobUpdate& report, absl::Time now);
+  absl::Status Finished(const v1::JobUpdate& report, absl::Time now);
 
   struct Leftover {
     uint64_t job_id = 0;

@@ -169,6 +169,20 @@ bool ClusterState::SetDrain(const std::string& name, const std::string& reason) 
   return true;
 }
 
+void ClusterState::SetUnconfirmedKills(const std::string& name, std::set<uint64_t> jobs) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  it->second.unconfirmed_kills = std::move(jobs);
+  Refresh(it->second);
+}
+
+bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || it->second.unconfirmed_kills.erase(job_id) == 0) return false;
+  Refresh(it->second);
+  return true;
+}
+
 bool ClusterState::SetQueueMask(const std::string& name, uint64_t mask) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;

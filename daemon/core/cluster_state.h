@@ -52,6 +52,9 @@ struct NodeSlot {
   std::string drain_reason;        // non-empty: drained by an operator
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
+  // Killed at registration (RegisterAck.kill_job_ids), not yet reported
+  // gone: the node takes no new job until it is empty.
+  std::set<uint64_t> unconfirmed_kills;
   // What GPU model and memory constraints are matched against; its index
   // among ClusterState::gpu_kinds() is gpu_kind.
   GpuKind gpus;
@@ -76,8 +79,11 @@ struct NodeSlot {
   // per node, and without building its graph again.
   uint64_t gpu_graph = 0;
 
-  // Whether new jobs may go there: up, and not drained.
-  bool accepts_jobs() const { return state == v1::NODE_STATE_UP && drain_reason.empty(); }
+  // Whether new jobs may go there: up, not drained, and no job of an earlier
+  // life of its agent still dying there.
+  bool accepts_jobs() const {
+    return state == v1::NODE_STATE_UP && drain_reason.empty() && unconfirmed_kills.empty();
+  }
   int64_t FreeGpus() const;
   int64_t FreeCpus() const { return cpus_total - cpus_used; }
   int64_t FreeMemMb() const { return mem_total_mb - mem_used_mb; }
@@ -133,6 +139,11 @@ class ClusterState {
   void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
   // Drains the node (non-empty reason) or resumes it (empty); false when unknown.
   bool SetDrain(const std::string& name, const std::string& reason);
+  // The jobs the node's agent was told to kill as it registered, replacing
+  // any earlier set; and one of them reported gone (false when it was not
+  // awaited).
+  void SetUnconfirmedKills(const std::string& name, std::set<uint64_t> jobs);
+  bool ConfirmKilled(const std::string& name, uint64_t job_id);
   // Which queues may use the node (NodeSlot::queue_mask); false when unknown.
   bool SetQueueMask(const std::string& name, uint64_t mask);
 

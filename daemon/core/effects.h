@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,12 @@ struct Effects {
   std::map<std::string, v1::Node> nodes;
   std::map<std::string, NodeUsage> node_usage;
   std::vector<AgentCommand> agent_commands;
+  // Fair-share usage to keep, now and then (SchedulerCore::kFairSharePersistEvery).
+  std::optional<v1::FairShareUsage> fair_share;
 
   bool empty() const {
-    return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty();
+    return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty() &&
+           !fair_share.has_value();
   }
 };
 

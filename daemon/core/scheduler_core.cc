@@ -287,6 +287,7 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   }
 
   std::set<uint64_t> reported;
+  std::set<uint64_t> killed;
   for (int i = 0; i < registration.running_job_ids_size(); ++i) {
     const uint64_t id = registration.running_job_ids(i);
     const int attempt = i < registration.running_job_attempts_size() ? registration.running_job_attempts(i) : 0;
@@ -296,10 +297,18 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
     auto part = it == active_.end() ? nullptr : &it->second.progress;
     if (part == nullptr || !part->contains(name) || part->at(name).exited || it->second.job.attempt() != attempt) {
       ack.add_kill_job_ids(id);
+      killed.insert(id);
     } else {
       reported.insert(id);
     }
   }
+  // Until the agent reports them gone, their processes may still run: no
+  // new job (another attempt of the same gang, say) goes there.
+  cluster_.SetUnconfirmedKills(name, killed);
+  // The agent kills its jobs when it has heard nothing for this long; the
+  // daemon gives a silent node's gangs up only at node_down_after, by which
+  // time they are gone. The margin is for the kill itself and for timers.
+  ack.set_fence_after_ms(absl::ToInt64Milliseconds(options_.node_down_after * 3 / 4));
   // Collected first: a lost gang part can finish its job, which forgets it.
   std::vector<uint64_t> here;
   for (const auto& [id, a] : active_) {
@@ -378,6 +387,9 @@ void SchedulerCore::FailJobsOn(const std::string& node, const std::string& why, 
 }
 
 void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx) {
+  if (update.kind() != v1::JobUpdate::KIND_STARTED && cluster_.ConfirmKilled(node, update.job_id())) {
+    WriteNode(node, fx);
+  }
   auto it = active_.find(update.job_id());
   if (it == active_.end() || update.attempt() < it->second.job.attempt()) {
     // Finished already (a repeated report), or an attempt given up on. One
@@ -415,8 +427,10 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
       break;
     }
     case v1::JobUpdate::KIND_LAUNCH_FAILED:
-      NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", update.message()), v1::JOB_STATE_FAILED,
-                 fx);
+      // An earlier attempt still dying there is the node's business, not a
+      // fault of the job: it goes back to the queue.
+      NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", update.message()),
+                 update.earlier_attempt_running() ? v1::JOB_STATE_NODE_FAIL : v1::JOB_STATE_FAILED, fx);
       break;
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
@@ -429,6 +443,13 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
                  v1::JOB_STATE_NODE_FAIL, fx);
       break;
     case v1::JobUpdate::KIND_EXITED:
+      if (update.fenced()) {
+        // Its agent lost the daemon for the lease and killed it: the node
+        // failed the job, as if it had gone down.
+        NodeExited(a, node, -1, absl::StrCat("its processes on ", node, " were fenced: ", update.message()),
+                   v1::JOB_STATE_NODE_FAIL, fx);
+        break;
+      }
       NodeExited(a, node, update.exit_code(),
                  update.exit_code() == 0 ? ""
                                          : absl::StrCat("a process on ", node, " exited with code ", update.exit_code()),
@@ -553,6 +574,7 @@ void SchedulerCore::Schedule(Effects& fx) {
   size_t depth = 0;
   std::vector<ActiveJob*> throttled;
   const std::vector<ActiveJob*> order = RankPending(throttled);
+  KeepFairShare(fx);
   for (ActiveJob* t : throttled) {
     ClearEstimatedStart(*t, fx);
     SetWaitReason(*t, ArrayLimitReason(t->job), fx);
@@ -757,6 +779,7 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   node.set_state(slot.state);
   node.set_reason(slot.reason);
   node.set_drain_reason(slot.drain_reason);
+  for (uint64_t id : slot.unconfirmed_kills) node.add_unconfirmed_kills(id);
   if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
     *node.mutable_last_seen() = ToProtoTime(seen->second);
   }

@@ -75,6 +75,14 @@ class SchedulerCore {
 
   // Start-up: the state the store recovered.
   // `ended`: how the jobs that finished before ended (for dependencies).
+  // The fair-share usage a previous run kept (Effects::fair_share), decayed
+  // from then on as if the daemon had never stopped; before the first pass.
+  void RestoreFairShare(const v1::FairShareUsage& usage);
+  // How often a pass hands the fair-share usage over to be kept: a restart
+  // forgets at most this much of it.
+  static constexpr absl::Duration kFairSharePersistEvery = absl::Minutes(1);
+  // The same at once, as of the last pass (a daemon that is stopping).
+  void KeepFairShareNow(Effects& fx);
   void Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
                const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
                const std::vector<std::pair<uint64_t, v1::JobState>>& ended = {});
@@ -199,6 +207,9 @@ class SchedulerCore {
   // array's limit on tasks at once, or "".
   std::string LimitReason(const v1::Job& job) const;
   static std::string ArrayLimitReason(const v1::Job& job);
+  // Hands the fair-share usage over to be kept (Effects::fair_share), at
+  // most every kFairSharePersistEvery.
+  void KeepFairShare(Effects& fx);
   // Pending jobs in the order a pass considers them; fills priorities_.
   // `throttled` gets the array tasks that may not start this pass because
   // of their array's limit, which the order leaves out.
@@ -258,6 +269,7 @@ class SchedulerCore {
   absl::flat_hash_map<std::string, uint64_t> request_ids_;
   std::map<std::string, absl::Time> last_seen_;
   FairShare fair_share_;
+  absl::Time fair_share_kept_ = absl::InfinitePast();
   std::vector<JobScore> scores_;
   std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
   std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)

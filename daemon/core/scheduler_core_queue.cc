@@ -139,6 +139,18 @@ std::string SchedulerCore::LimitReason(const v1::Job& job) const {
   return "";
 }
 
+void SchedulerCore::KeepFairShare(Effects& fx) {
+  if (options_.queues.weights.fair_share == 0 || clock_.Now() - fair_share_kept_ < kFairSharePersistEvery) return;
+  KeepFairShareNow(fx);
+}
+
+void SchedulerCore::KeepFairShareNow(Effects& fx) {
+  fair_share_kept_ = clock_.Now();
+  fx.fair_share = fair_share_.Snapshot();
+}
+
+void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { fair_share_.Restore(usage); }
+
 std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<ActiveJob*>& throttled) {
   const absl::Time now = clock_.Now();
   // Tasks of a job array beyond what its limit lets start this pass take no

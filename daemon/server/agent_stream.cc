@@ -151,14 +151,20 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     return;
   }
   if (message.has_heartbeat()) {
-    loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
+    loop_.Post([node = node_, channel = channel_, seq = message.heartbeat().seq()](LoopContext& ctx) {
       if (!HoldsNode(ctx, node, channel)) return;
       // A stream that outlived a partition: its node was declared DOWN and
       // its gangs stopped elsewhere. Registering again reconciles its jobs.
       if (!ctx.core.AgentHeartbeat(node, ctx.fx)) {
         GetLogger("daemon")->info("agent {} is back after its node went DOWN: asking it to register again", node);
         channel->Close(absl::StrCat("node ", node, " was declared DOWN while silent; register again"));
+        return;
       }
+      // Renews the agent's lease (RegisterAck.fence_after_ms). It states no
+      // change of state, so it need not wait for the batch's commit.
+      v1::DaemonMessage ack;
+      ack.mutable_heartbeat_ack()->set_seq(seq);
+      channel->Send(ack);
     });
   } else if (message.has_job_update()) {
     loop_.Post([node = node_, channel = channel_, update = message.job_update()](LoopContext& ctx) {

@@ -82,6 +82,7 @@ void BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   for (const CommittedBatch& batch : group) {
     for (const auto& [id, job] : batch.jobs) jobs[id] = &job;
     for (const auto& [name, node] : batch.nodes) nodes[name] = &node;
+    if (batch.fair_share) rows.fair_share = batch.fair_share;  // the latest wins
     rows.events.insert(rows.events.end(), batch.events.begin(), batch.events.end());
   }
   for (const auto& [id, job] : jobs) rows.jobs.push_back(*job);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,7 @@ struct CommittedBatch {
   std::map<uint64_t, v1::Job> jobs;  // the batch's final version of each changed job
   std::vector<v1::JobEvent> events;
   std::map<std::string, v1::Node> nodes;
+  std::optional<v1::FairShareUsage> fair_share;
   std::vector<std::pair<std::shared_ptr<AgentChannel>, v1::DaemonMessage>> messages;
   std::vector<AfterCommit> after_commit;
 

@@ -47,6 +47,25 @@ absl::StatusOr<int> LockStateDir(const std::string& dir) {
   return fd;
 }
 
+constexpr char kDatabaseFile[] = "/gpusched.db";
+
+// A file with no bytes is no state: SQLite would take it for an empty
+// database, and the daemon for a cluster with no jobs.
+bool HasState(const std::string& db_path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(db_path, ec);
+  return !ec && size > 0;
+}
+
+absl::Status CheckStateExists(const std::string& db_path) {
+  if (HasState(db_path)) return absl::OkStatus();
+  const bool exists = std::filesystem::exists(db_path);
+  return absl::FailedPreconditionError(absl::StrCat(
+      exists ? "the state database " : "there is no state database ", db_path, exists ? " is empty (0 bytes)" : "",
+      ": if this cluster had state, restore gpusched.db (and gpusched.db-wal) from a backup; to start a new, "
+      "empty one, run `gpuschedd init` (or `serve --init`) once"));
+}
+
 // Who unauthenticated TCP callers act as, where the operator trusts them.
 std::string ProcessUserName() {
   const uid_t uid = geteuid();
@@ -63,7 +82,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   auto lock = LockStateDir(options.state_dir);
   if (!lock.ok()) return lock.status();
   d->lock_fd_ = *lock;
-  d->db_path_ = options.state_dir + "/gpusched.db";
+  d->db_path_ = options.state_dir + kDatabaseFile;
+  if (!options.init_state) {
+    if (absl::Status s = CheckStateExists(d->db_path_); !s.ok()) return s;
+  } else if (!HasState(d->db_path_)) {
+    GetLogger("daemon")->info("no state in {}: starting a new, empty one (--init)", d->db_path_);
+  }
 
   auto store = store::SqliteJobStore::Open(d->db_path_);
   if (!store.ok()) return store.status();
@@ -76,6 +100,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (!options.metrics_listen.empty()) d->metrics_ = std::make_unique<metrics::DaemonMetrics>();
   // The metrics count recovered jobs where they are, not as new submits.
   if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs);
+  if (recovered->fair_share) d->core_->RestoreFairShare(*recovered->fair_share);
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
                     recovered->client_request_ids, recovered->ended_jobs);
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
@@ -128,6 +153,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   return d;
 }
 
+absl::Status Daemon::InitState(const std::string& state_dir) {
+  auto lock = LockStateDir(state_dir);
+  if (!lock.ok()) return lock.status();
+  const std::string db_path = state_dir + kDatabaseFile;
+  absl::Status result = absl::OkStatus();
+  if (HasState(db_path)) {
+    result = absl::AlreadyExistsError(absl::StrCat(db_path, " already holds a state; nothing was changed"));
+  } else {
+    auto store = store::SqliteJobStore::Open(db_path);
+    if (!store.ok()) result = store.status();
+    if (store.ok()) result = (*store)->Recover().status();
+  }
+  ::close(*lock);
+  return result;
+}
+
 std::string Daemon::address() const {
   std::vector<std::string> parts = absl::StrSplit(options_.listen_address, absl::MaxSplits(':', 1));
   return absl::StrCat(parts.empty() ? "127.0.0.1" : parts[0], ":", port_);
@@ -142,7 +183,13 @@ void Daemon::Shutdown() {
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
     server_.reset();
   }
-  if (loop_) loop_->Stop();
+  if (loop_) {
+    // What fair share counted since its last minute's keeping is not lost
+    // to a restart; the loop runs this before it stops, and the committer
+    // writes it.
+    loop_->Post([](LoopContext& ctx) { ctx.core.KeepFairShareNow(ctx.fx); });
+    loop_->Stop();
+  }
   if (committer_) committer_->Stop();
   reads_.reset();
   metrics_endpoint_.reset();

@@ -44,6 +44,9 @@ struct DaemonOptions {
   bool allow_unauthenticated_tcp = false;
   // Jobs may run as root. Off: a submit as root is refused.
   bool allow_root_jobs = false;
+  // A missing or 0-byte gpusched.db is made a new, empty state. Off, it is
+  // an error: a lost or truncated file must not pass for an empty cluster.
+  bool init_state = false;
   // TLS on listen_address, checked already (tls::LoadTls); std::nullopt:
   // plaintext. With ca_certs, every client must present a certificate signed
   // by them, or its connection ends in the handshake.
@@ -70,6 +73,9 @@ class Daemon {
   // Recovers the state in state_dir and starts serving. Fails with a message
   // naming the directory, file or address at fault.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options, const Clock& clock);
+  // `gpuschedd init`: an empty state in `state_dir`, made only where there is
+  // none (no gpusched.db, or 0 bytes); AlreadyExists where there is one.
+  static absl::Status InitState(const std::string& state_dir);
   ~Daemon();
 
   void Shutdown();

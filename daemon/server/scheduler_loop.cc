@@ -72,6 +72,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   batch.jobs = std::move(fx.jobs);
   batch.events = std::move(fx.events);
   batch.nodes = std::move(fx.nodes);
+  batch.fair_share = std::move(fx.fair_share);
   for (core::AgentCommand& command : fx.agent_commands) {
     // Resolved now: the map of connected agents belongs to this thread.
     auto it = agents_.find(command.node);

@@ -18,7 +18,8 @@ struct StoreBatch {
   std::vector<v1::Job> jobs;         // full rows, inserted or replaced (events are not read)
   std::vector<v1::JobEvent> events;  // appended
   std::vector<v1::Node> nodes;       // inserted or replaced
-  bool empty() const { return jobs.empty() && events.empty() && nodes.empty(); }
+  std::optional<v1::FairShareUsage> fair_share;  // replaces the one kept
+  bool empty() const { return jobs.empty() && events.empty() && nodes.empty() && !fair_share.has_value(); }
 };
 
 // What the daemon needs at start-up to carry on where it stopped.
@@ -29,6 +30,7 @@ struct RecoveredState {
   std::vector<std::pair<std::string, uint64_t>> client_request_ids;
   // How every finished job ended, for the dependencies of jobs to come.
   std::vector<std::pair<uint64_t, v1::JobState>> ended_jobs;
+  std::optional<v1::FairShareUsage> fair_share;  // none kept yet: nullopt
 };
 
 // The write side. Owned and called by the scheduler thread only.

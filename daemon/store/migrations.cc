@@ -39,6 +39,13 @@ const std::vector<const char*>& Steps() {
           node BLOB NOT NULL  -- gpusched.v1.Node
         );
       )sql",
+      // 2: fair-share usage, one row, so that a restart does not forget who used what.
+      R"sql(
+        CREATE TABLE fair_share (
+          id    INTEGER PRIMARY KEY CHECK (id = 1),
+          usage BLOB NOT NULL  -- gpusched.v1.FairShareUsage
+        );
+      )sql",
   };
   return steps;
 }

@@ -43,6 +43,9 @@ absl::Status SqliteJobStore::PrepareStatements() {
   auto node = PrepareOwned(*db_, "INSERT OR REPLACE INTO nodes(name, node) VALUES(?1, ?2)");
   if (!node.ok()) return node.status();
   upsert_node_ = std::move(*node);
+  auto usage = PrepareOwned(*db_, "INSERT OR REPLACE INTO fair_share(id, usage) VALUES(1, ?1)");
+  if (!usage.ok()) return usage.status();
+  upsert_fair_share_ = std::move(*usage);
   return absl::OkStatus();
 }
 
@@ -91,6 +94,15 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
     state.ended_jobs.emplace_back(static_cast<uint64_t>(ended->ColumnInt(0)),
                                   static_cast<v1::JobState>(ended->ColumnInt(1)));
     return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+
+  auto usage = db_->Prepare("SELECT usage FROM fair_share WHERE id = 1");
+  if (!usage.ok()) return usage.status();
+  read = usage->ForEachRow([&]() -> absl::Status {
+    v1::FairShareUsage& kept = state.fair_share.emplace();
+    if (kept.ParseFromString(usage->ColumnBlob(0))) return absl::OkStatus();
+    return absl::DataLossError(absl::StrCat("the fair-share usage in ", db_->path(), " is corrupt"));
   });
   if (!read.ok()) return read;
   return state;
@@ -145,6 +157,11 @@ absl::Status SqliteJobStore::WriteBatch(const StoreBatch& batch) {
     node.SerializeToString(&blob);
     upsert_node_->Bind(1, node.info().name()).BindBlob(2, blob);
     if (absl::Status s = upsert_node_->Run(); !s.ok()) return s;
+  }
+  if (batch.fair_share) {
+    batch.fair_share->SerializeToString(&blob);
+    upsert_fair_share_->BindBlob(1, blob);
+    if (absl::Status s = upsert_fair_share_->Run(); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

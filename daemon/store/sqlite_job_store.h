@@ -27,6 +27,7 @@ class SqliteJobStore final : public JobStore {
   std::unique_ptr<Statement> upsert_job_;
   std::unique_ptr<Statement> insert_event_;
   std::unique_ptr<Statement> upsert_node_;
+  std::unique_ptr<Statement> upsert_fair_share_;
 };
 
 }  // namespace gpusched::store

@@ -31,7 +31,7 @@ BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::ve
   const std::string log = dir_ + "/daemon.log";
   // Port 0: the daemon picks a free port and logs the address it serves on.
   // A benchmark is one user's cluster: plain TCP, jobs as whoever runs it.
-  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--allow-unauthenticated-tcp",
+  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--init", "--allow-unauthenticated-tcp",
                                    "--allow-root-jobs", "--listen", "127.0.0.1:0", "--state-dir", dir_ + "/state"};
   argv.insert(argv.end(), extra_serve_args.begin(), extra_serve_args.end());
   pid_ = testing::Spawn(argv, {}, log, log);

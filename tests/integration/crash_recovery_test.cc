@@ -1,6 +1,7 @@
 // kill -9 of the daemon: nothing acknowledged is lost, running jobs carry on.
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -170,4 +171,49 @@ TEST_CASE("a job's end survives its agent: ended while the daemon was down, the 
   CHECK(job.exit_code() == 5);
   CHECK(job.attempt() == 0);
   CHECK(gpusched::testing::ReadFile(marker) == "run\n");
+}
+
+TEST_CASE("fair-share usage survives a daemon restart", "[integration]") {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: not root, so no jobs of other users can run here");
+    return;
+  }
+  TestCluster cluster({{"node-a", 4}});
+  auto submit = [&](const std::string& user, const std::string& command) {
+    v1::SubmitJobRequest request;
+    request.mutable_spec()->set_user(user);  // an admin submitting for users
+    request.mutable_spec()->set_workdir("/tmp");
+    request.mutable_spec()->add_argv("/bin/sh");
+    request.mutable_spec()->add_argv("-c");
+    request.mutable_spec()->add_argv(command);
+    request.mutable_spec()->mutable_resources()->set_gpus(4);
+    v1::SubmitJobResponse response;
+    grpc::ClientContext ctx;
+    REQUIRE(cluster.stub().SubmitJob(&ctx, request, &response).ok());
+    return response.job().id();
+  };
+  // nobody holds the whole node for a few seconds, then the daemon restarts.
+  const uint64_t used = submit("nobody", "sleep 3");
+  REQUIRE(cluster.WaitForEnd(used).state() == v1::JOB_STATE_COMPLETED);
+  cluster.StopDaemon();
+  cluster.StartDaemon();
+  cluster.WaitForNodesUp(1);
+
+  // The node busy, nobody and bin (who used nothing) both wait: nobody's
+  // use before the restart still counts against it.
+  const uint64_t blocker = submit("daemon", "sleep 60");
+  cluster.WaitForState(blocker, v1::JOB_STATE_RUNNING);
+  const uint64_t nobodys = submit("nobody", "true");
+  const uint64_t bins = submit("bin", "true");
+  v1::Job a, b;
+  for (int i = 0; i < 100; ++i) {
+    a = cluster.GetJob(nobodys);
+    b = cluster.GetJob(bins);
+    if (a.priority().fair_share() > 0 && b.priority().fair_share() > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  INFO("nobody " << a.priority().ShortDebugString() << "; bin " << b.priority().ShortDebugString());
+  CHECK(b.priority().fair_share() == Approx(1.0));
+  CHECK(a.priority().fair_share() < 0.9);
+  CHECK(a.priority().total() < b.priority().total());
 }

@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -93,6 +94,30 @@ bool WaitUntil(Pred pred, double seconds) {
 
 bool Alive(int pid) { return pid > 0 && kill(pid, 0) == 0 && !gpusched::testing::ProcessGone(pid); }
 
+// The first and last beat (CLOCK_REALTIME in ns, written by `date +%s%N`
+// every 50 ms by a gang's ranks) of an attempt, over the files of all its
+// nodes: beat-NODE-ATTEMPT. All the hosts share this machine's clock.
+struct BeatSpan {
+  int64_t first = std::numeric_limits<int64_t>::max();
+  int64_t last = std::numeric_limits<int64_t>::min();
+  int files = 0;
+};
+BeatSpan Beats(const std::string& dir, int attempt) {
+  BeatSpan span;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!absl::StartsWith(name, "beat-") || !absl::EndsWith(name, absl::StrCat("-", attempt))) continue;
+    ++span.files;
+    for (absl::string_view line : absl::StrSplit(ReadFile(entry.path().string()), '\n', absl::SkipEmpty())) {
+      int64_t ns = 0;
+      if (!absl::SimpleAtoi(line, &ns)) continue;
+      span.first = std::min(span.first, ns);
+      span.last = std::max(span.last, ns);
+    }
+  }
+  return span;
+}
+
 }  // namespace
 
 TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and healed it keeps no half of it",
@@ -124,7 +149,7 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     return v1::NODE_STATE_UNSPECIFIED;
   };
   {
-    Subprocess daemon(hosts.On(0, {GPUSCHEDD_BIN, "serve", "--allow-unauthenticated-tcp", "--allow-root-jobs",
+    Subprocess daemon(hosts.On(0, {GPUSCHEDD_BIN, "serve", "--init", "--allow-unauthenticated-tcp", "--allow-root-jobs",
                                    "--listen", kDaemonAddress, "--state-dir", dir + "/state",
                                    "--tick-ms", "50", "--kill-grace-ms", "500", "--node-not-responding-ms", "1500",
                                    "--node-down-ms", "3000"}),
@@ -142,11 +167,14 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
                                    node_state("host3") == v1::NODE_STATE_UP; },
                       30));
 
-    // One process per node, each recording its pid by node and attempt.
+    // One process per node, each recording its pid by node and attempt, and
+    // then beating: the time, every 50 ms, as long as it runs.
     CommandResult submitted = cli({"submit", "--nodes", "2", "--gpus-per-node", "4", "--launch", "per-node", "--workdir",
                                    dir, "--", "/bin/sh", "-c",
                                    "echo MASTER=$MASTER_ADDR; echo $$ > " + dir +
-                                       "/pid-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; exec sleep 300"});
+                                       "/pid-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; "
+                                       "while :; do date +%s%N >> " + dir +
+                                       "/beat-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; sleep 0.05; done"});
     INFO(submitted.out << submitted.err);
     REQUIRE(submitted.exit_code == 0);
     const uint64_t id = std::stoull(submitted.out.substr(std::string("Submitted job ").size()));
@@ -169,8 +197,9 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     int victim_rank = 0;
     REQUIRE(absl::SimpleAtoi(absl::StripAsciiWhitespace(pid_text), &victim_rank));
 
-    // Cut the rank-1 host off: its node goes DOWN, the gang is stopped on
-    // the rank-0 host too and requeued, then runs on the two hosts left.
+    // Cut the rank-1 host off: its agent's lease runs out and it kills its
+    // rank (fencing); its node goes DOWN, the gang is stopped on the rank-0
+    // host too and requeued, then runs on the two hosts left.
     hosts.Link(victim_host, false);
     CHECK(WaitUntil([&] { return node_state(victim) == v1::NODE_STATE_DOWN; }, 20));
     CHECK(WaitUntil([&] { const v1::Job j = job(id); return j.attempt() == 1 && j.state() == v1::JOB_STATE_RUNNING; }, 30));
@@ -179,13 +208,28 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     CommandResult nodes = cli({"nodes"});
     CHECK(absl::StrContains(nodes.out, victim));
     CHECK(absl::StrContains(nodes.out, "DOWN"));
-    // Cut off, the agent keeps its rank: it cannot know the gang is over.
-    CHECK(Alive(victim_rank));
+    // Cut off, the agent killed its rank before the daemon gave it up.
+    CHECK_FALSE(Alive(victim_rank));
+    CHECK(absl::StrContains(ReadFile(absl::StrCat(dir, "/agent", victim_host, ".log")), "killing this node's jobs"));
+    // No two attempts ever ran at once: attempt 0's last beat, on any host,
+    // came before attempt 1's first.
+    REQUIRE(WaitUntil([&] { return Beats(dir, 1).files == 2 && Beats(dir, 1).last > Beats(dir, 1).first; }, 10));
+    const BeatSpan first = Beats(dir, 0);
+    const BeatSpan second = Beats(dir, 1);
+    CHECK(first.files == 2);
+    INFO("attempt 0 beat from " << first.first << " to " << first.last << " ns; attempt 1 from " << second.first);
+    CHECK(first.last < second.first);
 
-    // Healed: the agent reconnects, hears its attempt is over, and ends it.
+    // Healed: the agent registers again; its fenced attempt's report closes
+    // what the daemon asked it to kill, and the node takes work again.
     hosts.Link(victim_host, true);
     CHECK(WaitUntil([&] { return node_state(victim) == v1::NODE_STATE_UP; }, 30));
-    CHECK(WaitUntil([&] { return !Alive(victim_rank); }, 20));
+    CHECK(WaitUntil(
+        [&] {
+          CommandResult shown = cli({"nodes", "show", victim, "--json"});
+          return shown.exit_code == 0 && !absl::StrContains(shown.out, "unconfirmedKills");
+        },
+        20));
     CHECK(job(id).attempt() == 1);
     CHECK(job(id).state() == v1::JOB_STATE_RUNNING);
 

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/client_context.h"
+#include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,6 +29,9 @@ using gpusched::testing::DaemonTrust;
 using gpusched::testing::RunCommand;
 using gpusched::testing::Subprocess;
 using gpusched::testing::TempDir;
+using gpusched::testing::OpenSocketDir;
+using gpusched::testing::SocketCli;
+using gpusched::testing::SubmittedJobId;
 using gpusched::testing::TestCluster;
 
 namespace {
@@ -88,23 +92,6 @@ class Pki {
   TempDir dir_;
 };
 
-// A directory anyone may enter, for a socket other users must reach.
-std::string OpenSocketDir() {
-  char pattern[] = "/tmp/gpusched-sock-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  REQUIRE(chmod(pattern, 0755) == 0);
-  return pattern;
-}
-
-// The CLI on the Unix socket as `uid` (0: as the test itself).
-CommandResult SocketCli(const std::string& socket, const std::string& uid, std::vector<std::string> args) {
-  std::vector<std::string> argv;
-  if (uid != "0") argv = {"/usr/bin/setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups"};
-  argv.push_back(GPUSCHED_CLI_BIN);
-  argv.insert(argv.end(), args.begin(), args.end());
-  return RunCommand(argv, {{"GPUSCHED_ADDR", "unix:" + socket}, {"HOME", "/tmp"}});
-}
-
 std::string ThisUser() {
   struct passwd* pw = getpwuid(geteuid());
   REQUIRE(pw != nullptr);
@@ -118,13 +105,6 @@ CommandResult TlsCli(const TestCluster& cluster, const ClientTls& tls, std::vect
                            {"GPUSCHED_TLS_CA", tls.ca},
                            {"GPUSCHED_TLS_CERT", tls.cert},
                            {"GPUSCHED_TLS_KEY", tls.key}});
-}
-
-uint64_t Submitted(const CommandResult& r) {
-  INFO(r.out << r.err);
-  REQUIRE(r.exit_code == 0);
-  REQUIRE(absl::StartsWith(r.out, "Submitted job "));
-  return std::stoull(r.out.substr(std::string("Submitted job ").size()));
 }
 
 }  // namespace
@@ -234,7 +214,7 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
 
   // The real node keeps its node: its jobs, with their secrets, go to it
   // alone and finish.
-  const uint64_t id = Submitted(TlsCli(cluster, pki.User(submitter),
+  const uint64_t id = SubmittedJobId(TlsCli(cluster, pki.User(submitter),
                                       {"submit", "--gpus", "2", "--env", "AWS_SECRET_ACCESS_KEY=s3cr3t", "--", "sh",
                                        "-c", "echo key=$AWS_SECRET_ACCESS_KEY"}));
   v1::Job done = cluster.WaitForEnd(id);
@@ -284,7 +264,7 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   }
 
   // daemon (uid 1) submits a job with a secret; it runs as daemon.
-  const uint64_t secret = Submitted(SocketCli(socket, "1",
+  const uint64_t secret = SubmittedJobId(SocketCli(socket, "1",
                                               {"submit", "--gpus", "1", "--workdir", "/tmp", "--env",
                                                "HF_TOKEN=hunter2", "--", "sh", "-c", "echo uid=$(id -u); sleep 300"}));
   v1::Job running = cluster.WaitForState(secret, v1::JOB_STATE_RUNNING);

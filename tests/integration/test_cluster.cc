@@ -82,6 +82,9 @@ void TestCluster::StartDaemon() {
   std::vector<std::string> argv = {GPUSCHEDD_BIN, "serve", "--listen", address_, "--state-dir", dir_ + "/state",
                                    "--kill-grace-ms", "1000", "--tick-ms", "50",
                                    "--node-not-responding-ms", "3000", "--node-down-ms", "8000"};
+  // The first start makes the state; a restart must find it.
+  if (!started_once_) argv.push_back("--init");
+  started_once_ = true;
   argv.insert(argv.end(), daemon_args_.begin(), daemon_args_.end());
   daemon_ = std::make_unique<Subprocess>(std::move(argv), log);
   for (int i = 0; i < 400 && count_ready() == before; ++i) {
@@ -99,6 +102,11 @@ void TestCluster::StartDaemon() {
     credentials = grpc::SslCredentials(tls);
   }
   stub_ = v1::Scheduler::NewStub(grpc::CreateChannel(address_, credentials));
+}
+
+void TestCluster::StopDaemon() {
+  daemon_->Signal(SIGTERM);
+  REQUIRE(daemon_->Wait() == 0);
 }
 
 void TestCluster::CrashDaemon() {

@@ -49,6 +49,8 @@ class TestCluster {
   void StartDaemon();
   // SIGKILL, as a crash: nothing is flushed or cleaned up.
   void CrashDaemon();
+  // SIGTERM, as systemctl stop: the daemon shuts down in order.
+  void StopDaemon();
   void StartAgents();
   // Starts one more agent (not waited for: it may be meant to fail).
   void AddAgent(AgentSpec spec);
@@ -80,6 +82,7 @@ class TestCluster {
   std::vector<AgentSpec> agent_specs_;
   std::vector<std::string> daemon_args_;
   ClientTls client_tls_;
+  bool started_once_ = false;
   std::unique_ptr<Subprocess> daemon_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
   std::unique_ptr<v1::Scheduler::Stub> stub_;

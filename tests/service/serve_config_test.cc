@@ -30,7 +30,7 @@ TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
   NotifySocket systemd;
 
   SECTION("every key the flags leave out comes from the file") {
-    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", (dir / "gpuschedd.toml").string()},
+    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--init", "--config", (dir / "gpuschedd.toml").string()},
                             {{"NOTIFY_SOCKET", systemd.path()}}, log, log);
     INFO(ReadFile(log));
     REQUIRE(systemd.WaitForLine("READY=1", absl::Seconds(30)));
@@ -44,7 +44,7 @@ TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
   }
   SECTION("a flag wins over its key") {
     const std::string flag_state = (dir / "flag-state").string();
-    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", (dir / "gpuschedd.toml").string(),
+    const pid_t pid = Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--init", "--config", (dir / "gpuschedd.toml").string(),
                              "--state-dir", flag_state},
                             {{"NOTIFY_SOCKET", systemd.path()}}, log, log);
     INFO(ReadFile(log));
@@ -54,5 +54,49 @@ TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
     kill(pid, SIGTERM);
     CHECK(WaitForExit(pid) == 0);
   }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a missing or 0-byte state database is refused, not taken for an empty cluster; init makes one once") {
+  using gpusched::testing::CommandResult;
+  using gpusched::testing::RunCommand;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("gpusched-init-", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string state = (dir / "state").string();
+  const std::string db = state + "/gpusched.db";
+  const std::vector<std::string> serve = {GPUSCHED_DAEMON_BINARY, "serve", "--config", "/dev/null",
+                                          "--listen", "127.0.0.1:0", "--state-dir", state};
+
+  CommandResult missing = RunCommand(serve);
+  CHECK(missing.exit_code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("gpuschedd: there is no state database " + db + ": ") &&
+                              Catch::Contains("run `gpuschedd init` (or `serve --init`) once"));
+  CHECK_FALSE(std::filesystem::exists(db));
+
+  std::ofstream(db).close();  // truncated to nothing, as a full disk or a bad copy leaves it
+  CommandResult empty = RunCommand(serve);
+  CHECK(empty.exit_code == 1);
+  CHECK_THAT(empty.err, Catch::Contains("gpuschedd: the state database " + db + " is empty (0 bytes): "));
+  CHECK(std::filesystem::file_size(db) == 0);
+
+  CommandResult made = RunCommand({GPUSCHED_DAEMON_BINARY, "init", "--config", "/dev/null", "--state-dir", state});
+  INFO(made.err);
+  CHECK(made.exit_code == 0);
+  CHECK(made.out == "gpuschedd: a new, empty state in " + db + "\n");
+  CHECK(std::filesystem::file_size(db) > 0);
+  CommandResult again = RunCommand({GPUSCHED_DAEMON_BINARY, "init", "--config", "/dev/null", "--state-dir", state});
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == "gpuschedd: " + db + " already holds a state; nothing was changed\n");
+
+  // Now serve starts on it.
+  NotifySocket systemd;
+  const std::string log = (dir / "daemon.log").string();
+  const pid_t pid = gpusched::testing::Spawn(serve, {{"NOTIFY_SOCKET", systemd.path()}}, log, log);
+  INFO(ReadFile(log));
+  CHECK(systemd.WaitForLine("READY=1", absl::Seconds(30)));
+  kill(pid, SIGTERM);
+  CHECK(WaitForExit(pid) == 0);
   std::filesystem::remove_all(dir);
 }

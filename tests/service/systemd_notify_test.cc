@@ -52,7 +52,7 @@ Child StartDaemon(const TempDir& dir, const std::map<std::string, std::string>& 
   const std::string log = dir / "daemon.log";
   // The agent registers over plain TCP: a single-user setup.
   return Child{Spawn({GPUSCHED_DAEMON_BINARY, "serve", "--config", EmptySettings(dir), "--listen", "127.0.0.1:0",
-                      "--allow-unauthenticated-tcp", "--state-dir", dir / "state", "--tick-ms", tick_ms},
+                      "--allow-unauthenticated-tcp", "--init", "--state-dir", dir / "state", "--tick-ms", tick_ms},
                      env, log, log),
                log};
 }

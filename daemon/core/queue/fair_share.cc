@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_set.h"
+#include "common/proto_time.h"
 
 namespace gpusched::core {
 namespace {
@@ -66,6 +67,28 @@ double FairShare::Ledger::Factor(const std::string& who) const {
 
 double FairShare::Factor(const std::string& user, const std::string& account) const {
   return (users_.Factor(user) + accounts_.Factor(AccountOf(user, account))) / 2;
+}
+
+v1::FairShareUsage FairShare::Snapshot() const {
+  v1::FairShareUsage out;
+  if (last_ != absl::InfinitePast()) *out.mutable_at() = ToProtoTime(last_);
+  for (const auto& [name, used] : users_.usage) (*out.mutable_users())[name] = used;
+  for (const auto& [name, used] : accounts_.usage) (*out.mutable_accounts())[name] = used;
+  return out;
+}
+
+void FairShare::Restore(const v1::FairShareUsage& usage) {
+  last_ = usage.has_at() ? FromProtoTime(usage.at()) : absl::InfinitePast();
+  for (auto [ledger, from] : {std::pair{&users_, &usage.users()}, std::pair{&accounts_, &usage.accounts()}}) {
+    ledger->usage.clear();
+    ledger->total = 0;
+    for (const auto& [name, used] : *from) {
+      // A stored figure that is not a usage at all is dropped, not believed.
+      if (!(used >= kForgetBelowGpuSeconds) || !std::isfinite(used)) continue;
+      ledger->usage[name] = used;
+      ledger->total += used;
+    }
+  }
 }
 
 double FairShare::UserUsage(const std::string& user) const {

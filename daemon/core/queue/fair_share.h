@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "gpusched/v1/types.pb.h"
 
 namespace gpusched::core {
 
@@ -36,6 +37,10 @@ class FairShare {
   void SetWaiting(const std::vector<Holding>& waiting);
 
   double Factor(const std::string& user, const std::string& account) const;
+  // What a restart needs to go on where this left off, as of the last
+  // Advance; and taking it back (Advance then decays it from `at`).
+  v1::FairShareUsage Snapshot() const;
+  void Restore(const v1::FairShareUsage& usage);
   // Decayed GPU-seconds.
   double UserUsage(const std::string& user) const;
 

@@ -333,3 +333,47 @@ TEST_CASE("without --nccl-topo-file there is no topology file and no NCCL_TOPO_F
   CHECK(ReadFile(dir / "logs/job-1/rank-0.log") == "topo=unset\n");
   CHECK_FALSE(std::filesystem::exists(dir / "logs/nccl-topo.xml"));
 }
+
+TEST_CASE("an agent whose lease runs out kills its jobs at once and reports them fenced; acknowledged beats renew it") {
+  TempDir dir;
+  FakeDaemon daemon;
+  v1::RegisterAck ack;
+  ack.set_fence_after_ms(800);
+  daemon.SetAck(ack);
+  daemon.AckHeartbeats(true);
+  Agent agent(Options(daemon, dir));
+  REQUIRE(agent.Start().ok());
+  REQUIRE(WaitConnected(agent));
+  // A job that ignores SIGTERM: only a SIGKILL ends it.
+  REQUIRE(daemon.Send(Launch(MakeShellLaunch(30, "trap '' TERM; echo $$ > " + (dir / "pid") + "; while :; do sleep 0.05; done"))));
+  REQUIRE(daemon.WaitForUpdate(30, Kind::KIND_STARTED));
+  const pid_t pid = ReadPid(dir / "pid");
+  // Heartbeats every 50 ms, each acknowledged: four leases go by untouched.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3200));
+  CHECK_FALSE(daemon.WaitForUpdate(30, Kind::KIND_EXITED, absl::Milliseconds(1)));
+  CHECK(kill(pid, 0) == 0);
+
+  // The daemon stops answering (a partition the stream has not noticed).
+  daemon.AckHeartbeats(false);
+  const auto silent_from = std::chrono::steady_clock::now();
+  auto exited = daemon.WaitForUpdate(30, Kind::KIND_EXITED, absl::Seconds(5));
+  const auto took = std::chrono::steady_clock::now() - silent_from;
+  REQUIRE(exited);
+  CHECK(exited->fenced());
+  CHECK(exited->exit_code() == 128 + SIGKILL);
+  CHECK_THAT(exited->message(), Catch::Contains("fenced: no word from the daemon for"));
+  CHECK(WaitForProcessGone(pid));
+  // Not before the lease, counted from the last acknowledged beat's sending.
+  CHECK(took >= std::chrono::milliseconds(700));
+}
+
+TEST_CASE("without a lease from the daemon, unacknowledged heartbeats kill nothing") {
+  TempDir dir;
+  FakeDaemon daemon;  // fence_after_ms 0, as an older daemon sends
+  Agent agent(Options(daemon, dir));
+  REQUIRE(agent.Start().ok());
+  REQUIRE(WaitConnected(agent));
+  REQUIRE(daemon.Send(Launch(MakeLaunch(31, {"sleep", "300"}))));
+  REQUIRE(daemon.WaitForUpdate(31, Kind::KIND_STARTED));
+  CHECK_FALSE(daemon.WaitForUpdate(31, Kind::KIND_EXITED, absl::Milliseconds(1500)));
+}

@@ -25,7 +25,20 @@ class FakeDaemon::Service final : public v1::AgentGateway::Service {
       daemon_->current_stream_ = stream;
       stream->Write(ack);
     }
-    while (stream->Read(&message)) daemon_->Record(message);
+    while (stream->Read(&message)) {
+      daemon_->Record(message);
+      bool ack_it = false;
+      {
+        std::lock_guard<std::mutex> lock(daemon_->mu_);
+        ack_it = message.has_heartbeat() && daemon_->ack_heartbeats_;
+      }
+      if (ack_it) {
+        v1::DaemonMessage beat_ack;
+        beat_ack.mutable_heartbeat_ack()->set_seq(message.heartbeat().seq());
+        std::lock_guard<std::mutex> write_lock(daemon_->write_mu_);
+        stream->Write(beat_ack);
+      }
+    }
     std::lock_guard<std::mutex> write_lock(daemon_->write_mu_);
     std::lock_guard<std::mutex> lock(daemon_->mu_);
     if (daemon_->current_stream_ == stream) {
@@ -50,6 +63,11 @@ FakeDaemon::FakeDaemon(int port) : service_(std::make_unique<Service>(this)) {
 FakeDaemon::~FakeDaemon() { Shutdown(); }
 
 std::string FakeDaemon::address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+void FakeDaemon::AckHeartbeats(bool ack) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ack_heartbeats_ = ack;
+}
 
 void FakeDaemon::SetAck(v1::RegisterAck ack) {
   std::lock_guard<std::mutex> lock(mu_);

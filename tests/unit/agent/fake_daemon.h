@@ -28,6 +28,8 @@ class FakeDaemon {
   int port() const { return port_; }
 
   void SetAck(v1::RegisterAck ack);
+  // Answer each heartbeat with a HeartbeatAck, as gpuschedd does (off by default).
+  void AckHeartbeats(bool ack);
   // To the agent's current stream; false when there is none.
   bool Send(const v1::DaemonMessage& message);
   // Cancels the current stream: to the agent the connection broke.
@@ -59,6 +61,7 @@ class FakeDaemon {
   grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>* current_stream_ = nullptr;
   std::mutex write_mu_;
   bool shut_down_ = false;
+  bool ack_heartbeats_ = false;
 };
 
 }  // namespace gpusched::agent::testing

@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -364,4 +367,52 @@ TEST_CASE("a requeued job's next attempt runs again, apart from the earlier atte
   runner.Kill(9, absl::Seconds(1), "cancelled", 1);
   auto all = updates.All();
   CHECK(all.back().attempt() == 1);
+}
+
+TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with ENOSPC, and nothing runs") {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: not root, cannot mount a small tmpfs to fill");
+    return;
+  }
+  TempDir dir;
+  const std::string logs = dir / "logs";
+  REQUIRE(mkdir(logs.c_str(), 0755) == 0);
+  if (mount("tmpfs", logs.c_str(), "tmpfs", 0, "size=64k") != 0) {
+    WARN("SKIPPED: cannot mount a tmpfs here: " << std::strerror(errno));
+    return;
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
+  } unmount{logs};
+  JobRunnerOptions options = Options(dir);
+  options.log_dir = logs;
+  UpdateRecorder updates;
+  JobRunner runner(options, updates.Callback());
+  // Fill it: the job's log files are empty and still fit (inodes), the
+  // ledger's record does not.
+  {
+    const int fd = open((logs + "/filler").c_str(), O_WRONLY | O_CREAT, 0600);
+    REQUIRE(fd >= 0);
+    const std::string block(4096, 'x');
+    while (write(fd, block.data(), block.size()) > 0) {
+    }
+    close(fd);
+  }
+  const std::string proof = dir / "ran";
+  runner.Launch(MakeLaunch(21, {"/bin/sh", "-c", "touch " + proof}));
+  auto failed = updates.WaitFor(21, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK_THAT(failed->message(), Catch::Contains("cannot record the job in the agent's crash ledger") &&
+                                    Catch::Contains("No space left on device"));
+  CHECK(updates.Count(21, Kind::KIND_STARTED) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK_FALSE(std::filesystem::exists(proof));
+
+  // Space again: the next launch runs.
+  REQUIRE(unlink((logs + "/filler").c_str()) == 0);
+  runner.Launch(MakeLaunch(22, {"/bin/true"}));
+  auto exited = updates.WaitFor(22, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 0);
 }

@@ -178,20 +178,35 @@ TEST_CASE("a per-user GPU limit holds one user's jobs without holding back anyon
   CHECK(h.StateOf(a3) == v1::JOB_STATE_STARTING);
 }
 
-TEST_CASE("fair share: of two users waiting, the one who used less goes first") {
+namespace {
+
+// One queue, fair share decaying by half in a day.
+CoreOptions FairShareQueue() {
   CoreOptions options = WithQueues({QueueSpec::Named("shared")});
   options.queues.weights.fair_share_half_life = absl::Hours(24);
-  CoreHarness h(options);
+  return options;
+}
+
+// On node "a" (8 GPUs), alice's job that has had the whole node for ten hours.
+uint64_t AliceHeldTheNodeTenHours(CoreHarness& h) {
   h.AddNode("a", 8);
-  // Alice has had the whole node for ten hours.
   uint64_t big = h.Submit(In("shared", GpuJob(8), "alice"));
   h.Pass();
   StartOn(h, big);
+  h.fx.fair_share.reset();
   for (int i = 0; i < 10; ++i) {
     h.clock.Advance(absl::Hours(1));
     Heartbeats(h, {"a"});
     h.Pass();
   }
+  return big;
+}
+
+}  // namespace
+
+TEST_CASE("fair share: of two users waiting, the one who used less goes first") {
+  CoreHarness h(FairShareQueue());
+  const uint64_t big = AliceHeldTheNodeTenHours(h);
   // She queues first; bob a minute later. Both want the whole node.
   uint64_t alices = h.Submit(In("shared", GpuJob(8), "alice"));
   h.clock.Advance(absl::Minutes(1));
@@ -468,4 +483,35 @@ TEST_CASE("an agent that comes back with an earlier attempt of a requeued job is
   h.core.AgentRegistered(reg, h.fx, ack);
   REQUIRE(ack.kill_job_ids_size() == 1);
   CHECK(ack.kill_job_ids(0) == victim);
+}
+
+TEST_CASE("fair share: the usage is kept every minute and a restarted core ranks as the old one did") {
+  const CoreOptions options = FairShareQueue();
+  CoreHarness h(options);
+  const uint64_t big = AliceHeldTheNodeTenHours(h);
+  REQUIRE(h.fx.fair_share.has_value());
+  const v1::FairShareUsage kept = *h.fx.fair_share;
+  CHECK(kept.users().at("alice") > 8 * 9 * 3600.0 * 0.7);  // ten hours on 8 GPUs, decayed
+  CHECK(FromProtoTime(kept.at()) == h.clock.Now());
+  // Within a minute, nothing more to keep.
+  h.fx.fair_share.reset();
+  h.clock.Advance(absl::Seconds(30));
+  Heartbeats(h, {"a"});
+  h.Pass();
+  CHECK_FALSE(h.fx.fair_share.has_value());
+  ExitOn(h, big, 0);
+  h.Pass();
+
+  // A new core (a restarted daemon) given what was kept, thirty seconds on.
+  CoreHarness after(options);
+  after.clock.Advance(h.clock.Now() - after.clock.Now());
+  after.core.RestoreFairShare(kept);
+  after.AddNode("a", 8);
+  // Alice queues first; without what was kept she would go first.
+  uint64_t alices = after.Submit(In("shared", GpuJob(8), "alice"));
+  uint64_t bobs = after.Submit(In("shared", GpuJob(8), "bob"));
+  after.Pass();
+  CHECK(after.StateOf(bobs) == v1::JOB_STATE_STARTING);
+  CHECK(after.StateOf(alices) == v1::JOB_STATE_PENDING);
+  CHECK(after.core.PriorityOf(alices)->fair_share == Approx(0.25).epsilon(0.01));
 }

@@ -338,3 +338,90 @@ TEST_CASE("a drained node takes no new job, keeps its running ones, and stays dr
   h.Pass();
   CHECK(h.StateOf(both) == v1::JOB_STATE_STARTING);
 }
+
+TEST_CASE("fencing: a node back from DOWN takes no job until its agent confirms the old attempt is gone") {
+  CoreHarness h;  // requeue on node failure (the default)
+  uint64_t gang = h.RunningGangOnAAndB(4);
+  // b falls silent past the down timeout; a confirms its half is stopped.
+  h.clock.Advance(absl::Seconds(60));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.clock.Advance(absl::Seconds(65));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Pass();
+  REQUIRE(h.core.cluster().Find("b")->state == v1::NODE_STATE_DOWN);
+  h.Report("a", gang, JobUpdate::KIND_EXITED, 137);
+  h.Pass();
+  REQUIRE(h.core.FindActive(gang) != nullptr);
+  CHECK(h.core.FindActive(gang)->attempt() == 1);
+  CHECK(h.core.FindActive(gang)->state() == v1::JOB_STATE_PENDING);  // a alone cannot hold 8 GPUs
+
+  // b registers again, still listing attempt 0: told to kill it, and not
+  // eligible until it says the processes are gone.
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("b", 4);
+  reg.add_running_job_ids(gang);
+  reg.add_running_job_attempts(0);
+  v1::RegisterAck ack;
+  h.Drain();
+  h.core.AgentRegistered(reg, h.fx, ack);
+  REQUIRE(ack.kill_job_ids_size() == 1);
+  // Its lease is shorter than the down timeout (120 s by default).
+  CHECK(ack.fence_after_ms() == 90'000);
+  CHECK(h.core.cluster().Find("b")->state == v1::NODE_STATE_UP);
+  CHECK_FALSE(h.core.cluster().Find("b")->accepts_jobs());
+  CHECK(h.core.FindNode("b")->unconfirmed_kills(0) == gang);
+  h.Pass();
+  CHECK(h.Sent("b", DaemonMessage::kLaunch).empty());
+  CHECK(h.core.FindActive(gang)->state() == v1::JOB_STATE_PENDING);
+
+  // A report for another job confirms nothing; the old attempt's exit does.
+  h.Report("b", gang + 100, JobUpdate::KIND_EXITED, 0);
+  CHECK_FALSE(h.core.cluster().Find("b")->accepts_jobs());
+  h.Report("b", gang, JobUpdate::KIND_EXITED, 137, /*attempt=*/0);
+  CHECK(h.core.cluster().Find("b")->accepts_jobs());
+  h.Pass();
+  CHECK(h.Sent("b", DaemonMessage::kLaunch).size() == 1);
+  CHECK(h.core.FindActive(gang)->state() == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("fencing: a fenced exit or a refusal for an earlier attempt requeues the job, never fails it") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t id = h.Submit(GpuJob(2));
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  v1::JobUpdate fenced;
+  fenced.set_job_id(id);
+  fenced.set_kind(JobUpdate::KIND_EXITED);
+  fenced.set_exit_code(137);
+  fenced.set_fenced(true);
+  fenced.set_message("killed (fenced: no word from the daemon for 1m30s)");
+  h.core.JobUpdate("a", fenced, h.fx);
+  h.Pass();
+  REQUIRE(h.core.FindActive(id) != nullptr);
+  CHECK(h.core.FindActive(id)->attempt() == 1);
+  CHECK(h.Persisted(id).state() != v1::JOB_STATE_FAILED);
+
+  // Placed again on a, whose agent says attempt 1 of it is still stopping.
+  h.Pass();
+  REQUIRE(h.core.FindActive(id)->state() == v1::JOB_STATE_STARTING);
+  v1::JobUpdate busy;
+  busy.set_job_id(id);
+  busy.set_attempt(1);
+  busy.set_kind(JobUpdate::KIND_LAUNCH_FAILED);
+  busy.set_earlier_attempt_running(true);
+  busy.set_message("attempt 1 of this job is still stopping on a");
+  h.core.JobUpdate("a", busy, h.fx);
+  h.Pass();
+  REQUIRE(h.core.FindActive(id) != nullptr);
+  CHECK(h.core.FindActive(id)->attempt() == 2);
+
+  // The same refusal without the flag is a launch failure: the job fails.
+  v1::JobUpdate broken = busy;
+  broken.set_attempt(2);
+  broken.set_earlier_attempt_running(false);
+  broken.set_message("exec \"x\": No such file or directory");
+  h.Pass();
+  h.core.JobUpdate("a", broken, h.fx);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_FAILED);
+}

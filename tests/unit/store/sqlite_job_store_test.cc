@@ -187,3 +187,31 @@ TEST_CASE("the file is in WAL mode and at the latest schema") {
   REQUIRE(*version->Step());
   CHECK(version->ColumnInt(0) == store::LatestSchemaVersion());
 }
+
+TEST_CASE("fair-share usage is kept in one row: the latest batch's, and none until a batch carries it") {
+  const std::string path = TempDbPath();
+  {
+    auto store = store::SqliteJobStore::Open(path);
+    REQUIRE(store.ok());
+    auto fresh = (*store)->Recover();
+    REQUIRE(fresh.ok());
+    CHECK_FALSE(fresh->fair_share.has_value());
+    for (double alice : {100.0, 250.5}) {
+      store::StoreBatch batch;
+      v1::FairShareUsage usage;
+      *usage.mutable_at() = ToProtoTime(absl::FromUnixSeconds(1'700'000'000));
+      (*usage.mutable_users())["alice"] = alice;
+      (*usage.mutable_accounts())["ml"] = alice;
+      batch.fair_share = usage;
+      REQUIRE((*store)->Commit(batch).ok());
+    }
+  }
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  REQUIRE(recovered->fair_share.has_value());
+  CHECK(recovered->fair_share->users().at("alice") == 250.5);
+  CHECK(recovered->fair_share->accounts().at("ml") == 250.5);
+  CHECK(FromProtoTime(recovered->fair_share->at()) == absl::FromUnixSeconds(1'700'000'000));
+}
