@@ -54,8 +54,10 @@ v1::RegisterNode CommandDispatcher::MakeRegistration() {
 }
 
 std::vector<v1::AgentMessage> CommandDispatcher::OnRegistered(const v1::RegisterAck& ack) {
+  // Each is answered, even one not running here: the daemon gives the node
+  // no job until it has heard that every one of them is gone.
   for (uint64_t id : ack.kill_job_ids()) {
-    runner_->KillIfRunning(id, absl::ZeroDuration(), "the daemon no longer considers it running on this node");
+    runner_->Kill(id, absl::ZeroDuration(), "the daemon no longer considers it running on this node");
   }
   // No report is acknowledged, so every recent one goes again; the daemon
   // ignores those it already has.

@@ -260,6 +260,10 @@ void DaemonSession::SendLoop() {
       lease_expired_ = true;
       const absl::Duration silent = absl::FromChrono(now - lease_from_);
       const absl::Duration lease = fence_after_;
+      // The stream is stale: a launch still in flight on it must not start
+      // what the daemon may be placing elsewhere. A new registration tells
+      // the daemon what was fenced.
+      if (context_ != nullptr) context_->TryCancel();
       lock.unlock();
       log_->error("no heartbeat acknowledged by the daemon at {} for {} (the lease is {}): killing this node's jobs",
                   options_.daemon_address, absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),

@@ -1,5 +1,7 @@
 #include "common/display_text.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace gpusched {
@@ -19,6 +21,27 @@ size_t FirstControlCharacter(absl::string_view text) {
 }
 
 }  // namespace
+
+std::string ToDisplayText(absl::string_view text, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_bytes));
+  for (size_t i = 0; i < text.size(); ++i) {
+    const size_t at = FirstControlCharacter(text.substr(i, 2));
+    if (at == 0) {
+      const bool c1 = static_cast<unsigned char>(text[i]) == 0xc2;
+      out.push_back(' ');
+      if (c1) ++i;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  if (out.size() <= max_bytes) return out;
+  size_t cut = max_bytes;
+  // Back off continuation bytes so that no character is split.
+  while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+  out.resize(cut);
+  return out;
+}
 
 bool HasControlCharacter(absl::string_view text) { return FirstControlCharacter(text) != absl::string_view::npos; }
 

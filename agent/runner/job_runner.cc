@@ -137,6 +137,21 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   // A job the ledger cannot hold would be lost to the next agent: it is
   // refused while nothing runs.
   absl::StatusOr<Job> started = absl::UnknownError("");
+  bool fenced = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto kill = kills_before_start_.find(id);
+    fenced = kill != kills_before_start_.end() && kill->second.fence;
+  }
+  if (fenced) {
+    // The lease ran out while it was being admitted: it must not start now.
+    v1::JobUpdate ended = MakeUpdate(id, attempt, v1::JobUpdate::KIND_EXITED, 0,
+                                     absl::StrCat("fenced on ", options_.node_name, " before it started; nothing ran"),
+                                     "");
+    ended.set_fenced(true);
+    EndAdmitted(ended);
+    return;
+  }
   if (absl::Status recorded = ledger_.Record(id, attempt, {}); !recorded.ok()) {
     started = absl::ResourceExhaustedError(
         absl::StrCat("cannot record the job in the agent's crash ledger: ", recorded.message()));
@@ -288,6 +303,15 @@ int JobRunner::Fence(const std::string& reason) {
 
 void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence) {
   if (fence) {
+    // Only a job with a process still running is fenced: one whose processes
+    // all exited (not yet reaped: WNOWAIT peeks) ends as it ended.
+    bool running = false;
+    for (const Process& p : job.processes) {
+      if (p.exited) continue;
+      siginfo_t info{};
+      if (waitid(P_PID, p.pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0) running = true;
+    }
+    if (!running) return;
     // No grace: the daemon may place this gang elsewhere soon.
     job.fenced = true;
     if (!job.kill_deadline) job.kill_reason = reason;

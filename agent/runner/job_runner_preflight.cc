@@ -30,11 +30,18 @@ void JobRunner::PreflightLoop() {
 
     lock.lock();
     const bool stopping = shutting_down_;
-    const bool killed = kills_before_start_.contains(id);
+    auto kill = kills_before_start_.find(id);
+    const bool killed = kill != kills_before_start_.end();
+    const bool fenced = killed && kill->second.fence;
     lock.unlock();
     if (killed) {
-      EndAdmitted(MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
-                             absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran"), ""));
+      v1::JobUpdate ended = MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
+                                       absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran"),
+                                       "");
+      // Nothing ran, but nothing finished either: the daemon must not count
+      // a fenced job as done.
+      ended.set_fenced(fenced);
+      EndAdmitted(ended);
     } else if (stopping) {
       // Nothing ran and nothing failed: when this node registers again the
       // daemon sends the launch anew, or gives the node up after its grace.

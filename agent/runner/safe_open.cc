@@ -15,7 +15,9 @@ namespace gpusched::agent {
 absl::StatusOr<int> OpenJobFile(const std::string& path, int flags, mode_t mode, const char* what) {
   // Truncating waits for the checks: a hard link must not lose its contents.
   const bool truncate = (flags & O_TRUNC) != 0;
-  int fd = open(path.c_str(), (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC, mode);
+  // O_NONBLOCK: a FIFO planted there must not hang the agent in open(); the
+  // check below refuses it. It changes nothing for a plain file.
+  int fd = open(path.c_str(), (flags & ~O_TRUNC) | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode);
   if (fd < 0) {
     const char* reason = errno == ELOOP ? "is a symbolic link" : std::strerror(errno);
     return absl::FailedPreconditionError(absl::StrCat(what, " \"", path, "\": ", reason));

@@ -176,6 +176,13 @@ void ClusterState::SetUnconfirmedKills(const std::string& name, std::set<uint64_
   Refresh(it->second);
 }
 
+void ClusterState::AddUnconfirmedKill(const std::string& name, uint64_t job_id) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  it->second.unconfirmed_kills.insert(job_id);
+  Refresh(it->second);
+}
+
 bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
   auto it = nodes_.find(name);
   if (it == nodes_.end() || it->second.unconfirmed_kills.erase(job_id) == 0) return false;

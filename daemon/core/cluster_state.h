@@ -144,6 +144,9 @@ class ClusterState {
   // awaited).
   void SetUnconfirmedKills(const std::string& name, std::set<uint64_t> jobs);
   bool ConfirmKilled(const std::string& name, uint64_t job_id);
+  // One more job to hear gone before the node takes work (an earlier
+  // attempt the agent said is still stopping).
+  void AddUnconfirmedKill(const std::string& name, uint64_t job_id);
   // Which queues may use the node (NodeSlot::queue_mask); false when unknown.
   bool SetQueueMask(const std::string& name, uint64_t mask);
 

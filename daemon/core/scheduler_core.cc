@@ -407,6 +407,8 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
   if (update.attempt() != a.job.attempt()) return;  // from the future: a confused agent
   auto progress = a.progress.find(node);
   if (progress == a.progress.end() || progress->second.exited) return;
+  // What the agent says goes into reasons every user sees.
+  const std::string message = ToDisplayText(update.message(), kMaxReasonBytes);
 
   switch (update.kind()) {
     case v1::JobUpdate::KIND_STARTED: {
@@ -429,24 +431,27 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_LAUNCH_FAILED:
       // An earlier attempt still dying there is the node's business, not a
       // fault of the job: it goes back to the queue.
-      NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", update.message()),
+      NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", message),
                  update.earlier_attempt_running() ? v1::JOB_STATE_NODE_FAIL : v1::JOB_STATE_FAILED, fx);
+      // And the node gets no job until the agent says that attempt is gone:
+      // placed there again at once, the job would only be refused again.
+      if (update.earlier_attempt_running()) cluster_.AddUnconfirmedKill(node, update.job_id());
       break;
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
       // job goes back to the queue (ShouldRequeue) to be placed elsewhere.
-      SetProbeDrain(node, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", update.message()), fx);
+      SetProbeDrain(node, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", message), fx);
       for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
         if (part.node() == node) part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
       }
-      NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", update.message()),
+      NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", message),
                  v1::JOB_STATE_NODE_FAIL, fx);
       break;
     case v1::JobUpdate::KIND_EXITED:
       if (update.fenced()) {
         // Its agent lost the daemon for the lease and killed it: the node
         // failed the job, as if it had gone down.
-        NodeExited(a, node, -1, absl::StrCat("its processes on ", node, " were fenced: ", update.message()),
+        NodeExited(a, node, -1, absl::StrCat("its processes on ", node, " were fenced: ", message),
                    v1::JOB_STATE_NODE_FAIL, fx);
         break;
       }

@@ -48,6 +48,14 @@ bool HoldsNode(const LoopContext& ctx, const std::string& node, const std::share
   return it != ctx.agents.end() && it->second.channel == channel;
 }
 
+// The part of an agent_instance ("pid 4242 9f86d0...") that may be shown:
+// the random rest is what tells a reconnect from a second agent, and anyone
+// shown it could pass for the connected one.
+std::string Shown(const std::string& instance) {
+  const size_t space = instance.rfind(' ');
+  return space == std::string::npos ? "?" : instance.substr(0, space);
+}
+
 }  // namespace
 
 AgentStream::AgentStream(SchedulerLoop& loop, std::string peer, Caller caller)
@@ -127,8 +135,8 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
         // neither is told the other's launches.
         if (instance.empty() || instance != it->second.instance) {
           const std::string why = absl::StrCat(
-              "node ", node, " is already connected from ", it->second.peer, " (agent ", it->second.instance,
-              "); this registration from ", peer, " (agent ", instance,
+              "node ", node, " is already connected from ", it->second.peer, " (agent ", Shown(it->second.instance),
+              "); this registration from ", peer, " (agent ", Shown(instance),
               ") is refused: two hosts with one node name? (it is taken again once the first disconnects)");
           GetLogger("daemon")->warn("{}", why);
           channel->End(grpc::Status(grpc::StatusCode::ALREADY_EXISTS, why));

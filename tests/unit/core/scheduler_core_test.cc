@@ -415,6 +415,13 @@ TEST_CASE("fencing: a fenced exit or a refusal for an earlier attempt requeues t
   h.Pass();
   REQUIRE(h.core.FindActive(id) != nullptr);
   CHECK(h.core.FindActive(id)->attempt() == 2);
+  // Not placed on a again until the agent says attempt 1 is gone.
+  CHECK_FALSE(h.core.cluster().Find("a")->accepts_jobs());
+  CHECK(h.core.FindActive(id)->state() == v1::JOB_STATE_PENDING);
+  h.Report("a", id, JobUpdate::KIND_EXITED, 137, /*attempt=*/1);
+  CHECK(h.core.cluster().Find("a")->accepts_jobs());
+  h.Pass();
+  REQUIRE(h.core.FindActive(id)->state() == v1::JOB_STATE_STARTING);
 
   // The same refusal without the flag is a launch failure: the job fails.
   v1::JobUpdate broken = busy;
