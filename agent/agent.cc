@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 
 #include "agent/command_dispatcher.h"
+#include "agent/log_root.h"
 #include "agent/link_calibrator.h"
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/daemon_session.h"
@@ -63,29 +63,7 @@ absl::Status PrepareLogDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::FailedPreconditionError(absl::StrCat("log directory \"", dir, "\": ", ec.message()));
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(absl::StrCat("log directory \"", dir, "\" is not a directory"));
-  }
-  if (access(dir.c_str(), W_OK | X_OK) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("log directory \"", dir, "\" is not writable: ", std::strerror(errno)));
-  }
-  // Whoever else may write here may swap a job's directory for a link
-  // between the agent's checks and its writes, and have root write or chown
-  // where they point.
-  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "log directory \"", dir, "\" is writable by its group or by anyone (mode ",
-        absl::StrFormat("%04o", st.st_mode & 07777), "): other users could redirect the agent's writes; "
-        "chmod go-w it, or choose a directory only the agent writes"));
-  }
-  if (st.st_uid != geteuid() && st.st_uid != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("log directory \"", dir, "\" belongs to uid ", st.st_uid,
-                                                      ", not to the agent's user or root: that user could redirect "
-                                                      "the agent's writes; chown it"));
-  }
-  return absl::OkStatus();
+  return CheckLogRoot(dir);
 }
 
 // The probe `setting` (AgentOptions::nccl_probe) names, or null with why not.

@@ -166,6 +166,12 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   }
   auto identity = ResolveJobUser(spec.user());
   if (!identity.ok()) return identity.status();
+  // By uid, not by name: an alias of root (toor, a directory entry) is root.
+  if (identity->user.uid == 0 && !launch.root_allowed()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "the job would run as uid 0 (user \"", identity->user.name, "\") on ", context.node_name,
+        ", and the daemon does not allow jobs as root (allow_root_jobs)"));
+  }
 
   LaunchPlan plan;
   plan.job_log_dir = JobLogDir(context.log_dir, launch.job_id());

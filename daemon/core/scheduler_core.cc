@@ -711,6 +711,7 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   v1::LaunchJob* launch = msg.mutable_launch();
   launch->set_job_id(job.id());
   launch->set_attempt(job.attempt());
+  launch->set_root_allowed(options_.allow_root_jobs);
   if (job.has_array()) *launch->mutable_array() = job.array();
   *launch->mutable_spec() = job.spec();
   *launch->mutable_gpu_indices() = part.gpu_indices();

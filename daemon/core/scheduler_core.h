@@ -33,6 +33,9 @@ namespace gpusched::core {
 
 struct CoreOptions {
   absl::Duration kill_grace = absl::Seconds(10);  // SIGTERM -> SIGKILL
+  // Launches say whether a job may run as uid 0 (LaunchJob.root_allowed),
+  // so that the agent can hold to the daemon's allow_root_jobs too.
+  bool allow_root_jobs = false;
   int master_port_base = 20000;                   // MASTER_PORT = base + id % span
   int master_port_span = 10000;                   // stays below Linux's ephemeral range
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:

@@ -94,7 +94,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   auto recovered = (*store)->Recover();
   if (!recovered.ok()) return recovered.status();
   d->store_ = std::move(*store);
-  d->core_ = std::make_unique<core::SchedulerCore>(clock, options.core);
+  core::CoreOptions core_options = options.core;
+  core_options.allow_root_jobs = options.allow_root_jobs;
+  d->core_ = std::make_unique<core::SchedulerCore>(clock, core_options);
   GetLogger("daemon")->info("recovered {} unfinished jobs and {} nodes from {}", recovered->unfinished_jobs.size(),
                             recovered->nodes.size(), d->db_path_);
   if (!options.metrics_listen.empty()) d->metrics_ = std::make_unique<metrics::DaemonMetrics>();

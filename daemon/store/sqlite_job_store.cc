@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
+#include "common/logging.h"
 #include "common/proto_time.h"
 #include "daemon/store/migrations.h"
 
@@ -102,7 +103,10 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   read = usage->ForEachRow([&]() -> absl::Status {
     v1::FairShareUsage& kept = state.fair_share.emplace();
     if (kept.ParseFromString(usage->ColumnBlob(0))) return absl::OkStatus();
-    return absl::DataLossError(absl::StrCat("the fair-share usage in ", db_->path(), " is corrupt"));
+    // Soft state: unlike a job, it is not worth refusing to start over.
+    GetLogger("store")->warn("the fair-share usage in {} is corrupt; starting fair share from nothing", db_->path());
+    state.fair_share.reset();
+    return absl::OkStatus();
   });
   if (!read.ok()) return read;
   return state;

@@ -194,3 +194,27 @@ TEST_CASE("a planted job directory is refused, and nothing is chowned through it
   REQUIRE(chown((dir / "job-14").c_str(), getpwnam("nobody")->pw_uid, getpwnam("nobody")->pw_gid) == 0);
   CHECK(PrepareLaunch(foreign, Context(dir)).ok());
 }
+
+TEST_CASE("a launch that would run as uid 0 needs the daemon's leave, whatever the user is called") {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: not root, so no launch can run as uid 0 here");
+    return;
+  }
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(15, {"true"});
+  launch.set_root_allowed(false);
+  for (const char* user : {"", "root"}) {
+    INFO("user \"" << user << "\"");
+    launch.mutable_spec()->set_user(user);
+    auto refused = PrepareLaunch(launch, Context(dir));
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == absl::StatusCode::kPermissionDenied);
+    CHECK_THAT(std::string(refused.status().message()),
+               Catch::Contains("would run as uid 0 (user \"root\") on node-a, and the daemon does not allow jobs as root"));
+  }
+  launch.set_root_allowed(true);
+  CHECK(PrepareLaunch(launch, Context(dir)).ok());
+  launch.set_root_allowed(false);
+  launch.mutable_spec()->set_user("nobody");
+  CHECK(PrepareLaunch(launch, Context(dir)).ok());
+}

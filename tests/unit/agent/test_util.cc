@@ -83,6 +83,8 @@ v1::LaunchJob MakeLaunch(uint64_t job_id, std::vector<std::string> argv, std::ve
   launch.set_world_size(std::max<int>(1, gpus.size()));
   launch.set_master_addr("127.0.0.1");
   launch.set_master_port(29500);
+  // As from a daemon with allow_root_jobs: the tests run the agent as root.
+  launch.set_root_allowed(true);
   return launch;
 }
 
