@@ -9,6 +9,8 @@ void HideDetailsUnlessOwner(const Caller& viewer, v1::Job& job) {
   spec.clear_script();
   spec.clear_env();
   spec.clear_workdir();
+  // One namespace for all users: shown, it could be taken by someone else first.
+  job.clear_client_request_id();
   job.set_details_hidden(true);
 }
 
