@@ -1,7 +1,5 @@
 #include "agent/command_dispatcher.h"
 
-#include <unistd.h>
-
 #include <random>
 #include <set>
 #include <utility>
@@ -14,11 +12,11 @@ namespace gpusched::agent {
 
 namespace {
 
-// "pid 4242 9f86d081884c7d65": unguessable enough that a second agent under
-// this node's name cannot pass for this one, and readable in a refusal.
+// 64 random bits: unguessable enough that a second agent under this node's
+// name cannot pass for this one. The daemon never shows it.
 std::string NewInstanceToken() {
   std::random_device random;
-  return absl::StrCat("pid ", getpid(), " ", absl::Hex(random(), absl::kZeroPad8), absl::Hex(random(), absl::kZeroPad8));
+  return absl::StrCat(absl::Hex(random(), absl::kZeroPad8), absl::Hex(random(), absl::kZeroPad8));
 }
 
 }  // namespace

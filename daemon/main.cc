@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
   serve->add_flag("--allow-unauthenticated-tcp", options.allow_unauthenticated_tcp,
                   "single-user setups only: TCP callers without a client certificate act as the daemon's user "
                   "(an admin), and any agent may register");
-  serve->add_flag("--allow-root-jobs", options.allow_root_jobs, "jobs may run as root");
+  serve->add_flag("--allow-root-jobs", options.core.allow_root_jobs, "jobs may run as root");
   serve->add_flag("--init", options.init_state,
                   "where there is no state database (or a 0-byte one), start a new, empty one instead of refusing");
   serve->add_option("--placement-policy", placement_policy,
@@ -335,7 +335,7 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--admin", file->admins, admins);
     unless_flag(serve, "--allow-unauthenticated-tcp", file->allow_unauthenticated_tcp,
                 options.allow_unauthenticated_tcp);
-    unless_flag(serve, "--allow-root-jobs", file->allow_root_jobs, options.allow_root_jobs);
+    unless_flag(serve, "--allow-root-jobs", file->allow_root_jobs, options.core.allow_root_jobs);
     unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
     unless_flag(serve, "--default-topology", file->default_topology, default_topology);
     unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
@@ -386,7 +386,7 @@ int main(int argc, char** argv) {
   // it is one user's cluster, made on first use.
   options.init_state = true;
   options.allow_unauthenticated_tcp = true;
-  options.allow_root_jobs = true;
+  options.core.allow_root_jobs = true;
   options.listen_address = dev_listen;
   options.metrics_listen = DevMetricsAddress(dev_metrics, dev_listen);
   options.state_dir = dev_state_dir;

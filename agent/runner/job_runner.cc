@@ -136,7 +136,6 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   const int attempt = launch.attempt();
   // A job the ledger cannot hold would be lost to the next agent: it is
   // refused while nothing runs.
-  absl::StatusOr<Job> started = absl::UnknownError("");
   bool fenced = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,12 +151,11 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
     EndAdmitted(ended);
     return;
   }
-  if (absl::Status recorded = ledger_.Record(id, attempt, {}); !recorded.ok()) {
-    started = absl::ResourceExhaustedError(
-        absl::StrCat("cannot record the job in the agent's crash ledger: ", recorded.message()));
-  } else {
-    started = StartProcesses(launch);
-  }
+  const absl::Status recorded = ledger_.Record(id, attempt, {});
+  absl::StatusOr<Job> started =
+      recorded.ok() ? StartProcesses(launch)
+                    : absl::ResourceExhaustedError(
+                          absl::StrCat("cannot record the job in the agent's crash ledger: ", recorded.message()));
   if (!started.ok()) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
@@ -290,7 +288,7 @@ int JobRunner::Fence(const std::string& reason) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [id, job] : jobs_) {
       BeginKillLocked(job, absl::ZeroDuration(), reason, /*fence=*/true);
-      ++hit;
+      if (job.fenced) ++hit;
     }
     for (uint64_t id : launching_) {
       kills_before_start_[id] = KillRequest{absl::Milliseconds(1), reason, /*fence=*/true};

@@ -77,7 +77,8 @@ class JobRunner {
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
   // The agent's lease ran out: every job here, running or starting, is
   // SIGKILLed now, and its EXITED report carries fenced, so that the daemon
-  // requeues it rather than failing it. Returns how many jobs it hit.
+  // requeues it rather than failing it (a job whose processes had all exited
+  // already is left to report how it ended). Returns how many jobs it hit.
   int Fence(const std::string& reason);
 
   std::vector<uint64_t> RunningJobIds() const;

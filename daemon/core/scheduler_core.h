@@ -33,8 +33,9 @@ namespace gpusched::core {
 
 struct CoreOptions {
   absl::Duration kill_grace = absl::Seconds(10);  // SIGTERM -> SIGKILL
-  // Launches say whether a job may run as uid 0 (LaunchJob.root_allowed),
-  // so that the agent can hold to the daemon's allow_root_jobs too.
+  // Jobs may run as root (allow_root_jobs): submits as root are refused
+  // without it, and launches say so (LaunchJob.root_allowed), so that the
+  // agent holds to it by uid too.
   bool allow_root_jobs = false;
   int master_port_base = 20000;                   // MASTER_PORT = base + id % span
   int master_port_span = 10000;                   // stays below Linux's ephemeral range

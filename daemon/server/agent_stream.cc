@@ -48,12 +48,12 @@ bool HoldsNode(const LoopContext& ctx, const std::string& node, const std::share
   return it != ctx.agents.end() && it->second.channel == channel;
 }
 
-// The part of an agent_instance ("pid 4242 9f86d0...") that may be shown:
-// the random rest is what tells a reconnect from a second agent, and anyone
-// shown it could pass for the connected one.
+// An agent_instance as it may be shown: a fingerprint that tells two agents
+// apart in a message, never the token, which anyone shown could replay to
+// pass for the connected agent.
 std::string Shown(const std::string& instance) {
-  const size_t space = instance.rfind(' ');
-  return space == std::string::npos ? "?" : instance.substr(0, space);
+  if (instance.empty()) return "without an instance token";
+  return absl::StrCat("#", absl::Hex(std::hash<std::string>{}(instance) & 0xffffffff, absl::kZeroPad8));
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ struct Caller {
   // Whether this caller may cancel, hold or release a job of `owner`, and
   // see its command, script and environment.
   bool MayActOnJobOf(const std::string& owner) const { return admin || (is_user() && owner == user); }
-  // "alice (Unix socket)", "node gpu01 (certificate)": for messages.
+  // "alice (uid 1000, Unix socket)", "node gpu01 (node certificate)": for messages.
   std::string Describe() const;
 };
 

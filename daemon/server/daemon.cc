@@ -1,7 +1,6 @@
 #include "daemon/server/daemon.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -66,13 +65,6 @@ absl::Status CheckStateExists(const std::string& db_path) {
       "empty one, run `gpuschedd init` (or `serve --init`) once"));
 }
 
-// Who unauthenticated TCP callers act as, where the operator trusts them.
-std::string ProcessUserName() {
-  const uid_t uid = geteuid();
-  if (struct passwd* pw = getpwuid(uid); pw != nullptr) return pw->pw_name;
-  return absl::StrCat(uid);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options, const Clock& clock) {
@@ -94,9 +86,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   auto recovered = (*store)->Recover();
   if (!recovered.ok()) return recovered.status();
   d->store_ = std::move(*store);
-  core::CoreOptions core_options = options.core;
-  core_options.allow_root_jobs = options.allow_root_jobs;
-  d->core_ = std::make_unique<core::SchedulerCore>(clock, core_options);
+  d->core_ = std::make_unique<core::SchedulerCore>(clock, options.core);
   GetLogger("daemon")->info("recovered {} unfinished jobs and {} nodes from {}", recovered->unfinished_jobs.size(),
                             recovered->nodes.size(), d->db_path_);
   if (!options.metrics_listen.empty()) d->metrics_ = std::make_unique<metrics::DaemonMetrics>();
@@ -115,9 +105,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   d->reads_ = std::move(*reads);
   d->local_callers_ = std::make_unique<LocalCallers>();
   CallerPolicy callers{d->local_callers_.get(), options.admins,
-                       options.allow_unauthenticated_tcp ? ProcessUserName() : ""};
+                       // Unauthenticated TCP callers act as the daemon's own user.
+                       options.allow_unauthenticated_tcp ? UserName(geteuid()) : ""};
   d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get(),
-                                                             callers, options.allow_root_jobs);
+                                                             callers, options.core.allow_root_jobs);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up

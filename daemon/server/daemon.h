@@ -42,8 +42,6 @@ struct DaemonOptions {
   // runs as, an admin, and any agent may register: a single-user
   // development setup (`gpuschedd dev`). Off: they are refused.
   bool allow_unauthenticated_tcp = false;
-  // Jobs may run as root. Off: a submit as root is refused.
-  bool allow_root_jobs = false;
   // A missing or 0-byte gpusched.db is made a new, empty state. Off, it is
   // an error: a lost or truncated file must not pass for an empty cluster.
   bool init_state = false;

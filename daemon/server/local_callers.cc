@@ -1,8 +1,20 @@
 #include "daemon/server/local_callers.h"
 
+#include <pwd.h>
+
+#include <vector>
+
 #include "common/digits.h"
 
 namespace gpusched::server {
+
+std::string UserName(uid_t uid) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) return found->pw_name;
+  return std::to_string(uid);
+}
 
 void LocalCallers::Connected(int fd, LocalCaller caller) {
   std::lock_guard<std::mutex> lock(mu_);

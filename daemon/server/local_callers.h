@@ -20,6 +20,9 @@ struct LocalCaller {
   std::string user;  // the uid's name, or the uid in digits when it has none
 };
 
+// The uid's name, or the uid in digits when it has none.
+std::string UserName(uid_t uid);
+
 // The connections UnixListener handed to gRPC, by the peer name gRPC gives
 // their calls ("fd:N"). Thread-safe: the listener writes, handlers read.
 class LocalCallers {

@@ -28,16 +28,21 @@ absl::StatusOr<v1::Job> ReadJob(store::JobReader& reader, uint64_t job_id, bool 
   return std::move(**job);
 }
 
+// Finishes `reactor` with the refusal when the caller proved no user.
+bool RefusedCaller(const Caller& caller, grpc::ServerUnaryReactor* reactor) {
+  absl::Status s = RequireUser(caller);
+  if (s.ok()) return false;
+  reactor->Finish(ToGrpcStatus(s));
+  return true;
+}
+
 // Runs a change on the scheduler thread and replies with its result once
 // the change is durable.
 template <typename Reply>
 grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServerContext* ctx, const Caller& caller,
                                        Reply* response, std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  if (absl::Status s = RequireUser(caller); !s.ok()) {
-    reactor->Finish(ToGrpcStatus(s));
-    return reactor;
-  }
+  if (RefusedCaller(caller, reactor)) return reactor;
   loop.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
     auto result = change(loop);
     if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
@@ -78,14 +83,6 @@ absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
   if (caller.admin) return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
                                                   " is not one: root or the daemon's `admins`)"));
-}
-
-// Finishes `reactor` with the refusal when the caller proved no user.
-bool RefusedCaller(const Caller& caller, grpc::ServerUnaryReactor* reactor) {
-  absl::Status s = RequireUser(caller);
-  if (s.ok()) return false;
-  reactor->Finish(ToGrpcStatus(s));
-  return true;
 }
 
 // A WatchJobs call refused before it watched anything.

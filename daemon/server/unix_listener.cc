@@ -1,7 +1,6 @@
 #include "daemon/server/unix_listener.h"
 
 #include <poll.h>
-#include <pwd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,14 +20,6 @@
 
 namespace gpusched::server {
 namespace {
-
-std::string UserName(uid_t uid) {
-  std::vector<char> buffer(16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) return found->pw_name;
-  return std::to_string(uid);
-}
 
 absl::Status Errno(const std::string& what) { return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno))); }
 

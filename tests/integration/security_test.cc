@@ -4,7 +4,6 @@
 // packaging/tls/gpusched-certs, as an operator would make them. The cases
 // that switch users need root (setpriv); they say SKIPPED otherwise.
 
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,6 +31,7 @@ using gpusched::testing::TempDir;
 using gpusched::testing::OpenSocketDir;
 using gpusched::testing::SocketCli;
 using gpusched::testing::SubmittedJobId;
+using gpusched::testing::ThisUser;
 using gpusched::testing::TestCluster;
 
 namespace {
@@ -91,12 +91,6 @@ class Pki {
   }
   TempDir dir_;
 };
-
-std::string ThisUser() {
-  struct passwd* pw = getpwuid(geteuid());
-  REQUIRE(pw != nullptr);
-  return pw->pw_name;
-}
 
 // The CLI over TCP with a user's certificate.
 CommandResult TlsCli(const TestCluster& cluster, const ClientTls& tls, std::vector<std::string> args) {

@@ -1,6 +1,8 @@
 #include "tests/integration/socket_cli.h"
 
+#include <pwd.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -8,6 +10,12 @@
 #include "absl/strings/match.h"
 
 namespace gpusched::testing {
+
+std::string ThisUser() {
+  struct passwd* pw = getpwuid(geteuid());
+  REQUIRE(pw != nullptr);
+  return pw->pw_name;
+}
 
 std::string OpenSocketDir() {
   char pattern[] = "/tmp/gpusched-sock-XXXXXX";

@@ -11,6 +11,9 @@
 
 namespace gpusched::testing {
 
+// The name of the user running the test.
+std::string ThisUser();
+
 // A fresh directory anyone may enter, for a socket other users must reach.
 std::string OpenSocketDir();
 

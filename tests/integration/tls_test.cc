@@ -2,7 +2,6 @@
 // by the openssl command line: the cluster CA's agents register and run jobs,
 // the CLI submits over TLS, and everyone else is refused in the handshake.
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "grpcpp/create_channel.h"
+#include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
@@ -23,6 +23,7 @@ using gpusched::testing::RunCommand;
 using gpusched::testing::TestCa;
 using gpusched::testing::TempDir;
 using gpusched::testing::TestCluster;
+using gpusched::testing::ThisUser;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -35,12 +36,6 @@ void WaitForText(Text text, const std::string& want, const std::string& what, do
     if (std::chrono::steady_clock::now() > deadline) FAIL(what << " never said \"" << want << "\":\n" << text());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-}
-
-std::string ThisUser() {
-  struct passwd* pw = getpwuid(geteuid());
-  REQUIRE(pw != nullptr);
-  return pw->pw_name;
 }
 
 std::vector<std::string> AgentTls(const TestCa& ca, const CertAndKey& own) {
