@@ -8,8 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "agent/command_dispatcher.h"
 #include "agent/log_root.h"
@@ -100,6 +102,28 @@ std::shared_ptr<BandwidthProbe> MakeProbe(const std::string& setting, const std:
   return std::make_shared<ProgramBandwidthProbe>(std::move(probe));
 }
 
+// The shim named, else the one installed next to this program; in a build
+// tree gpuschedd (daemon/) runs agents whose shim is in agent/.
+absl::StatusOr<std::string> ResolveShim(const std::string& setting) {
+  std::vector<std::string> candidates;
+  if (!setting.empty()) {
+    candidates.push_back(setting);
+  } else {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      candidates.push_back((self.parent_path() / "gpusched-shim").string());
+      candidates.push_back((self.parent_path().parent_path() / "agent" / "gpusched-shim").string());
+    }
+  }
+  for (const std::string& program : candidates) {
+    if (access(program.c_str(), X_OK) == 0) return program;
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("no job shim: ", candidates.empty() ? "cannot read /proc/self/exe" : absl::StrJoin(candidates, " or "),
+                   " is not an executable file (gpusched-shim comes with the agent; --shim PATH names another)"));
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
@@ -148,7 +172,10 @@ absl::Status Agent::Start() {
   }
   v1::NodeInfo node = DescribeNode(options, *discovered);
 
+  auto shim = ResolveShim(options.shim_program);
+  if (!shim.ok()) return shim.status();
   JobRunnerOptions runner_options;
+  runner_options.shim_program = *std::move(shim);
   runner_options.node_name = options.node_name;
   runner_options.log_dir = options.log_dir;
   runner_options.advertise_address = options.advertise_address;
@@ -245,8 +272,12 @@ void Agent::Stop() {
     stopped_ = true;
   }
   calibrator_->Stop();
-  // Jobs first, while still connected, so that their exits reach the daemon.
-  runner_->Shutdown(kStopGrace);
+  if (options_.keep_jobs_on_stop) {
+    runner_->Detach();
+  } else {
+    // Jobs first, while still connected, so that their exits reach the daemon.
+    runner_->Shutdown(kStopGrace);
+  }
   session_->Stop();
 }
 

@@ -60,6 +60,12 @@ struct AgentOptions {
   // Calibrate the links as the agent starts (with a probe and two GPUs or
   // more); the node takes no job until the figures are in.
   bool calibrate_on_start = true;
+  // The gpusched-shim executable each job's processes run under. Empty: the
+  // one next to this program (in a build tree, also ../agent/ of it).
+  std::string shim_program;
+  // Stop() leaves the running jobs to their shims (an agent restart or
+  // upgrade: the next agent adopts them) instead of killing them.
+  bool keep_jobs_on_stop = false;
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };

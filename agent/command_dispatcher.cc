@@ -91,6 +91,8 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
   }
 }
 
+void CommandDispatcher::OnLeaseRenewed(absl::Duration lease) { runner_->RenewLeases(lease); }
+
 void CommandDispatcher::OnLeaseExpired(absl::Duration silent) {
   const std::string reason =
       absl::StrCat("fenced: no word from the daemon for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))),

@@ -20,6 +20,7 @@ class CommandDispatcher final : public SessionHandler {
   v1::RegisterNode MakeRegistration() override;
   std::vector<v1::AgentMessage> OnRegistered(const v1::RegisterAck& ack) override;
   void OnMessage(const v1::DaemonMessage& message) override;
+  void OnLeaseRenewed(absl::Duration lease) override;
   void OnLeaseExpired(absl::Duration silent) override;
 
  private:

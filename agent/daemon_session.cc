@@ -202,12 +202,17 @@ bool DaemonSession::RunConnection() {
 }
 
 void DaemonSession::OnHeartbeatAck(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  while (!beats_sent_.empty() && beats_sent_.front().first < seq) beats_sent_.pop_front();
-  if (beats_sent_.empty() || beats_sent_.front().first != seq) return;  // a stale ack, or an old stream's
-  lease_from_ = beats_sent_.front().second;  // later than any earlier one: beats go out in order
-  lease_expired_ = false;
-  beats_sent_.pop_front();
+  absl::Duration lease;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (!beats_sent_.empty() && beats_sent_.front().first < seq) beats_sent_.pop_front();
+    if (beats_sent_.empty() || beats_sent_.front().first != seq) return;  // a stale ack, or an old stream's
+    lease_from_ = beats_sent_.front().second;  // later than any earlier one: beats go out in order
+    lease_expired_ = false;
+    beats_sent_.pop_front();
+    lease = fence_after_;
+  }
+  handler_->OnLeaseRenewed(lease);
 }
 
 DaemonSession::SteadyTime DaemonSession::LeaseEndLocked() const {
@@ -238,6 +243,7 @@ void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime
   cv_.notify_all();
   log_->info("registered with the daemon at {} as node {} (heartbeat every {})", options_.daemon_address,
              ack.node().empty() ? options_.node_name : ack.node(), absl::FormatDuration(interval));
+  handler_->OnLeaseRenewed(absl::Milliseconds(ack.fence_after_ms()));
   // Only now, with connected_ set: a report produced from here on is either
   // queued by Send or already in what the handler returns.
   for (v1::AgentMessage& message : handler_->OnRegistered(ack)) Send(std::move(message));

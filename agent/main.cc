@@ -153,6 +153,13 @@ int main(int argc, char** argv) {
   app.add_option("--calibrate-on-start", options.calibrate_on_start,
                  "measure the GPU links with the NCCL probe as the agent starts (true/false)")
       ->capture_default_str();
+  app.add_option("--shim", options.shim_program,
+                 "the gpusched-shim that holds each job's processes (default: the one next to this program)");
+  options.keep_jobs_on_stop = true;
+  app.add_option("--keep-jobs-on-stop", options.keep_jobs_on_stop,
+                 "on SIGTERM, leave running jobs to their shims for the next agent to adopt (a restart or an "
+                 "upgrade); false: kill them (true/false)")
+      ->capture_default_str();
   app.add_option("--label", labels, "node label key=value (repeatable)");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6872): running jobs and, with "
@@ -217,6 +224,8 @@ int main(int argc, char** argv) {
   unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
   unless_flag("--nccl-probe", file->nccl_probe, options.nccl_probe);
   unless_flag("--calibrate-on-start", file->calibrate_on_start, options.calibrate_on_start);
+  unless_flag("--shim", file->shim, options.shim_program);
+  unless_flag("--keep-jobs-on-stop", file->keep_jobs_on_stop, options.keep_jobs_on_stop);
   unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
   unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
   unless_flag("--log-level", file->log_level, log_level);
@@ -274,7 +283,9 @@ int main(int argc, char** argv) {
   gpusched::service::SystemdNotifier systemd;
   systemd.Ready(absl::StrCat("connecting to ", options.daemon_address));
   const int sig = WaitForStopSignal(stop_signals, agent, options.daemon_address, systemd);
-  log->info("received {}, stopping (running jobs are killed)", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  log->info("received {}, stopping ({})", sig == SIGINT ? "SIGINT" : "SIGTERM",
+            options.keep_jobs_on_stop ? "running jobs keep running under their shims, for the next agent to adopt"
+                                      : "running jobs are killed");
   systemd.Stopping();
   agent.Stop();
   return 0;

@@ -18,6 +18,9 @@ class SessionHandler {
   virtual std::vector<v1::AgentMessage> OnRegistered(const v1::RegisterAck& ack) = 0;
   // A LaunchJob or KillJob.
   virtual void OnMessage(const v1::DaemonMessage& message) = 0;
+  // The lease runs on: a registration or heartbeat was acknowledged, and
+  // without another the node fences itself `lease` from now.
+  virtual void OnLeaseRenewed(absl::Duration lease) = 0;
   // No heartbeat was acknowledged for the lease the daemon gave
   // (RegisterAck.fence_after_ms): the daemon is giving this node's jobs up, so
   // they must stop here before they start elsewhere. From the sender thread.

@@ -48,7 +48,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
                     kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind",
-                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
+                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
                     tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
   config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
@@ -77,6 +77,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
     config.nccl_probe = *probe == "auto" || probe->empty() ? *probe : reader.Path("nccl_probe").value_or(*probe);
   }
   config.calibrate_on_start = reader.Bool("calibrate_on_start");
+  config.shim = reader.Path("shim");
+  config.keep_jobs_on_stop = reader.Bool("keep_jobs_on_stop");
   config.metrics_listen = Address(reader, "metrics_listen", /*port_zero_ok=*/true);
   config.heartbeat_interval_ms = Int(reader, kHeartbeatIntervalMs);
   config.log_level = reader.OneOf("log_level", config::LogLevelNames());
@@ -130,6 +132,10 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   if (config.nccl_probe) set.push_back(absl::StrCat("nccl_probe=", *config.nccl_probe));
   if (config.calibrate_on_start) {
     set.push_back(absl::StrCat("calibrate_on_start=", *config.calibrate_on_start ? "true" : "false"));
+  }
+  add("shim", config.shim);
+  if (config.keep_jobs_on_stop) {
+    set.push_back(absl::StrCat("keep_jobs_on_stop=", *config.keep_jobs_on_stop ? "true" : "false"));
   }
   add("metrics_listen", config.metrics_listen);
   add(kHeartbeatIntervalMs.key, config.heartbeat_interval_ms);

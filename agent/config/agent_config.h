@@ -51,6 +51,8 @@ struct AgentConfig {
   std::optional<bool> nccl_topo_file;
   std::optional<std::string> nccl_probe;  // "auto", "" or a path (resolved against the file's directory)
   std::optional<bool> calibrate_on_start;
+  std::optional<std::string> shim;  // a path (resolved against the file's directory)
+  std::optional<bool> keep_jobs_on_stop;
   std::optional<std::string> metrics_listen;
   std::optional<int64_t> heartbeat_interval_ms;
   std::optional<std::string> log_level;

@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -11,7 +14,6 @@
 #include "absl/strings/str_join.h"
 
 #include "agent/runner/launch_plan.h"
-#include "agent/runner/process_spawner.h"
 #include "agent/runner/rank_environment.h"
 #include "common/logging.h"
 
@@ -43,18 +45,54 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       // filesystem, may share a log dir.
       ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
-  // A predecessor that was killed left its jobs running with nobody to report
-  // them: they go, and the daemon, not hearing of them, takes them for lost.
+  AdoptLeftovers();
+  monitor_ = std::thread([this] { MonitorLoop(); });
+}
+
+void JobRunner::AdoptLeftovers() {
   ProcessLedger::Loaded loaded = ledger_.Load();
-  for (const ProcessLedger::Leftover& left : loaded.killed) {
-    log_->warn("job {} (attempt {}): killed {} process group(s) a previous agent left running; the daemon will "
-               "take them for lost",
-               left.job_id, left.attempt, left.killed);
-  }
   // How the jobs a predecessor saw end did end: reported again like any
   // recent report, after the next registration.
   for (const v1::JobUpdate& report : loaded.reports) recent_.Add(report, absl::Now());
-  monitor_ = std::thread([this] { MonitorLoop(); });
+  for (ProcessLedger::Recorded& left : loaded.recorded) {
+    Job job;
+    job.id = left.job_id;
+    job.attempt = left.attempt;
+    job.log_dir = JobLogDir(options_.log_dir, left.job_id);
+    if (!left.this_boot) {
+      ledger_.Forget(left.job_id);  // nothing of it survived the reboot
+      continue;
+    }
+    if (!left.shim.ended) {
+      std::vector<pid_t> groups;
+      for (const ShimExits::Group& g : left.shim.groups) groups.push_back(g.pgid);
+      auto shim = JobShim::Adopt(left.shim.shim_pid, left.shim.shim_start, std::move(groups));
+      if (shim.ok()) {
+        log_->info("job {} (attempt {}): adopted from a previous agent, {} rank(s) under shim pid {}", job.id,
+                   job.attempt, left.shim.groups.size(), shim->pid());
+        job.shim = *std::move(shim);
+        jobs_.emplace(job.id, std::move(job));
+        continue;
+      }
+    }
+    if (left.shim.ended) {
+      v1::JobUpdate report = FinalReport(job, left.shim);
+      log_->info("job {} (attempt {}): ended while no agent ran: {}", job.id, job.attempt,
+                 report.message().empty() ? absl::StrCat("exit code ", report.exit_code()) : report.message());
+      recent_.Add(report, absl::Now());
+      if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
+        log_->warn("job {}: cannot keep its final report on disk: {}", job.id, std::string(s.message()));
+      }
+      continue;
+    }
+    // Its shim was killed, or never started: whatever of it still runs
+    // goes, and the daemon, not hearing of it, takes it for lost.
+    const int killed = JobShim::KillGroups(left.shim);
+    ledger_.Forget(left.job_id);
+    log_->warn("job {} (attempt {}): its shim is gone; killed {} process group(s) it left; the daemon will take the "
+               "job for lost",
+               job.id, job.attempt, killed);
+  }
 }
 
 v1::JobUpdate JobRunner::MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code,
@@ -151,7 +189,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
     EndAdmitted(ended);
     return;
   }
-  const absl::Status recorded = ledger_.Record(id, attempt, {});
+  const absl::Status recorded = ledger_.Record(id, attempt);
   absl::StatusOr<Job> started =
       recorded.ok() ? StartProcesses(launch)
                     : absl::ResourceExhaustedError(
@@ -164,19 +202,10 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
     return;
   }
 
-  std::vector<int> ranks;
-  for (const Process& p : started->processes) ranks.push_back(p.rank);
-  log_->info("job {}: started {} process(es), rank(s) {}, logs in {}", id, ranks.size(), absl::StrJoin(ranks, ","),
-             started->log_dir);
+  log_->info("job {}: started {} process(es) under shim pid {}, logs in {}", id, started->shim->groups().size(),
+             started->shim->pid(), started->log_dir);
   // Reported before the monitor can see the job, so that STARTED always
   // precedes EXITED.
-  std::vector<pid_t> groups;
-  for (const Process& p : started->processes) groups.push_back(p.pid);
-  if (absl::Status s = ledger_.Record(id, attempt, groups); !s.ok()) {
-    // Its entry from before the start stays: a later agent finds no process
-    // to kill, and the daemon hears of the job from this one.
-    log_->warn("job {}: cannot record its processes: {}", id, std::string(s.message()));
-  }
   v1::JobUpdate report = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0,
                                     preflight == nullptr ? "" : preflight->message, started->log_dir);
   if (preflight != nullptr) report.set_preflight_busbw_gbps(preflight->busbw_gbps);
@@ -185,8 +214,9 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
     std::lock_guard<std::mutex> lock(mu_);
     launching_.erase(id);
     Job& job = jobs_[id] = *std::move(started);
-    // Shutdown began while this job was starting: it must not outlive the agent.
-    if (shutting_down_) {
+    // Shutdown began while this job was starting: it must not outlive the
+    // agent. (A detaching agent leaves it, like the others.)
+    if (shutting_down_ && !detached_) {
       BeginKillLocked(job, shutdown_grace_, absl::StrCat("the agent on ", options_.node_name, " is stopping"));
     }
     // So did a kill, which waited for it to be here.
@@ -225,27 +255,21 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
                launch.job_id(), plan->cpu_bind_note);
   }
 
+  ShimSpec spec;
+  spec.job_id = launch.job_id();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    spec.lease = lease_;
+  }
+  spec.ranks = std::move(plan->processes);
+  if (options_.shim_program.empty()) return absl::FailedPreconditionError("this agent has no job shim configured");
+  auto shim = JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()));
+  if (!shim.ok()) return shim.status();
   Job job;
   job.id = launch.job_id();
   job.attempt = launch.attempt();
   job.log_dir = plan->job_log_dir;
-  for (const ProcessSpec& spec : plan->processes) {
-    auto pid = SpawnProcess(spec);
-    if (!pid.ok()) {
-      // All ranks or none: what already runs is taken down before reporting.
-      for (const Process& p : job.processes) {
-        kill(-p.pid, SIGKILL);
-        int status;
-        while (waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
-        }
-      }
-      if (plan->processes.size() > 1) {
-        return absl::Status(pid.status().code(), absl::StrCat("rank ", spec.rank, ": ", pid.status().message()));
-      }
-      return pid.status();
-    }
-    job.processes.push_back(Process{spec.rank, *pid, false});
-  }
+  job.shim = *std::move(shim);
   return job;
 }
 
@@ -301,24 +325,17 @@ int JobRunner::Fence(const std::string& reason) {
 
 void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence) {
   if (fence) {
-    // Only a job with a process still running is fenced: one whose processes
-    // all exited (not yet reaped: WNOWAIT peeks) ends as it ended.
-    bool running = false;
-    for (const Process& p : job.processes) {
-      if (p.exited) continue;
-      siginfo_t info{};
-      if (waitid(P_PID, p.pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0) running = true;
-    }
-    if (!running) return;
+    // Only a job with a process still running is fenced: one whose ranks
+    // all exited ends as it ended.
+    const ShimExits exits = ReadExits(job.id);
+    if (!exits.groups.empty() && exits.exits.size() >= exits.groups.size()) return;
     // No grace: the daemon may place this gang elsewhere soon.
     job.fenced = true;
     if (!job.kill_deadline) job.kill_reason = reason;
     job.kill_deadline = std::chrono::steady_clock::now();
     job.sigkill_sent = true;
     log_->error("job {}: fenced, SIGKILL now ({})", job.id, reason);
-    for (const Process& p : job.processes) {
-      if (!p.exited) kill(-p.pid, SIGKILL);
-    }
+    job.shim->Signal(kShimKillSignal);
     return;
   }
   if (grace <= absl::ZeroDuration()) grace = options_.default_kill_grace;
@@ -332,68 +349,76 @@ void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::strin
              absl::FormatDuration(grace));
   job.kill_deadline = deadline;
   job.kill_reason = reason;
-  for (const Process& p : job.processes) {
-    if (!p.exited) kill(-p.pid, SIGTERM);
+  job.shim->Signal(SIGTERM);
+}
+
+ShimExits JobRunner::ReadExits(uint64_t job_id) const {
+  std::ifstream in(ledger_.ExitsPathOf(job_id));
+  return ParseShimExits(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+}
+
+v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) const {
+  int exit_code = 0;
+  std::string detail;  // who set exit_code, and how
+  for (const RankExit& exit : exits.exits) {
+    int code;
+    std::string how;
+    if (exit.lost_errno != 0) {
+      // Someone else reaped the shim's child: the status is gone, so do
+      // not claim success.
+      code = 255;
+      how = absl::StrCat("exit status lost (waitpid: ", std::strerror(exit.lost_errno), ")");
+    } else if (WIFSIGNALED(exit.wait_status)) {
+      code = 128 + WTERMSIG(exit.wait_status);
+      how = absl::StrCat("killed by ", SignalName(WTERMSIG(exit.wait_status)));
+    } else {
+      code = WEXITSTATUS(exit.wait_status);
+      how = absl::StrCat("exited with code ", code);
+    }
+    log_->debug("job {}: rank {} {}", job.id, exit.rank, how);
+    if (code != 0 && exit_code == 0) {
+      exit_code = code;
+      detail = absl::StrCat("rank ", exit.rank, " ", how);
+    }
   }
+  if (!exits.ended) {
+    // The shim was killed (the OOM killer, an operator): how its ranks
+    // ended is lost with it, and what is left of them goes now.
+    JobShim::KillGroups(exits);
+    if (exit_code == 0) exit_code = 255;
+    detail = absl::StrCat("the job's shim", exits.shim_pid > 0 ? absl::StrCat(" (pid ", exits.shim_pid, ")") : "",
+                          " died before its ranks ended", detail.empty() ? "" : absl::StrCat("; ", detail));
+  }
+  std::string message = detail;
+  if (job.kill_deadline) {
+    message = absl::StrCat("killed", job.kill_reason.empty() ? "" : absl::StrCat(" (", job.kill_reason, ")"),
+                           message.empty() ? "" : absl::StrCat(": ", message));
+  } else if (exits.fenced) {
+    message = absl::StrCat("fenced: no agent renewed the job's lease on ", options_.node_name,
+                           message.empty() ? "" : absl::StrCat(": ", message));
+  }
+  v1::JobUpdate report = MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, exit_code, std::move(message),
+                                    job.log_dir);
+  report.set_fenced(job.fenced || exits.fenced);
+  return report;
 }
 
 std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
   std::vector<v1::JobUpdate> finished;
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     Job& job = it->second;
-    for (Process& p : job.processes) {
-      if (p.exited) continue;
-      int status = 0;
-      pid_t r = waitpid(p.pid, &status, WNOHANG);
-      if (r == 0 || (r < 0 && errno == EINTR)) continue;
-      p.exited = true;
-      int code;
-      std::string how;
-      if (r < 0) {
-        // Someone else reaped our child (SIGCHLD set to SIG_IGN, or a waitpid(-1)
-        // elsewhere in the process): the status is gone, so do not claim success.
-        code = 255;
-        how = absl::StrCat("exit status lost (waitpid: ", std::strerror(errno), ")");
-        log_->error("job {}: rank {} (pid {}): {}", job.id, p.rank, p.pid, how);
-      } else if (WIFSIGNALED(status)) {
-        code = 128 + WTERMSIG(status);
-        how = absl::StrCat("killed by ", SignalName(WTERMSIG(status)));
-      } else {
-        code = WEXITSTATUS(status);
-        how = absl::StrCat("exited with code ", code);
+    if (!job.shim->Exited()) {
+      if (job.kill_deadline && !job.sigkill_sent && now >= *job.kill_deadline) {
+        log_->info("job {}: grace period over, sending SIGKILL", job.id);
+        job.sigkill_sent = true;
+        job.shim->Signal(kShimKillSignal);
       }
-      // Whatever the rank left behind in its group would outlive the job and
-      // hold on to its GPUs. The group id cannot be reused while members remain.
-      kill(-p.pid, SIGKILL);
-      log_->debug("job {}: rank {} (pid {}) {}", job.id, p.rank, p.pid, how);
-      if (code != 0 && job.exit_code == 0) {
-        job.exit_code = code;
-        job.exit_detail = absl::StrCat("rank ", p.rank, " ", how);
-      }
-    }
-    bool all_exited = true;
-    for (const Process& p : job.processes) all_exited = all_exited && p.exited;
-    if (!all_exited && job.kill_deadline && !job.sigkill_sent && now >= *job.kill_deadline) {
-      log_->info("job {}: grace period over, sending SIGKILL", job.id);
-      job.sigkill_sent = true;
-      for (const Process& p : job.processes) {
-        if (!p.exited) kill(-p.pid, SIGKILL);
-      }
-    }
-    if (!all_exited) {
       ++it;
       continue;
     }
-    std::string message = job.exit_detail;
-    if (job.kill_deadline) {
-      message = absl::StrCat("killed", job.kill_reason.empty() ? "" : absl::StrCat(" (", job.kill_reason, ")"),
-                             message.empty() ? "" : absl::StrCat(": ", message));
-    }
-    log_->info("job {}: all processes exited, exit code {}{}", job.id, job.exit_code,
-               message.empty() ? "" : absl::StrCat(" (", message, ")"));
-    v1::JobUpdate report =
-        MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, job.exit_code, std::move(message), job.log_dir);
-    report.set_fenced(job.fenced);
+    v1::JobUpdate report = FinalReport(job, ReadExits(job.id));
+    log_->info("job {}: all processes exited, exit code {}{}", job.id, report.exit_code(),
+               report.message().empty() ? "" : absl::StrCat(" (", report.message(), ")"));
     recent_.Add(report, absl::Now());
     if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
       log_->warn("job {}: cannot keep its final report on disk: {}", job.id, std::string(s.message()));
@@ -438,7 +463,8 @@ JobRunner::Load JobRunner::CurrentLoad() const {
   Load load;
   load.jobs = static_cast<int64_t>(jobs_.size());
   for (const auto& [id, job] : jobs_) {
-    for (const Process& process : job.processes) load.ranks += process.exited ? 0 : 1;
+    const ShimExits exits = ReadExits(id);
+    if (exits.groups.size() > exits.exits.size()) load.ranks += static_cast<int64_t>(exits.groups.size() - exits.exits.size());
   }
   return load;
 }
@@ -446,6 +472,30 @@ JobRunner::Load JobRunner::CurrentLoad() const {
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
   std::lock_guard<std::mutex> lock(mu_);
   return recent_.All(absl::Now());
+}
+
+void JobRunner::RenewLeases(absl::Duration lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  lease_ = lease;
+  for (const auto& [id, job] : jobs_) job.shim->Signal(kShimRenewSignal);
+}
+
+int JobRunner::Detach() {
+  std::lock_guard<std::mutex> one_at_a_time(shutdown_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (monitor_stop_) return 0;
+  shutting_down_ = true;
+  detached_ = true;
+  // A launch under way finishes first, so that its job is left like the others.
+  cv_.wait_for(lock, ToChrono(kShutdownSlack), [this] { return launching_.empty(); });
+  const int left = static_cast<int>(jobs_.size());
+  monitor_stop_ = true;
+  cv_.notify_all();
+  lock.unlock();
+  if (monitor_.joinable()) monitor_.join();
+  if (preflight_worker_.joinable()) preflight_worker_.join();
+  if (left > 0) log_->info("leaving {} job(s) running under their shims, for the next agent to adopt", left);
+  return left;
 }
 
 void JobRunner::Shutdown(absl::Duration grace) {

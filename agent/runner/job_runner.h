@@ -26,6 +26,7 @@
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/recent_exits.h"
 #include "common/topology/node_topology.h"
+#include "agent/runner/job_shim.h"
 #include "agent/runner/process_ledger.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -47,14 +48,22 @@ struct JobRunnerOptions {
   // Runs the NCCL preflight of launches that ask for one; null: this agent
   // has no probe, and such launches start with a note that it was skipped.
   std::shared_ptr<BandwidthProbe> probe;
+  // The gpusched-shim executable that holds each job's processes.
+  std::string shim_program;
 };
 
 // Runs the job processes of one node and says what became of them. Every
 // outcome goes to the report callback as a JobUpdate, in order per job:
 // STARTED then EXITED, or LAUNCH_FAILED, or PREFLIGHT_FAILED. Launches with a
-// preflight wait for it on a worker thread of their own, one at a time. Reaps only the pids it started
-// (waitpid(pid, WNOHANG) from its monitor thread), so several runners and
-// whatever else forks can share a process.
+// preflight wait for it on a worker thread of their own, one at a time.
+//
+// Each job's processes on this node are the children of its shim
+// (gpusched-shim), not of the runner: a runner that is detached (an agent
+// restart) or dies leaves them running, and the next runner on this node
+// adopts them from the ledger and reports how they end. A shim whose lease is
+// not renewed (RenewLeases) kills its job. The runner reaps only the shims it
+// started, by pidfd, so several runners and whatever else forks can share a
+// process.
 class JobRunner {
  public:
   using ReportFn = std::function<void(const v1::JobUpdate&)>;
@@ -75,6 +84,10 @@ class JobRunner {
   void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt = 0);
   // The same without the answer for jobs that are not running.
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
+  // The daemon renewed the agent's lease (a registration or heartbeat
+  // acknowledged): so are the jobs' shims'. `lease`: how long until they
+  // fence themselves without another renewal, for the shims started from now.
+  void RenewLeases(absl::Duration lease);
   // The agent's lease ran out: every job here, running or starting, is
   // SIGKILLed now, and its EXITED report carries fenced, so that the daemon
   // requeues it rather than failing it (a job whose processes had all exited
@@ -98,25 +111,22 @@ class JobRunner {
   // Kills every job (SIGTERM, `grace`, SIGKILL), waits for them, reports their
   // exits and stops the monitor. Launches after this fail. Safe to call twice.
   void Shutdown(absl::Duration grace);
+  // Stops the monitor and leaves the running jobs to their shims, for the
+  // next runner on this node to adopt. Launches after this fail. Returns how
+  // many it left. After it, Shutdown does nothing.
+  int Detach();
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;
-  struct Process {
-    int rank = 0;
-    pid_t pid = 0;  // also its process group
-    bool exited = false;
-  };
   struct Job {
     uint64_t id = 0;
     int attempt = 0;
     std::string log_dir;
-    std::vector<Process> processes;
+    std::optional<JobShim> shim;  // the parent of its processes
     std::optional<SteadyTime> kill_deadline;
     bool sigkill_sent = false;
     std::string kill_reason;
-    int exit_code = 0;        // first non-zero exit observed
-    std::string exit_detail;  // who set exit_code, and how
-    bool fenced = false;      // killed by Fence: its report says so
+    bool fenced = false;  // killed by Fence: its report says so
   };
 
   // What a kill of a job still launching asks for, applied once it runs.
@@ -135,6 +145,11 @@ class JobRunner {
   // Final report of an admitted launch that never started; it leaves launching_.
   void EndAdmitted(const v1::JobUpdate& report);
   void PreflightLoop();
+  // Picks up what the previous runner on this node left (ProcessLedger).
+  void AdoptLeftovers();
+  ShimExits ReadExits(uint64_t job_id) const;
+  // How a job whose shim is gone ended, from its exits file.
+  v1::JobUpdate FinalReport(const Job& job, const ShimExits& exits) const;
   void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);
   // `fence`: SIGKILL at once, and the report says fenced.
   void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence = false);
@@ -161,8 +176,10 @@ class JobRunner {
   std::thread preflight_worker_;                        // started with the first preflight
   RecentExits recent_;
   bool shutting_down_ = false;
+  bool detached_ = false;  // Detach: the jobs are left running
   absl::Duration shutdown_grace_;
   bool monitor_stop_ = false;
+  absl::Duration lease_ = absl::ZeroDuration();  // for the shims started next
   std::thread monitor_;
 };
 

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/escaping.h"
@@ -17,6 +19,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+
+#include "agent/runner/process_start_time.h"
 
 namespace gpusched::agent {
 namespace {
@@ -29,23 +33,6 @@ std::string BootId() {
 }
 
 }  // namespace
-
-uint64_t ProcessStartTime(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-  const size_t close = stat.rfind(')');
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 1));
-  std::string field;
-  for (int i = 3; i <= 22 && fields >> field; ++i) {
-    if (i == 22) {
-      uint64_t start = 0;
-      return absl::SimpleAtoi(field, &start) ? start : 0;
-    }
-  }
-  return 0;
-}
 
 ProcessLedger::ProcessLedger(std::string dir, absl::Duration max_report_age)
     : dir_(std::move(dir)), max_report_age_(max_report_age) {
@@ -102,17 +89,25 @@ absl::Time ModifiedAt(const std::filesystem::path& path) {
 
 }  // namespace
 
-absl::Status ProcessLedger::Record(uint64_t job_id, int attempt, const std::vector<pid_t>& process_groups) {
-  std::string text = absl::StrCat("boot ", BootId(), "\nattempt ", attempt, "\n");
-  for (pid_t pgid : process_groups) absl::StrAppend(&text, "group ", pgid, " ", ProcessStartTime(pgid), "\n");
-  return WriteAtomically(PathOf(job_id), text);
+absl::Status ProcessLedger::Record(uint64_t job_id, int attempt) {
+  return WriteAtomically(PathOf(job_id), absl::StrCat("boot ", BootId(), "\nattempt ", attempt, "\n"));
 }
+
+std::string ProcessLedger::ExitsPathOf(uint64_t job_id) const { return absl::StrCat(PathOf(job_id), ".exits"); }
 
 absl::Status ProcessLedger::Finished(const v1::JobUpdate& report, absl::Time now) {
   PruneReports(now);
   std::string encoded;
   absl::Base64Escape(report.SerializeAsString(), &encoded);
-  return WriteAtomically(PathOf(report.job_id()), absl::StrCat("report ", encoded, "\n"));
+  absl::Status written = WriteAtomically(PathOf(report.job_id()), absl::StrCat("report ", encoded, "\n"));
+  // Kept when the report could not be: the next agent can still read it.
+  if (written.ok()) unlink(ExitsPathOf(report.job_id()).c_str());
+  return written;
+}
+
+void ProcessLedger::Forget(uint64_t job_id) {
+  unlink(PathOf(job_id).c_str());
+  unlink(ExitsPathOf(job_id).c_str());
 }
 
 void ProcessLedger::PruneReports(absl::Time now) {
@@ -133,13 +128,21 @@ ProcessLedger::Loaded ProcessLedger::Load() {
   const std::string boot = BootId();
   const absl::Time now = absl::Now();
   std::error_code ec;
+  std::set<uint64_t> with_record;
+  std::vector<std::pair<uint64_t, std::filesystem::path>> exits_files;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
     const std::string name = entry.path().filename().string();
     uint64_t job_id = 0;
+    absl::string_view rest = name;
+    if (absl::ConsumeSuffix(&rest, ".exits") && absl::ConsumePrefix(&rest, "job-") && absl::SimpleAtoi(rest, &job_id)) {
+      exits_files.emplace_back(job_id, entry.path());
+      continue;
+    }
     if (!absl::SimpleAtoi(absl::StripPrefix(name, "job-"), &job_id)) {
       std::filesystem::remove(entry.path(), ec);  // a .tmp of a record never finished
       continue;
     }
+    with_record.insert(job_id);
     std::ifstream in(entry.path());
     std::string key, value;
     if (in >> key && key == "report") {
@@ -153,23 +156,19 @@ ProcessLedger::Loaded ProcessLedger::Load() {
       std::filesystem::remove(entry.path(), ec);
       continue;
     }
-    Leftover leftover{job_id, 0, 0};
-    bool same_boot = false;
+    Recorded recorded;
+    recorded.job_id = job_id;
     do {
-      if (key == "boot" && in >> value) same_boot = value == boot;
-      if (key == "attempt") in >> leftover.attempt;
-      if (key == "group") {
-        pid_t pgid = 0;
-        uint64_t start = 0;
-        in >> pgid >> start;
-        // After a reboot nothing recorded runs; a reused pid is not ours.
-        if (same_boot && pgid > 1 && start != 0 && ProcessStartTime(pgid) == start && kill(-pgid, SIGKILL) == 0) {
-          ++leftover.killed;
-        }
-      }
+      if (key == "boot" && in >> value) recorded.this_boot = value == boot;
+      if (key == "attempt") in >> recorded.attempt;
     } while (in >> key);
-    std::filesystem::remove(entry.path(), ec);
-    loaded.killed.push_back(leftover);
+    std::ifstream exits(ExitsPathOf(job_id));
+    recorded.shim = ParseShimExits(std::string(std::istreambuf_iterator<char>(exits), std::istreambuf_iterator<char>()));
+    loaded.recorded.push_back(std::move(recorded));
+  }
+  // No record, no job: what is left of a finished one.
+  for (const auto& [job_id, path] : exits_files) {
+    if (!with_record.contains(job_id)) std::filesystem::remove(path, ec);
   }
   return loaded;
 }

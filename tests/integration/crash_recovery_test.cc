@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <thread>
 #include <map>
 #include <sstream>
@@ -112,14 +114,81 @@ TEST_CASE("a job that ends while the daemon is down is reported on reconnect, no
   CHECK(gpusched::testing::ReadFile(marker) == "run\n");
 }
 
-TEST_CASE("an agent killed with kill -9 leaves no orphan: the next one kills its jobs, which run again once",
+namespace {
+
+// Polls until `path` holds `lines` lines.
+bool WaitForLines(const std::string& path, size_t lines, int seconds = 10) {
+  for (int i = 0; i < seconds * 20; ++i) {
+    const std::string text = gpusched::testing::ReadFile(path);
+    if (static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) >= lines) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("agents restarted under a running 2-node gang, one stopped and one crashed: it runs on, once, to its exit "
+          "code",
+          "[integration]") {
+  TestCluster cluster;
+  const std::string runs = cluster.dir() + "/runs";
+  const std::string gate = cluster.dir() + "/gate";
+  // Rank 1 fails with 4: the job's exit code must come through the restarts.
+  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+                                "echo rank $RANK attempt $GPUSCHED_RESTART_COUNT >> " + runs +
+                                    "; echo before; while [ ! -e " + gate +
+                                    " ]; do sleep 0.05; done; echo after; exit $((RANK * 4))"});
+  cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  REQUIRE(WaitForLines(runs, 2));
+
+  cluster.RestartAgent("node-a", SIGTERM);  // systemctl restart gpusched-agent
+  cluster.RestartAgent("node-b", SIGKILL);  // a crash, and Restart=on-failure
+  for (const char* node : {"node-a", "node-b"}) {
+    for (int i = 0; i < 200 && cluster.AgentLog(node).find("adopted from a previous agent") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    CHECK_THAT(cluster.AgentLog(node), Catch::Contains("adopted from a previous agent"));
+  }
+  cluster.WaitForNodesUp(2);
+  // Past the moment a lost gang would have been given up on.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  v1::Job running = cluster.GetJob(id);
+  CHECK(running.state() == v1::JOB_STATE_RUNNING);
+  CHECK(running.attempt() == 0);
+
+  std::ofstream(gate) << "go\n";
+  v1::Job job = cluster.WaitForEnd(id, 30);
+  CHECK(job.state() == v1::JOB_STATE_FAILED);
+  CHECK(job.exit_code() == 4);
+  CHECK(job.attempt() == 0);
+  CHECK_THAT(job.reason(), Catch::Contains("exited with code 4"));
+  // Ran once per rank, and each rank's log has both halves of its one run.
+  const std::string ran = gpusched::testing::ReadFile(runs);
+  CHECK(std::count(ran.begin(), ran.end(), '\n') == 2);
+  CHECK_THAT(ran, Catch::Contains("rank 0 attempt 0") && Catch::Contains("rank 1 attempt 0"));
+  for (const char* rank : {"0", "1"}) {
+    CHECK(cluster.Cli({"logs", std::to_string(id), "--rank", rank}).out == "before\nafter\n");
+  }
+}
+
+TEST_CASE("a job whose shim died with its agent leaves no orphan: the next agent kills it, and it runs again once",
           "[integration]") {
   TestCluster cluster({{"node-a", 2}});
   const std::string pids = cluster.dir() + "/pids";
   uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c",
                                 "echo $$ >> " + pids + "; echo attempt $GPUSCHED_RESTART_COUNT; exec sleep 300"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
+  REQUIRE(WaitForLines(pids, 1));
   cluster.KillAgent("node-a");
+  // The shim goes too (the OOM killer, say): the rank is an orphan.
+  const std::string exits = cluster.dir() + "/logs/node-a/running/node-a/job-" + std::to_string(id) + ".exits";
+  std::istringstream shim_line(gpusched::testing::ReadFile(exits));
+  std::string key;
+  int shim = 0;
+  shim_line >> key >> shim;
+  REQUIRE(key == "shim");
+  REQUIRE(kill(shim, SIGKILL) == 0);
   auto first_pid = [&] {
     std::istringstream in(gpusched::testing::ReadFile(pids));
     int pid = 0;
@@ -128,14 +197,14 @@ TEST_CASE("an agent killed with kill -9 leaves no orphan: the next one kills its
   };
   const int orphan = first_pid();
   REQUIRE(orphan > 0);
-  CHECK_FALSE(gpusched::testing::ProcessGone(orphan));  // nobody reaps it while no agent runs
+  CHECK_FALSE(gpusched::testing::ProcessGone(orphan));
 
   cluster.AddAgent({"node-a", 2});  // the same node's agent, restarted
   for (int i = 0; i < 100 && !gpusched::testing::ProcessGone(orphan); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   CHECK(gpusched::testing::ProcessGone(orphan));
-  CHECK_THAT(cluster.AgentLog("node-a"), Catch::Contains("a previous agent left running"));
+  CHECK_THAT(cluster.AgentLog("node-a"), Catch::Contains("its shim is gone; killed 1 process group(s) it left"));
   // The daemon took the lost processes for a node failure: a second attempt,
   // the only copy running.
   v1::Job again = cluster.WaitForState(id, v1::JOB_STATE_RUNNING, 30);
@@ -150,6 +219,9 @@ TEST_CASE("an agent killed with kill -9 leaves no orphan: the next one kills its
   int runs = 0;
   for (int pid; in >> pid;) {
     ++runs;
+    for (int i = 0; i < 100 && !gpusched::testing::ProcessGone(pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     CHECK(gpusched::testing::ProcessGone(pid));
   }
   CHECK(runs == 2);

@@ -123,7 +123,9 @@ void TestCluster::AddAgent(AgentSpec spec) {
   StartAgent(agent_specs_.back());
 }
 
-void TestCluster::StartAgent(const AgentSpec& spec) {
+void TestCluster::StartAgent(const AgentSpec& spec) { agents_.push_back(SpawnAgent(spec)); }
+
+std::unique_ptr<Subprocess> TestCluster::SpawnAgent(const AgentSpec& spec) const {
   // env(1) execs the agent, so the pid stays the agent's own.
   std::vector<std::string> argv = {"/usr/bin/env"};
   argv.insert(argv.end(), spec.env.begin(), spec.env.end());
@@ -131,7 +133,7 @@ void TestCluster::StartAgent(const AgentSpec& spec) {
                            dir_ + "/logs/" + spec.name, "--heartbeat-interval-ms", "500"});
   if (spec.gpus > 0) argv.insert(argv.end(), {"--fake-gpus", std::to_string(spec.gpus)});
   argv.insert(argv.end(), spec.extra_args.begin(), spec.extra_args.end());
-  agents_.push_back(std::make_unique<Subprocess>(std::move(argv), dir_ + "/agent-" + spec.name + ".log"));
+  return std::make_unique<Subprocess>(std::move(argv), dir_ + "/agent-" + spec.name + ".log");
 }
 
 std::string TestCluster::AgentLog(const std::string& name) const { return ReadFile(dir_ + "/agent-" + name + ".log"); }
@@ -141,6 +143,15 @@ void TestCluster::KillAgent(const std::string& name) {
     if (agent_specs_[i].name != name) continue;
     agents_[i]->Signal(SIGKILL);
     agents_[i]->Wait();
+  }
+}
+
+void TestCluster::RestartAgent(const std::string& name, int sig) {
+  for (size_t i = 0; i < agent_specs_.size(); ++i) {
+    if (agent_specs_[i].name != name) continue;
+    agents_[i]->Signal(sig);
+    agents_[i]->Wait();
+    agents_[i] = SpawnAgent(agent_specs_[i]);
   }
 }
 

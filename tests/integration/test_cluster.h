@@ -54,8 +54,11 @@ class TestCluster {
   void StartAgents();
   // Starts one more agent (not waited for: it may be meant to fail).
   void AddAgent(AgentSpec spec);
-  // SIGKILL one agent, as a dead host: its job processes are orphaned.
+  // SIGKILL one agent, as a dead host or a crash.
   void KillAgent(const std::string& name);
+  // Stops one agent with `sig` (SIGTERM as systemctl restart does, SIGKILL
+  // as a crash) and starts it again, as itself.
+  void RestartAgent(const std::string& name, int sig);
   void WaitForNodesUp(size_t count);
 
   // Runs the gpusched CLI against this cluster.
@@ -75,6 +78,7 @@ class TestCluster {
 
  private:
   void StartAgent(const AgentSpec& spec);
+  std::unique_ptr<Subprocess> SpawnAgent(const AgentSpec& spec) const;
 
   std::string dir_;
   std::string address_;

@@ -98,7 +98,7 @@ for package in daemon agent cli; do
   [[ $conffiles == *"/etc/gpusched/${config[$package]}"* ]] || fail "gpusched-$package registered conffiles: $conffiles"
 done
 
-for path in usr/sbin/gpuschedd usr/sbin/gpusched-agent usr/bin/gpusched; do
+for path in usr/sbin/gpuschedd usr/sbin/gpusched-agent usr/sbin/gpusched-shim usr/bin/gpusched; do
   [[ -x $root/$path ]] || fail "/$path is not installed as an executable"
 done
 for path in lib/systemd/system/gpuschedd.service lib/systemd/system/gpusched-agent.service \

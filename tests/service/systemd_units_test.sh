@@ -62,7 +62,7 @@ for line in "ProtectSystem=strict" "ProtectHome=yes" "PrivateTmp=yes" "PrivateDe
   has "$daemon_unit" "$line"
 done
 has "$agent_unit" "ExecStart=/usr/sbin/gpusched-agent --config /etc/gpusched/agent.toml"
-has "$agent_unit" "KillMode=mixed"
+has "$agent_unit" "KillMode=process"  # jobs under their shims outlive an agent restart
 has "$agent_unit" "LimitMEMLOCK=infinity"
 # Each of these would stop jobs from running as their users, reaching the GPUs,
 # their homes and /tmp, or using setuid helpers (see the unit's comments).

@@ -25,6 +25,7 @@ AgentOptions Options(const FakeDaemon& daemon, const TempDir& dir) {
   AgentOptions o;
   o.daemon_address = daemon.address();
   o.node_name = "n1";
+  o.shim_program = GPUSCHED_SHIM_BINARY;
   o.log_dir = dir / "logs";
   o.heartbeat_interval = absl::Milliseconds(50);
   o.max_reconnect_backoff = absl::Milliseconds(200);
@@ -256,6 +257,7 @@ TEST_CASE("without a daemon the agent keeps trying, and still stops at once") {
   AgentOptions options;
   options.daemon_address = "127.0.0.1:1";  // nothing listens there
   options.node_name = "lonely";
+  options.shim_program = GPUSCHED_SHIM_BINARY;
   options.log_dir = dir / "logs";
   options.max_reconnect_backoff = absl::Milliseconds(100);
   Agent agent(options);
@@ -289,6 +291,13 @@ TEST_CASE("Start rejects options it cannot work with, saying which") {
   CHECK(Agent(options).Start().code() == absl::StatusCode::kInvalidArgument);
 
   options.fake_gpus = 0;
+  // Without its shim an agent could run no job.
+  options.shim_program = dir / "no-such-shim";
+  status = Agent(options).Start();
+  CHECK(status.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(status.message()), Catch::Contains("no job shim") && Catch::Contains(dir / "no-such-shim"));
+
+  options.shim_program = GPUSCHED_SHIM_BINARY;
   Agent agent(options);
   REQUIRE(agent.Start().ok());
   CHECK(agent.Start().code() == absl::StatusCode::kFailedPrecondition);

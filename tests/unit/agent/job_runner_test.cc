@@ -30,6 +30,7 @@ namespace {
 JobRunnerOptions Options(const TempDir& dir) {
   JobRunnerOptions o;
   o.node_name = "test-node";
+  o.shim_program = GPUSCHED_SHIM_BINARY;
   o.log_dir = dir.path();
   return o;
 }

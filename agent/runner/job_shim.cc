@@ -1,0 +1,194 @@
+#include "agent/runner/job_shim.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+#include "agent/runner/process_start_time.h"
+
+namespace gpusched::agent {
+namespace {
+
+// Above the numbers the child dup2()s onto (0, 1 and the exits file's), so
+// that no dup2 clobbers a descriptor still to be moved.
+constexpr int kFirstFreeFd = 10;
+
+int MoveUp(int fd) {
+  if (fd < 0) return fd;
+  const int moved = fcntl(fd, F_DUPFD_CLOEXEC, kFirstFreeFd);
+  close(fd);
+  return moved;
+}
+
+void WriteRaw(int fd, const char* text) {
+  ssize_t ignored = write(fd, text, std::strlen(text));
+  (void)ignored;
+}
+
+// In the forked child of a threaded process: async-signal-safe calls only.
+[[noreturn]] void ExecShim(const char* program, char* const* argv, int channel, int exits) {
+  char* const no_env[] = {nullptr};
+  if (dup2(channel, STDIN_FILENO) >= 0 && dup2(channel, STDOUT_FILENO) >= 0 && dup2(exits, kShimExitsFd) >= 0) {
+    close_range(kShimExitsFd + 1, ~0U, 0);
+    execve(program, argv, no_env);
+  }
+  // strerrordesc_np: a static string, no locale, no allocation.
+  const char* why = strerrordesc_np(errno);
+  WriteRaw(STDOUT_FILENO, "failed cannot run the job shim ");
+  WriteRaw(STDOUT_FILENO, program);
+  WriteRaw(STDOUT_FILENO, ": ");
+  WriteRaw(STDOUT_FILENO, why ? why : "unknown error");
+  WriteRaw(STDOUT_FILENO, "\n");
+  _exit(127);
+}
+
+// Debian 12's <sys/pidfd.h> declares these without C linkage, so C++ cannot
+// link against them; the system calls are the same.
+int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+int PidfdSendSignal(int pidfd, int sig) { return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)); }
+
+void Reap(pid_t pid) {
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+JobShim::JobShim(pid_t pid, int pidfd, uint64_t start_time, std::vector<pid_t> groups)
+    : pid_(pid), pidfd_(pidfd), start_time_(start_time), groups_(std::move(groups)) {}
+
+JobShim::JobShim(JobShim&& other) noexcept
+    : pid_(other.pid_), pidfd_(std::exchange(other.pidfd_, -1)), start_time_(other.start_time_),
+      groups_(std::move(other.groups_)) {}
+
+JobShim& JobShim::operator=(JobShim&& other) noexcept {
+  if (this != &other) {
+    if (pidfd_ >= 0) close(pidfd_);
+    pid_ = other.pid_;
+    pidfd_ = std::exchange(other.pidfd_, -1);
+    start_time_ = other.start_time_;
+    groups_ = std::move(other.groups_);
+  }
+  return *this;
+}
+
+JobShim::~JobShim() {
+  if (pidfd_ >= 0) close(pidfd_);
+}
+
+absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const ShimSpec& spec,
+                                       const std::string& exits_path) {
+  const int exits = MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                                0600));
+  if (exits < 0) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot create ", exits_path, ": ", std::strerror(errno)));
+  }
+  // One socket both ways: the spec in, the reply out. A socket rather than
+  // pipes so that a shim that died early costs a write error, not SIGPIPE.
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    const int error = errno;
+    close(exits);
+    return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(error)));
+  }
+  const int mine = MoveUp(pair[0]);
+  const int theirs = MoveUp(pair[1]);
+  // Named after its job in ps.
+  std::string name = absl::StrCat("job-", spec.job_id);
+  std::string program = shim_program;
+  char* argv[] = {program.data(), name.data(), nullptr};
+  const std::string encoded = EncodeShimSpec(spec);
+
+  const pid_t pid = fork();
+  if (pid == 0) ExecShim(program.c_str(), argv, theirs, exits);
+  const int fork_error = errno;
+  close(theirs);
+  close(exits);
+  if (pid < 0) {
+    close(mine);
+    return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(fork_error)));
+  }
+
+  for (size_t done = 0; done < encoded.size();) {
+    const ssize_t n = send(mine, encoded.data() + done, encoded.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // it died: its reply (or none) says why
+    done += static_cast<size_t>(n);
+  }
+  shutdown(mine, SHUT_WR);
+  std::string reply;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = read(mine, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  close(mine);
+
+  auto groups = ParseShimReply(reply);
+  if (!groups.ok()) {
+    Reap(pid);
+    return groups.status();
+  }
+  // Our unreaped child: the pid is still its own.
+  const int pidfd = PidfdOpen(pid);
+  if (pidfd < 0) {
+    const int error = errno;
+    kill(pid, kShimKillSignal);
+    return absl::InternalError(absl::StrCat("pidfd_open of the job shim: ", std::strerror(error)));
+  }
+  return JobShim(pid, pidfd, ProcessStartTime(pid), *std::move(groups));
+}
+
+absl::StatusOr<JobShim> JobShim::Adopt(pid_t pid, uint64_t start_time, std::vector<pid_t> groups) {
+  if (pid <= 1 || start_time == 0) return absl::NotFoundError("no shim recorded");
+  const int pidfd = PidfdOpen(pid);
+  if (pidfd < 0) return absl::NotFoundError(absl::StrCat("shim pid ", pid, " is gone"));
+  // Checked after the pidfd pins the process: a later check could not be
+  // fooled by a reused pid.
+  if (ProcessStartTime(pid) != start_time) {
+    close(pidfd);
+    return absl::NotFoundError(absl::StrCat("pid ", pid, " is another process now"));
+  }
+  // Dead but not yet reaped is dead.
+  pollfd p{pidfd, POLLIN, 0};
+  if (poll(&p, 1, 0) > 0) {
+    close(pidfd);
+    return absl::NotFoundError(absl::StrCat("shim pid ", pid, " has exited"));
+  }
+  return JobShim(pid, pidfd, start_time, std::move(groups));
+}
+
+int JobShim::KillGroups(const ShimExits& shim) {
+  int killed = 0;
+  for (const ShimExits::Group& g : shim.groups) {
+    if (g.start_time != 0 && ProcessStartTime(g.pgid) == g.start_time && kill(-g.pgid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+bool JobShim::Signal(int sig) const { return pidfd_ >= 0 && PidfdSendSignal(pidfd_, sig) == 0; }
+
+bool JobShim::Exited() {
+  if (pidfd_ < 0) return true;
+  pollfd p{pidfd_, POLLIN, 0};
+  if (poll(&p, 1, 0) <= 0) return false;
+  siginfo_t info{};
+  // ECHILD for an adopted shim: its parent (init, or a subreaper) reaps it.
+  waitid(P_PIDFD, static_cast<id_t>(pidfd_), &info, WEXITED | WNOHANG);
+  return true;
+}
+
+}  // namespace gpusched::agent

@@ -1,0 +1,18 @@
+// gpusched-shim: the parent of one job's ranks on a node, started by the
+// agent (see agent/runner/shim_protocol.h). Not for people to run.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "agent/runner/shim_protocol.h"
+#include "agent/shim/shim_loop.h"
+
+int main(int argc, char** argv) {
+  if (isatty(STDIN_FILENO) || fcntl(gpusched::agent::kShimExitsFd, F_GETFD) < 0) {
+    std::cerr << (argc > 0 ? argv[0] : "gpusched-shim")
+              << ": holds one job's processes for gpusched-agent, which starts it; not a command to run\n";
+    return 2;
+  }
+  return gpusched::agent::RunShim(STDIN_FILENO, STDOUT_FILENO, gpusched::agent::kShimExitsFd);
+}

@@ -1,0 +1,164 @@
+#include "agent/shim/shim_loop.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include "agent/runner/process_spawner.h"
+#include "agent/runner/process_start_time.h"
+#include "agent/runner/shim_protocol.h"
+
+namespace gpusched::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Rank {
+  int rank = 0;
+  pid_t pid = 0;  // also its process group
+  bool exited = false;
+};
+
+void WriteAll(int fd, absl::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nobody to tell (the agent is gone, the disk full): the ranks still run
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buffer[65536];
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return out;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+void SignalLive(const std::vector<Rank>& ranks, int sig) {
+  for (const Rank& r : ranks) {
+    if (!r.exited) kill(-r.pid, sig);
+  }
+}
+
+// The signals the loop waits for, blocked from the start so that none is
+// lost between two waits; the ranks get a clean mask from SpawnProcess.
+sigset_t LoopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, kShimKillSignal, kShimRenewSignal}) sigaddset(&set, sig);
+  return set;
+}
+
+}  // namespace
+
+int RunShim(int spec_fd, int reply_fd, int exits_fd) {
+  // Its own session: a signal to the agent's process group (a Ctrl-C on a
+  // foreground agent) is not one to the jobs.
+  setsid();
+  // Whatever the agent ignored would be inherited; an ignored SIGCHLD would
+  // even reap the ranks before their status could be read.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig != SIGKILL && sig != SIGSTOP) signal(sig, SIG_DFL);
+  }
+  const sigset_t waited = LoopSignals();
+  sigprocmask(SIG_SETMASK, &waited, nullptr);
+
+  auto spec = DecodeShimSpec(ReadAll(spec_fd));
+  close(spec_fd);
+  if (!spec.ok()) {
+    WriteAll(reply_fd, absl::StrCat("failed ", spec.status().message(), "\n"));
+    return 2;
+  }
+
+  WriteAll(exits_fd, FormatShimLine(getpid(), ProcessStartTime(getpid())));
+  std::vector<Rank> ranks;
+  for (const ProcessSpec& process : spec->ranks) {
+    auto pid = SpawnProcess(process);
+    if (!pid.ok()) {
+      // All ranks or none.
+      for (const Rank& r : ranks) {
+        kill(-r.pid, SIGKILL);
+        int status;
+        while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+      const std::string message = spec->ranks.size() > 1
+                                      ? absl::StrCat("rank ", process.rank, ": ", pid.status().message())
+                                      : std::string(pid.status().message());
+      WriteAll(reply_fd, absl::StrCat("failed ", message, "\n"));
+      return 1;
+    }
+    ranks.push_back(Rank{process.rank, *pid, false});
+  }
+  std::vector<pid_t> groups;
+  for (const Rank& r : ranks) {
+    groups.push_back(r.pid);
+    WriteAll(exits_fd, FormatGroupLine({r.rank, r.pid, ProcessStartTime(r.pid)}));
+  }
+  WriteAll(reply_fd, absl::StrCat("started ", absl::StrJoin(groups, " "), "\n"));
+  close(reply_fd);
+
+  const bool leased = spec->lease > absl::ZeroDuration();
+  const auto lease = std::chrono::milliseconds(absl::ToInt64Milliseconds(spec->lease));
+  Clock::time_point lease_end = Clock::now() + lease;
+  size_t live = ranks.size();
+  while (live > 0) {
+    // Every rank is looked at on every wake: SIGCHLDs coalesce.
+    for (Rank& r : ranks) {
+      if (r.exited) continue;
+      int status = 0;
+      const pid_t got = waitpid(r.pid, &status, WNOHANG);
+      if (got == 0 || (got < 0 && errno == EINTR)) continue;
+      r.exited = true;
+      --live;
+      // What the rank left in its group would outlive the job and hold its
+      // GPUs; the group id cannot be reused while members remain.
+      kill(-r.pid, SIGKILL);
+      WriteAll(exits_fd, FormatRankExit(got < 0 ? RankExit{r.rank, 0, errno} : RankExit{r.rank, status, 0}));
+    }
+    if (live == 0) break;
+
+    const Clock::time_point now = Clock::now();
+    if (leased && now >= lease_end) {
+      // No agent renewed the lease: the daemon is giving this job up and
+      // may start it elsewhere.
+      SignalLive(ranks, SIGKILL);
+      WriteAll(exits_fd, kShimFencedLine);
+      lease_end = Clock::time_point::max();
+      continue;
+    }
+    auto wait = std::chrono::milliseconds(1000);
+    if (leased && lease_end != Clock::time_point::max()) {
+      wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(lease_end - now));
+    }
+    const timespec timeout = {static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000};
+    siginfo_t info;
+    const int sig = sigtimedwait(&waited, &info, &timeout);
+    if (sig == SIGTERM) {
+      SignalLive(ranks, SIGTERM);
+    } else if (sig == kShimKillSignal) {
+      SignalLive(ranks, SIGKILL);
+    } else if (sig == kShimRenewSignal && lease_end != Clock::time_point::max()) {
+      lease_end = Clock::now() + lease;
+    }
+    // SIGCHLD: reaped above. SIGINT, SIGHUP, SIGPIPE: not the job's business.
+  }
+  WriteAll(exits_fd, kShimEndLine);
+  return 0;
+}
+
+}  // namespace gpusched::agent

@@ -1,0 +1,215 @@
+// Jobs outlive their runner: each runs under its shim (gpusched-shim), which
+// the next runner on the node adopts.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+
+#include "agent/runner/job_runner.h"
+#include "agent/runner/shim_protocol.h"
+#include "test_util.h"
+
+using namespace gpusched::agent;
+using namespace gpusched::agent::testing;
+namespace v1 = gpusched::v1;
+using Kind = v1::JobUpdate;
+
+namespace {
+
+JobRunnerOptions Options(const TempDir& dir) {
+  JobRunnerOptions o;
+  o.node_name = "test-node";
+  o.log_dir = dir.path();
+  o.shim_program = GPUSCHED_SHIM_BINARY;
+  return o;
+}
+
+std::string ExitsFile(const TempDir& dir, uint64_t job_id) {
+  return absl::StrCat(dir.path(), "/running/test-node/job-", job_id, ".exits");
+}
+
+pid_t ShimPid(const TempDir& dir, uint64_t job_id) {
+  REQUIRE(WaitForFileContaining(ExitsFile(dir, job_id), "group "));
+  const ShimExits exits = ParseShimExits(ReadFile(ExitsFile(dir, job_id)));
+  REQUIRE(exits.shim_pid > 1);
+  return exits.shim_pid;
+}
+
+void Release(const std::string& gate) { WriteFile(gate, "go\n"); }
+
+// Waits for `gate` to exist, then exits with `code`: a job that runs until
+// the test lets it end.
+std::string GatedJob(const TempDir& dir, const std::string& gate, int code) {
+  return absl::StrCat("echo $$ > ", dir / "pid", "; echo before; while [ ! -e ", gate,
+                      " ]; do sleep 0.02; done; echo after; exit ", code);
+}
+
+}  // namespace
+
+TEST_CASE("a detached runner's job keeps running; the next runner adopts it and reports how it ended") {
+  TempDir dir;
+  const std::string gate = dir / "gate";
+  pid_t pid = 0;
+  {
+    UpdateRecorder first;
+    JobRunner runner(Options(dir), first.Callback());
+    runner.Launch(MakeShellLaunch(31, GatedJob(dir, gate, 7)));
+    REQUIRE(first.WaitFor(31, Kind::KIND_STARTED));
+    pid = ReadPid(dir / "pid");
+    CHECK(runner.Detach() == 1);
+    CHECK(first.Count(31, Kind::KIND_EXITED) == 0);
+  }  // the runner is gone, as with an agent that restarts
+  CHECK_FALSE(ProcessGone(pid));
+
+  UpdateRecorder second;
+  JobRunner next(Options(dir), second.Callback());
+  REQUIRE(next.RunningJobs().size() == 1);
+  CHECK(next.RunningJobs()[0].id == 31);
+  CHECK(next.CurrentLoad().ranks == 1);
+  Release(gate);
+  auto exited = second.WaitFor(31, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 7);
+  CHECK(exited->message() == "rank 0 exited with code 7");
+  CHECK_FALSE(exited->fenced());
+  // One log, written by one run, both halves in it.
+  CHECK(ReadFile(dir / "job-31/rank-0.log") == "before\nafter\n");
+  CHECK(WaitForProcessGone(pid));
+}
+
+TEST_CASE("an adopted job can be killed, with its grace, by the runner that adopted it") {
+  TempDir dir;
+  {
+    UpdateRecorder first;
+    JobRunner runner(Options(dir), first.Callback());
+    runner.Launch(MakeShellLaunch(32, absl::StrCat("echo $$ > ", dir / "pid", "; trap 'echo term; exit 3' TERM; "
+                                                   "while true; do sleep 0.02; done")));
+    REQUIRE(first.WaitFor(32, Kind::KIND_STARTED));
+    ReadPid(dir / "pid");
+    runner.Detach();
+  }
+  UpdateRecorder second;
+  JobRunner next(Options(dir), second.Callback());
+  next.Kill(32, absl::Seconds(5), "cancelled");
+  auto exited = second.WaitFor(32, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 3);
+  CHECK(exited->message() == "killed (cancelled): rank 0 exited with code 3");
+  CHECK_THAT(ReadFile(dir / "job-32/rank-0.log"), Catch::Contains("term"));
+}
+
+TEST_CASE("a job that ended while no runner ran is reported by the next one") {
+  TempDir dir;
+  const std::string gate = dir / "gate";
+  {
+    UpdateRecorder first;
+    JobRunner runner(Options(dir), first.Callback());
+    runner.Launch(MakeShellLaunch(33, GatedJob(dir, gate, 0)));
+    REQUIRE(first.WaitFor(33, Kind::KIND_STARTED));
+    const pid_t shim = ShimPid(dir, 33);
+    runner.Detach();
+    Release(gate);
+    REQUIRE(WaitForFileContaining(ExitsFile(dir, 33), "end\n"));
+    REQUIRE(WaitForProcessGone(shim));
+  }
+  UpdateRecorder second;
+  JobRunner next(Options(dir), second.Callback());
+  CHECK(next.RunningJobs().empty());
+  const std::vector<v1::JobUpdate> reports = next.RecentReports();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].job_id() == 33);
+  CHECK(reports[0].kind() == Kind::KIND_EXITED);
+  CHECK(reports[0].exit_code() == 0);
+}
+
+TEST_CASE("a shim whose lease is not renewed kills its job, and the next runner reports it fenced") {
+  TempDir dir;
+  const std::string gate = dir / "gate";
+  pid_t pid = 0;
+  {
+    UpdateRecorder first;
+    JobRunner runner(Options(dir), first.Callback());
+    runner.RenewLeases(absl::Milliseconds(400));
+    runner.Launch(MakeShellLaunch(34, GatedJob(dir, gate, 0)));
+    REQUIRE(first.WaitFor(34, Kind::KIND_STARTED));
+    pid = ReadPid(dir / "pid");
+    // Renewed, it lives past its lease.
+    for (int i = 0; i < 8; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      runner.RenewLeases(absl::Milliseconds(400));
+    }
+    CHECK_FALSE(ProcessGone(pid));
+    runner.Detach();
+  }
+  // Nobody renews it now.
+  CHECK(WaitForProcessGone(pid, absl::Seconds(3)));
+  REQUIRE(WaitForFileContaining(ExitsFile(dir, 34), "end\n"));
+  UpdateRecorder second;
+  JobRunner next(Options(dir), second.Callback());
+  const std::vector<v1::JobUpdate> reports = next.RecentReports();
+  REQUIRE(reports.size() == 1);
+  CHECK(reports[0].fenced());
+  CHECK(reports[0].exit_code() == 128 + SIGKILL);
+  CHECK_THAT(reports[0].message(), Catch::StartsWith("fenced: no agent renewed the job's lease on test-node"));
+}
+
+TEST_CASE("a shim killed under a live runner: its ranks go too, and the job fails saying so") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(35, GatedJob(dir, dir / "gate", 0)));
+  REQUIRE(updates.WaitFor(35, Kind::KIND_STARTED));
+  const pid_t pid = ReadPid(dir / "pid");
+  const pid_t shim = ShimPid(dir, 35);
+  REQUIRE(kill(shim, SIGKILL) == 0);
+  auto exited = updates.WaitFor(35, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 255);
+  CHECK_THAT(exited->message(), Catch::Contains(absl::StrCat("the job's shim (pid ", shim, ") died before its ranks ended")));
+  CHECK(WaitForProcessGone(pid));
+}
+
+TEST_CASE("a shim killed while no runner ran: the next runner kills what it left and does not claim the job") {
+  TempDir dir;
+  pid_t pid = 0;
+  {
+    UpdateRecorder first;
+    JobRunner runner(Options(dir), first.Callback());
+    runner.Launch(MakeShellLaunch(36, GatedJob(dir, dir / "gate", 0)));
+    REQUIRE(first.WaitFor(36, Kind::KIND_STARTED));
+    pid = ReadPid(dir / "pid");
+    const pid_t shim = ShimPid(dir, 36);
+    runner.Detach();
+    REQUIRE(kill(shim, SIGKILL) == 0);
+    REQUIRE(WaitForProcessGone(shim));
+  }
+  CHECK_FALSE(ProcessGone(pid));
+  UpdateRecorder second;
+  JobRunner next(Options(dir), second.Callback());
+  // Neither running nor ended here: the daemon takes it for lost.
+  CHECK(next.RunningJobs().empty());
+  CHECK(next.RecentReports().empty());
+  CHECK(WaitForProcessGone(pid));
+}
+
+TEST_CASE("a launch whose shim cannot run fails saying so, and nothing runs") {
+  TempDir dir;
+  JobRunnerOptions options = Options(dir);
+  options.shim_program = dir / "missing-shim";
+  UpdateRecorder updates;
+  JobRunner runner(options, updates.Callback());
+  runner.Launch(MakeShellLaunch(37, "touch " + (dir / "ran")));
+  auto failed = updates.WaitFor(37, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK_THAT(failed->message(), Catch::Contains("cannot run the job shim " + (dir / "missing-shim")) &&
+                                    Catch::Contains("No such file or directory"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK_FALSE(std::ifstream(dir / "ran").good());
+}
