@@ -1,11 +1,19 @@
 #include "daemon/server/batch_committer.h"
 
-#include <cstdlib>
+#include <chrono>
+
+#include "absl/time/clock.h"
 
 #include "common/job_states.h"
 #include "common/logging.h"
 
 namespace gpusched::server {
+namespace {
+
+constexpr absl::Duration kRetryEvery = absl::Seconds(1);
+constexpr absl::Duration kFailureReport = absl::Minutes(1);  // one error line per
+
+}  // namespace
 
 BatchCommitter::~BatchCommitter() { Stop(); }
 
@@ -50,7 +58,7 @@ void BatchCommitter::RunCommits() {
       }
     }
     space_.notify_all();
-    CommitGroup(group);
+    if (!CommitGroup(group)) continue;
     {
       std::unique_lock<std::mutex> lock(mu_);
       space_.wait(lock, [this] { return committed_.size() < kMaxQueuedBatches; });
@@ -75,7 +83,7 @@ void BatchCommitter::RunReleases() {
   }
 }
 
-void BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
+bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   store::StoreBatch rows;
   std::map<uint64_t, const v1::Job*> jobs;  // a later batch's version of a job wins
   std::map<std::string, const v1::Node*> nodes;
@@ -88,17 +96,38 @@ void BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   for (const auto& [id, job] : jobs) rows.jobs.push_back(*job);
   for (const auto& [name, node] : nodes) rows.nodes.push_back(*node);
 
-  const absl::Status committed = store_.Commit(rows);
-  if (!committed.ok()) {
-    // Memory and disk now disagree; carrying on would acknowledge what a
-    // restart forgets. Fail the batch and stop: a restart reloads the truth.
-    GetLogger("daemon")->critical("cannot commit scheduler state, stopping: {}", std::string(committed.message()));
-    const absl::Status failed = absl::UnavailableError("gpuschedd could not persist the change");
-    for (const CommittedBatch& batch : group) {
-      for (const AfterCommit& done : batch.after_commit) done(failed, batch);
+  static const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
+  const absl::Time first_try = absl::Now();
+  absl::Time last_said = absl::InfinitePast();
+  while (true) {
+    const absl::Status committed = store_.Commit(rows);
+    if (committed.ok()) {
+      if (health_.CommitSucceeded()) {
+        log->warn("scheduler state written again after {}; accepting changes again",
+                  absl::FormatDuration(absl::Trunc(absl::Now() - first_try, absl::Seconds(1))));
+      }
+      return true;
     }
-    std::abort();
+    health_.CommitFailed(committed);
+    if (absl::Now() - last_said >= kFailureReport) {
+      last_said = absl::Now();
+      log->error("cannot write scheduler state ({}): refusing new changes, serving reads, retrying every {}",
+                 std::string(committed.message()), absl::FormatDuration(kRetryEvery));
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_) break;
+    wake_.wait_for(lock, std::chrono::milliseconds(absl::ToInt64Milliseconds(kRetryEvery)),
+                   [this] { return stopping_; });
+    if (stopping_) break;
   }
+  // Stopping with the store refusing: what memory holds beyond the disk is
+  // lost with the process, and was never acknowledged.
+  log->error("stopping with {} batch(es) of changes not written; they were not acknowledged", group.size());
+  const absl::Status failed = absl::UnavailableError("gpuschedd stopped before it could persist the change");
+  for (const CommittedBatch& batch : group) {
+    for (const AfterCommit& done : batch.after_commit) done(failed, batch);
+  }
+  return false;
 }
 
 void BatchCommitter::Release(std::vector<CommittedBatch>& group) {

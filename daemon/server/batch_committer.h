@@ -8,6 +8,7 @@
 
 #include "daemon/server/committed_batch.h"
 #include "daemon/server/job_event_hub.h"
+#include "daemon/server/store_health.h"
 #include "daemon/store/job_store.h"
 
 namespace gpusched::server {
@@ -19,9 +20,16 @@ namespace gpusched::server {
 // burst of submits costs few of them. Releasing (serializing replies, writing
 // to sockets) runs on a thread of its own, in commit order, so that the next
 // commit need not wait for it.
+//
+// A commit that fails (a full disk) is retried until it succeeds: the
+// scheduler's memory is then ahead of the disk, but nothing of it has left
+// the daemon, and the disk always holds a prefix of what memory went
+// through. `health` says so meanwhile, so that no new change is accepted.
+// Stopping while it fails gives the waiting batches up, unacknowledged.
 class BatchCommitter {
  public:
-  BatchCommitter(store::JobStore& store, JobEventHub& hub) : store_(store), hub_(hub) {}
+  BatchCommitter(store::JobStore& store, JobEventHub& hub, StoreHealth& health)
+      : store_(store), hub_(hub), health_(health) {}
   ~BatchCommitter();
 
   void Start();
@@ -34,11 +42,14 @@ class BatchCommitter {
 
   void RunCommits();
   void RunReleases();
-  void CommitGroup(std::vector<CommittedBatch>& group);
+  // False when it gave up (stopping while the store refuses writes): the
+  // group's callers were told, and nothing of it may be released.
+  bool CommitGroup(std::vector<CommittedBatch>& group);
   void Release(std::vector<CommittedBatch>& group);
 
   store::JobStore& store_;
   JobEventHub& hub_;
+  StoreHealth& health_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable space_;

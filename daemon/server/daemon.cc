@@ -98,8 +98,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 
   d->hub_ = std::make_unique<JobEventHub>();
-  d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_);
-  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, options.tick, d->metrics_.get());
+  d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_, d->store_health_);
+  d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, d->store_health_, options.tick,
+                                             d->metrics_.get());
   auto reads = ReadPool::Open(d->db_path_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
@@ -107,8 +108,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   CallerPolicy callers{d->local_callers_.get(), options.admins,
                        // Unauthenticated TCP callers act as the daemon's own user.
                        options.allow_unauthenticated_tcp ? UserName(geteuid()) : ""};
-  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->metrics_.get(),
-                                                             callers, options.core.allow_root_jobs);
+  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->store_health_,
+                                                             d->metrics_.get(), callers, options.core.allow_root_jobs);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up

@@ -12,6 +12,7 @@
 #include "common/defaults.h"
 #include "common/tls/tls_files.h"
 #include "daemon/core/scheduler_core.h"
+#include "daemon/server/store_health.h"
 #include "daemon/store/job_store.h"
 
 namespace grpc {
@@ -94,6 +95,7 @@ class Daemon {
   std::unique_ptr<core::SchedulerCore> core_;
   std::unique_ptr<metrics::DaemonMetrics> metrics_;  // null without metrics_listen
   std::unique_ptr<JobEventHub> hub_;
+  StoreHealth store_health_;
   std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;
   std::unique_ptr<ReadPool> reads_;

@@ -5,8 +5,8 @@
 namespace gpusched::server {
 
 SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer,
-                             absl::Duration tick, metrics::DaemonMetrics* metrics)
-    : clock_(clock), core_(core), committer_(committer), tick_(tick), metrics_(metrics) {}
+                             const StoreHealth& store, absl::Duration tick, metrics::DaemonMetrics* metrics)
+    : clock_(clock), core_(core), committer_(committer), store_(store), tick_(tick), metrics_(metrics) {}
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
@@ -61,7 +61,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   // Timed on the steady clock, not the injected one: this is the real cost
   // of a pass, which a test's manual clock would hide.
   const auto pass_start = std::chrono::steady_clock::now();
-  core_.Schedule(fx);
+  if (!store_.failing()) core_.Schedule(fx);
   priorities_.Publish(core_.priorities());
   if (metrics_ != nullptr) {
     metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "daemon/server/store_health.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "daemon/core/scheduler_core.h"
@@ -41,8 +42,10 @@ class SchedulerLoop {
   using Command = std::function<void(LoopContext&)>;
 
   // `metrics` may be null (no --metrics-listen): nothing is measured then.
-  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer, absl::Duration tick,
-                metrics::DaemonMetrics* metrics = nullptr);
+  // No placement runs while `store` fails commits: nothing started could
+  // be recorded.
+  SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer, const StoreHealth& store,
+                absl::Duration tick, metrics::DaemonMetrics* metrics = nullptr);
   ~SchedulerLoop();
 
   // Runs on the scheduler thread each time it wakes (every tick at least):
@@ -61,6 +64,7 @@ class SchedulerLoop {
   const Clock& clock_;
   core::SchedulerCore& core_;
   BatchCommitter& committer_;
+  const StoreHealth& store_;
   const absl::Duration tick_;
   std::function<void()> on_wake_;
   metrics::DaemonMetrics* const metrics_;

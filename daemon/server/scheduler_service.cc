@@ -36,13 +36,22 @@ bool RefusedCaller(const Caller& caller, grpc::ServerUnaryReactor* reactor) {
   return true;
 }
 
+// Finishes `reactor` with the refusal while the store takes no writes.
+bool RefusedChange(const StoreHealth& store, grpc::ServerUnaryReactor* reactor) {
+  absl::Status s = store.AcceptingChanges();
+  if (s.ok()) return false;
+  reactor->Finish(ToGrpcStatus(s));
+  return true;
+}
+
 // Runs a change on the scheduler thread and replies with its result once
 // the change is durable.
 template <typename Reply>
-grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, grpc::CallbackServerContext* ctx, const Caller& caller,
-                                       Reply* response, std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
+grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, const StoreHealth& store, grpc::CallbackServerContext* ctx,
+                                       const Caller& caller, Reply* response,
+                                       std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
-  if (RefusedCaller(caller, reactor)) return reactor;
+  if (RefusedCaller(caller, reactor) || RefusedChange(store, reactor)) return reactor;
   loop.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
     auto result = change(loop);
     if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
@@ -137,6 +146,10 @@ grpc::ServerUnaryReactor* SchedulerService::SubmitJob(grpc::CallbackServerContex
   if (absl::Status s = CheckSubmitter(caller, spec); !s.ok()) {
     observe();
     reactor->Finish(ToGrpcStatus(s));
+    return reactor;
+  }
+  if (RefusedChange(store_, reactor)) {
+    observe();
     return reactor;
   }
   loop_.Post([this, caller, request, response, reactor, observe, spec = std::move(spec)](LoopContext& loop) {
@@ -249,7 +262,7 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
                                                       v1::CancelJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   const Caller caller = CallerOf(ctx);
-  if (RefusedCaller(caller, reactor)) return reactor;
+  if (RefusedCaller(caller, reactor) || RefusedChange(store_, reactor)) return reactor;
   loop_.Post([this, request, response, reactor, caller](LoopContext& loop) {
     const std::string& reason = request->reason();
     absl::StatusOr<v1::Job> job = OnJobOrArray(
@@ -321,7 +334,7 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContext* ctx,
                                                       const v1::DrainNodeRequest* request, v1::Node* response) {
   const Caller caller = CallerOf(ctx);
-  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
+  return ChangeInLoop<v1::Node>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "drain a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.DrainNode(request->node(), request->reason(), loop.fx);
   });
@@ -330,7 +343,7 @@ grpc::ServerUnaryReactor* SchedulerService::DrainNode(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerContext* ctx,
                                                        const v1::ResumeNodeRequest* request, v1::Node* response) {
   const Caller caller = CallerOf(ctx);
-  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
+  return ChangeInLoop<v1::Node>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "resume a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.ResumeNode(request->node(), loop.fx);
   });
@@ -339,7 +352,7 @@ grpc::ServerUnaryReactor* SchedulerService::ResumeNode(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContext* ctx,
                                                       const v1::ProbeNodeRequest* request, v1::Node* response) {
   const Caller caller = CallerOf(ctx);
-  return ChangeInLoop<v1::Node>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
+  return ChangeInLoop<v1::Node>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "probe a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
     return loop.core.ProbeNode(request->node(), loop.fx);
   });
@@ -348,7 +361,7 @@ grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
   const Caller caller = CallerOf(ctx);
-  return ChangeInLoop<v1::Job>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
+  return ChangeInLoop<v1::Job>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     return OnJobOrArray(
         caller, loop.core, request->job_id(), request->whole_array(), "hold",
         [&](uint64_t id) { return loop.core.Hold(id, loop.fx); },
@@ -359,7 +372,7 @@ grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerContext* ctx,
                                                        const v1::ReleaseJobRequest* request, v1::Job* response) {
   const Caller caller = CallerOf(ctx);
-  return ChangeInLoop<v1::Job>(loop_, ctx, caller, response, [request, caller](LoopContext& loop) {
+  return ChangeInLoop<v1::Job>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     return OnJobOrArray(
         caller, loop.core, request->job_id(), request->whole_array(), "release",
         [&](uint64_t id) { return loop.core.Release(id, loop.fx); },

@@ -8,6 +8,7 @@
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
+#include "daemon/server/store_health.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
 namespace gpusched::server {
@@ -20,11 +21,13 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   // `metrics` may be null (no --metrics-listen). `callers` says who a caller
   // is; every call needs a user (RequireUser). Jobs run as root only with
   // `allow_root_jobs`.
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, metrics::DaemonMetrics* metrics,
-                   CallerPolicy callers, bool allow_root_jobs)
+  // While `store` fails commits, every change is refused with its reason.
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, const StoreHealth& store,
+                   metrics::DaemonMetrics* metrics, CallerPolicy callers, bool allow_root_jobs)
       : loop_(loop),
         reads_(reads),
         hub_(hub),
+        store_(store),
         metrics_(metrics),
         callers_(std::move(callers)),
         allow_root_jobs_(allow_root_jobs) {}
@@ -64,6 +67,7 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   SchedulerLoop& loop_;
   ReadPool& reads_;
   JobEventHub& hub_;
+  const StoreHealth& store_;
   metrics::DaemonMetrics* const metrics_;
   const CallerPolicy callers_;
   const bool allow_root_jobs_;

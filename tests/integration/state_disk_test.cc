@@ -1,0 +1,138 @@
+// A full state disk: the daemon refuses changes and keeps serving reads, and
+// takes changes again once there is room, losing nothing it had accepted.
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/integration/test_cluster.h"
+
+using gpusched::testing::TestCluster;
+namespace v1 = gpusched::v1;
+
+namespace {
+
+// A submit over the cluster's stub; `deadline_ms` bounds the wait for its commit.
+grpc::Status Submit(const TestCluster& cluster, const std::string& request_id, const std::string& command,
+                    size_t padding, int deadline_ms, v1::SubmitJobResponse* response) {
+  v1::SubmitJobRequest request;
+  request.set_client_request_id(request_id);
+  request.mutable_spec()->set_workdir("/tmp");
+  request.mutable_spec()->add_argv("/bin/sh");
+  request.mutable_spec()->add_argv("-c");
+  request.mutable_spec()->add_argv(command);
+  // Bytes for the state file to hold: the disk fills sooner.
+  if (padding > 0) request.mutable_spec()->add_argv(std::string(padding, 'p'));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms));
+  return cluster.stub().SubmitJob(&ctx, request, response);
+}
+
+// Fills the filesystem at `dir` with one file; returns its path.
+std::string Fill(const std::string& dir) {
+  const std::string filler = dir + "/filler";
+  const int fd = open(filler.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  REQUIRE(fd >= 0);
+  const std::string block(65536, 'x');
+  while (write(fd, block.data(), block.size()) > 0) {
+  }
+  const std::string small(512, 'x');
+  while (write(fd, small.data(), small.size()) > 0) {
+  }
+  close(fd);
+  return filler;
+}
+
+}  // namespace
+
+TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads go on, and all resumes with room",
+          "[integration]") {
+  if (geteuid() != 0) {
+    WARN("SKIPPED: not root, cannot mount a small tmpfs for the state");
+    return;
+  }
+  char tmpl[] = "/tmp/gpusched-fulldisk-XXXXXX";
+  const std::string state = mkdtemp(tmpl);
+  if (mount("tmpfs", state.c_str(), "tmpfs", 0, "size=4m") != 0) {
+    WARN("SKIPPED: cannot mount a tmpfs here: " << std::strerror(errno));
+    std::filesystem::remove_all(state);
+    return;
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() {
+      umount2(path.c_str(), MNT_DETACH);
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } unmount{state};
+
+  TestCluster cluster({{"node-a", 2}}, {"--state-dir", state});
+  const uint64_t before = cluster.Submit({"--", "/bin/true"});
+  REQUIRE(cluster.WaitForEnd(before).state() == v1::JOB_STATE_COMPLETED);
+  const std::string gate = cluster.dir() + "/gate";
+  const uint64_t running =
+      cluster.Submit({"--", "/bin/sh", "-c", "while [ ! -e " + gate + " ]; do sleep 0.05; done; exit 0"});
+  cluster.WaitForState(running, v1::JOB_STATE_RUNNING);
+
+  const std::string filler = Fill(state);
+  // Changes go on being accepted while the state file still has room in it;
+  // the first that does not fit waits for its commit, which fails.
+  std::string stuck_request;
+  grpc::Status status;
+  for (int i = 0; i < 400 && status.ok(); ++i) {
+    stuck_request = "fill-" + std::to_string(i);
+    v1::SubmitJobResponse response;
+    status = Submit(cluster, stuck_request, "exit 0", 16384, 2000, &response);
+  }
+  REQUIRE_FALSE(status.ok());
+  CHECK((status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED));
+
+  // Now every change is refused at once, saying why.
+  v1::SubmitJobResponse refused_response;
+  const grpc::Status refused = Submit(cluster, "refused", "exit 0", 0, 5000, &refused_response);
+  CHECK(refused.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK_THAT(refused.error_message(), Catch::Contains("cannot write its state") && Catch::Contains("full"));
+  const auto cancel = cluster.Cli({"cancel", std::to_string(running)});
+  CHECK(cancel.exit_code != 0);
+  CHECK_THAT(cancel.err, Catch::Contains("cannot write its state"));
+
+  // Reads still work, and the daemon is up.
+  CHECK(cluster.GetJob(before).state() == v1::JOB_STATE_COMPLETED);
+  CHECK(cluster.Cli({"status", std::to_string(running)}).exit_code == 0);
+  CHECK(cluster.Cli({"nodes"}).exit_code == 0);
+  // The job that was running ends meanwhile; its end is kept in memory.
+  std::ofstream(gate) << "go\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  CHECK_THAT(cluster.DaemonLog(), Catch::Contains("cannot write scheduler state"));
+
+  // Room again: what was accepted is written, and changes are taken again.
+  REQUIRE(unlink(filler.c_str()) == 0);
+  CHECK(cluster.WaitForEnd(running, 30).state() == v1::JOB_STATE_COMPLETED);
+  v1::SubmitJobResponse again;
+  grpc::Status after;
+  for (int i = 0; i < 100; ++i) {
+    after = Submit(cluster, "after", "exit 0", 0, 5000, &again);
+    if (after.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(after.ok());
+  CHECK(cluster.WaitForEnd(again.job().id()).state() == v1::JOB_STATE_COMPLETED);
+  // The submit whose reply never came was taken: sent again under its
+  // request id, it is a duplicate, not a second job.
+  v1::SubmitJobResponse retried;
+  REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
+  CHECK(retried.duplicate());
+  CHECK_THAT(cluster.DaemonLog(), Catch::Contains("scheduler state written again"));
+}
