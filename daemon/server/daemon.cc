@@ -14,6 +14,7 @@
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
 #include "daemon/server/batch_committer.h"
+#include "daemon/server/undecodable_request.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
@@ -132,6 +133,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<UndecodableRequestInterceptorFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(d->scheduler_service_.get());
   builder.RegisterService(d->agent_service_.get());
   d->server_ = builder.BuildAndStart();

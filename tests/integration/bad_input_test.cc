@@ -2,7 +2,12 @@
 // what is wrong, a non-zero exit, and nothing half-written.
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/grpcpp.h"
 
 #include "tests/integration/test_cluster.h"
 
@@ -108,4 +113,37 @@ TEST_CASE("jobs with megabyte scripts do not break the job list: pages end befor
   size_t jobs = 0;
   for (size_t at = all.out.find("\"spec\""); at != std::string::npos; at = all.out.find("\"spec\"", at + 1)) ++jobs;
   CHECK(jobs == 8);
+}
+
+TEST_CASE("a request that does not decode is refused with INVALID_ARGUMENT saying so, and the daemon goes on",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 1}});
+  grpc::GenericStub generic(grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials()));
+  // A field tag with a length running past the end: no SubmitJobRequest.
+  const std::string garbage = "\x0a\xff\xff\xff\x0f garbage";
+  for (const char* method : {"/gpusched.v1.Scheduler/SubmitJob", "/gpusched.v1.Scheduler/GetJob",
+                             "/gpusched.v1.Scheduler/ListNodes"}) {
+    INFO(method);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1);
+    grpc::ByteBuffer reply;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    grpc::Status status;
+    generic.UnaryCall(&ctx, method, grpc::StubOptions(), &request, &reply, [&](grpc::Status s) {
+      std::lock_guard<std::mutex> lock(mu);
+      status = std::move(s);
+      done = true;
+      cv.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return done; });
+    CHECK(status.error_code() == grpc::StatusCode::INVALID_ARGUMENT);
+    CHECK_THAT(status.error_message(), Catch::Contains("could not be decoded"));
+  }
+  // Still serving.
+  CHECK(cluster.Cli({"nodes"}).exit_code == 0);
 }

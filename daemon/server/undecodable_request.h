@@ -1,0 +1,17 @@
+#pragma once
+
+#include "grpcpp/support/server_interceptor.h"
+
+namespace gpusched::server {
+
+// gRPC's callback API answers a request it cannot decode with UNIMPLEMENTED
+// and no message, which reads as "this daemon lacks the method". This makes
+// it INVALID_ARGUMENT saying what was wrong. Only our own methods get here
+// with a decoding failure, so the status is rewritten only when the request
+// message did not decode.
+class UndecodableRequestInterceptorFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override;
+};
+
+}  // namespace gpusched::server
