@@ -130,6 +130,9 @@ Agent::Agent(AgentOptions options) : options_(std::move(options)) {}
 
 Agent::~Agent() {
   Stop();
+  // A start that failed half way: the jobs it adopted are not its to kill.
+  if (runner_ != nullptr) runner_->Detach();
+  reports_to_.store(nullptr, std::memory_order_release);
   // Stop() joined every thread; the session still points at the dispatcher,
   // the dispatcher at the runner.
   metrics_.reset();
@@ -206,12 +209,15 @@ absl::Status Agent::Start() {
   session_options.initial_backoff = std::min(session_options.initial_backoff, options.max_reconnect_backoff);
 
   // The runner reports through the session, the session hands commands to the
-  // dispatcher, the dispatcher drives the runner. No job exists before the
-  // session starts, so the runner never reports before session_ is set.
+  // dispatcher, the dispatcher drives the runner. Jobs adopted from a previous
+  // agent may end before the session exists: their reports are kept
+  // (RecentReports) and go out after the registration.
   runner_ = std::make_unique<JobRunner>(std::move(runner_options), [this](const v1::JobUpdate& update) {
+    DaemonSession* session = reports_to_.load(std::memory_order_acquire);
+    if (session == nullptr) return;
     v1::AgentMessage message;
     *message.mutable_job_update() = update;
-    session_->Send(std::move(message));
+    session->Send(std::move(message));
   });
   calibrator_ = std::make_unique<LinkCalibrator>(probe, no_probe, topology, [this](const v1::NodeProbe& result) {
     v1::AgentMessage message;
@@ -220,6 +226,7 @@ absl::Status Agent::Start() {
   });
   dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
+  reports_to_.store(session_.get(), std::memory_order_release);
   const bool calibrate = probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2;
   log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
             node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
@@ -272,7 +279,10 @@ void Agent::Stop() {
     stopped_ = true;
   }
   calibrator_->Stop();
-  if (options_.keep_jobs_on_stop) {
+  // Only shims with a lease may be left: they fence themselves when no agent
+  // comes back, where leaseless ones (no registration yet, or a daemon that
+  // gives none) would run on unwatched.
+  if (options_.keep_jobs_on_stop && runner_->JobsFenceThemselves()) {
     runner_->Detach();
   } else {
     // Jobs first, while still connected, so that their exits reach the daemon.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -106,6 +107,7 @@ class Agent {
   bool started_ = false;
   bool stopped_ = false;
   std::unique_ptr<DaemonSession> session_;
+  std::atomic<DaemonSession*> reports_to_{nullptr};  // session_, once it exists
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   std::unique_ptr<GpuSampler> gpu_sampler_;  // NVML nodes with metrics only

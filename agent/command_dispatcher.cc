@@ -60,6 +60,12 @@ std::vector<v1::AgentMessage> CommandDispatcher::OnRegistered(const v1::Register
   // No report is acknowledged, so every recent one goes again; the daemon
   // ignores those it already has.
   std::vector<v1::AgentMessage> resend;
+  // A job adopted from an agent that died before its STARTED went out would
+  // otherwise never count as started (nor be held to its time limit); the
+  // daemon ignores a STARTED it has.
+  for (v1::JobUpdate& started : runner_->StartedReports()) {
+    *resend.emplace_back().mutable_job_update() = std::move(started);
+  }
   for (v1::JobUpdate& report : runner_->RecentReports()) {
     *resend.emplace_back().mutable_job_update() = std::move(report);
   }

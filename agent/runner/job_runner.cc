@@ -63,7 +63,7 @@ void JobRunner::AdoptLeftovers() {
       ledger_.Forget(left.job_id);  // nothing of it survived the reboot
       continue;
     }
-    if (!left.shim.ended) {
+    if (!left.shim.complete()) {
       std::vector<pid_t> groups;
       for (const ShimExits::Group& g : left.shim.groups) groups.push_back(g.pgid);
       auto shim = JobShim::Adopt(left.shim.shim_pid, left.shim.shim_start, std::move(groups));
@@ -74,8 +74,10 @@ void JobRunner::AdoptLeftovers() {
         jobs_.emplace(job.id, std::move(job));
         continue;
       }
+      // It may have ended between the read above and now.
+      if (left.shim.shim_pid != 0) left.shim = ReadExits(left.job_id);
     }
-    if (left.shim.ended) {
+    if (left.shim.complete()) {
       v1::JobUpdate report = FinalReport(job, left.shim);
       log_->info("job {} (attempt {}): ended while no agent ran: {}", job.id, job.attempt,
                  report.message().empty() ? absl::StrCat("exit code ", report.exit_code()) : report.message());
@@ -327,15 +329,14 @@ void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::strin
   if (fence) {
     // Only a job with a process still running is fenced: one whose ranks
     // all exited ends as it ended.
-    const ShimExits exits = ReadExits(job.id);
-    if (!exits.groups.empty() && exits.exits.size() >= exits.groups.size()) return;
+    if (ReadExits(job.id).complete()) return;
     // No grace: the daemon may place this gang elsewhere soon.
     job.fenced = true;
     if (!job.kill_deadline) job.kill_reason = reason;
     job.kill_deadline = std::chrono::steady_clock::now();
     job.sigkill_sent = true;
     log_->error("job {}: fenced, SIGKILL now ({})", job.id, reason);
-    job.shim->Signal(kShimKillSignal);
+    job.shim->Signal(ShimFenceSignal());
     return;
   }
   if (grace <= absl::ZeroDuration()) grace = options_.default_kill_grace;
@@ -381,7 +382,7 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
       detail = absl::StrCat("rank ", exit.rank, " ", how);
     }
   }
-  if (!exits.ended) {
+  if (!exits.complete()) {
     // The shim was killed (the OOM killer, an operator): how its ranks
     // ended is lost with it, and what is left of them goes now.
     JobShim::KillGroups(exits);
@@ -399,7 +400,9 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
   }
   v1::JobUpdate report = MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, exit_code, std::move(message),
                                     job.log_dir);
-  report.set_fenced(job.fenced || exits.fenced);
+  // The shim says whether a fence found a rank still running; where it
+  // could not say (killed, or its file full), the runner's word stands.
+  report.set_fenced(exits.fenced || (job.fenced && !exits.ended));
   return report;
 }
 
@@ -478,6 +481,20 @@ void JobRunner::RenewLeases(absl::Duration lease) {
   std::lock_guard<std::mutex> lock(mu_);
   lease_ = lease;
   for (const auto& [id, job] : jobs_) job.shim->Signal(kShimRenewSignal);
+}
+
+bool JobRunner::JobsFenceThemselves() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lease_ > absl::ZeroDuration();
+}
+
+std::vector<v1::JobUpdate> JobRunner::StartedReports() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<v1::JobUpdate> started;
+  for (const auto& [id, job] : jobs_) {
+    started.push_back(MakeUpdate(id, job.attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", job.log_dir));
+  }
+  return started;
 }
 
 int JobRunner::Detach() {

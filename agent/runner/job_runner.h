@@ -115,6 +115,12 @@ class JobRunner {
   // next runner on this node to adopt. Launches after this fail. Returns how
   // many it left. After it, Shutdown does nothing.
   int Detach();
+  // Whether the shims started now get a lease (RenewLeases gave one), so
+  // that jobs left by Detach cannot outlive an agent that never returns.
+  bool JobsFenceThemselves() const;
+  // STARTED again for every job running here: a job adopted from an agent
+  // that died before its STARTED left must still be counted as started.
+  std::vector<v1::JobUpdate> StartedReports() const;
 
  private:
   using SteadyTime = std::chrono::steady_clock::time_point;

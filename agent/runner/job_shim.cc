@@ -94,6 +94,14 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   if (exits < 0) {
     return absl::ResourceExhaustedError(absl::StrCat("cannot create ", exits_path, ": ", std::strerror(errno)));
   }
+  // Room for every line the shim will write, taken now: the jobs' own logs
+  // may fill the disk later, and a lost line is a lost exit status.
+  const off_t room = 4096 + 128 * static_cast<off_t>(spec.ranks.size());
+  if (fallocate(exits, FALLOC_FL_KEEP_SIZE, 0, room) != 0 && errno != EOPNOTSUPP) {
+    const int error = errno;
+    close(exits);
+    return absl::ResourceExhaustedError(absl::StrCat("cannot make room in ", exits_path, ": ", std::strerror(error)));
+  }
   // One socket both ways: the spec in, the reply out. A socket rather than
   // pipes so that a shim that died early costs a write error, not SIGPIPE.
   int pair[2];
@@ -104,6 +112,13 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   }
   const int mine = MoveUp(pair[0]);
   const int theirs = MoveUp(pair[1]);
+  if (mine < 0 || theirs < 0) {
+    const int error = errno;
+    for (int fd : {mine, theirs, exits}) {
+      if (fd >= 0) close(fd);
+    }
+    return absl::InternalError(absl::StrCat("fcntl: ", std::strerror(error)));
+  }
   // Named after its job in ps.
   std::string name = absl::StrCat("job-", spec.job_id);
   std::string program = shim_program;
@@ -147,6 +162,7 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   if (pidfd < 0) {
     const int error = errno;
     kill(pid, kShimKillSignal);
+    Reap(pid);
     return absl::InternalError(absl::StrCat("pidfd_open of the job shim: ", std::strerror(error)));
   }
   return JobShim(pid, pidfd, ProcessStartTime(pid), *std::move(groups));

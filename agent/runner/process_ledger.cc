@@ -158,12 +158,21 @@ ProcessLedger::Loaded ProcessLedger::Load() {
     }
     Recorded recorded;
     recorded.job_id = job_id;
+    std::vector<ShimExits::Group> legacy_groups;
     do {
       if (key == "boot" && in >> value) recorded.this_boot = value == boot;
       if (key == "attempt") in >> recorded.attempt;
+      if (key == "group") {
+        // An agent from before the shims recorded its ranks' groups here.
+        ShimExits::Group g;
+        in >> g.pgid >> g.start_time;
+        if (g.pgid > 1) legacy_groups.push_back(g);
+      }
     } while (in >> key);
     std::ifstream exits(ExitsPathOf(job_id));
     recorded.shim = ParseShimExits(std::string(std::istreambuf_iterator<char>(exits), std::istreambuf_iterator<char>()));
+    // With no shim to adopt, they are killed like those of a dead shim.
+    if (recorded.shim.shim_pid == 0 && recorded.shim.groups.empty()) recorded.shim.groups = std::move(legacy_groups);
     loaded.recorded.push_back(std::move(recorded));
   }
   // No record, no job: what is left of a finished one.

@@ -23,10 +23,11 @@ namespace gpusched::agent {
 //    closes it.
 //  - The reply: one line on the shim's stdout once every rank runs,
 //    "started PGID...", or "failed MESSAGE" when one could not start (then
-//    none runs).
+//    none runs). A shim that cannot deliver "started" (its agent died)
+//    kills the ranks it started, as a fence: no agent knows of them.
 //  - Signals to the shim: SIGTERM asks the ranks to stop (it sends them
-//    SIGTERM), kShimKillSignal kills them now, kShimRenewSignal renews its
-//    lease. A shim whose lease runs out kills its ranks: the agent that
+//    SIGTERM), kShimKillSignal kills them now, ShimFenceSignal() kills them
+//    as a fence, kShimRenewSignal renews its lease. A shim whose lease runs out kills its ranks: the agent that
 //    renewed it is gone or cut off, and the daemon will give the job up.
 //  - The exits file (the shim's descriptor 3): first the shim itself
 //    ("shim PID START"), then each rank's process group once all run
@@ -34,6 +35,9 @@ namespace gpusched::agent {
 //    if the lease ran out, and "end" when none is left. It is all a later
 //    agent needs to adopt the job, or to know how it ended.
 inline constexpr int kShimKillSignal = SIGUSR1;
+// Kill now, as a fence: the shim writes "fenced" when a rank was still
+// running, so that whoever reports the job knows it was fenced.
+inline int ShimFenceSignal() { return SIGRTMIN; }
 inline constexpr int kShimRenewSignal = SIGUSR2;
 inline constexpr int kShimExitsFd = 3;
 
@@ -70,6 +74,9 @@ struct ShimExits {
   std::vector<RankExit> exits;  // in the order the shim saw them
   bool fenced = false;
   bool ended = false;
+  // Every rank's end is known: "end", or an exit line for each group (a
+  // shim that died just before writing "end").
+  bool complete() const { return ended || (!groups.empty() && exits.size() >= groups.size()); }
 };
 
 std::string FormatShimLine(pid_t pid, uint64_t start_time);

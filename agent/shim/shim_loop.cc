@@ -28,14 +28,18 @@ struct Rank {
   bool exited = false;
 };
 
-void WriteAll(int fd, absl::string_view text) {
+// False when it could not (the agent is gone, the disk is full).
+bool WriteAll(int fd, absl::string_view text) {
   while (!text.empty()) {
     const ssize_t n = write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // nobody to tell (the agent is gone, the disk full): the ranks still run
+    if (n <= 0) return false;
     text.remove_prefix(static_cast<size_t>(n));
   }
+  return true;
 }
+
+
 
 std::string ReadAll(int fd) {
   std::string out;
@@ -59,7 +63,9 @@ void SignalLive(const std::vector<Rank>& ranks, int sig) {
 sigset_t LoopSignals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, kShimKillSignal, kShimRenewSignal}) sigaddset(&set, sig);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE, kShimKillSignal, kShimRenewSignal, ShimFenceSignal()}) {
+    sigaddset(&set, sig);
+  }
   return set;
 }
 
@@ -109,40 +115,55 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
     groups.push_back(r.pid);
     WriteAll(exits_fd, FormatGroupLine({r.rank, r.pid, ProcessStartTime(r.pid)}));
   }
-  WriteAll(reply_fd, absl::StrCat("started ", absl::StrJoin(groups, " "), "\n"));
+  const bool told = WriteAll(reply_fd, absl::StrCat("started ", absl::StrJoin(groups, " "), "\n"));
   close(reply_fd);
 
-  const bool leased = spec->lease > absl::ZeroDuration();
-  const auto lease = std::chrono::milliseconds(absl::ToInt64Milliseconds(spec->lease));
-  Clock::time_point lease_end = Clock::now() + lease;
   size_t live = ranks.size();
-  while (live > 0) {
-    // Every rank is looked at on every wake: SIGCHLDs coalesce.
+  // Every rank is looked at on every wake: SIGCHLDs coalesce.
+  auto reap = [&] {
     for (Rank& r : ranks) {
       if (r.exited) continue;
       int status = 0;
       const pid_t got = waitpid(r.pid, &status, WNOHANG);
-      if (got == 0 || (got < 0 && errno == EINTR)) continue;
+      const int wait_errno = errno;
+      if (got == 0 || (got < 0 && wait_errno == EINTR)) continue;
       r.exited = true;
       --live;
       // What the rank left in its group would outlive the job and hold its
       // GPUs; the group id cannot be reused while members remain.
       kill(-r.pid, SIGKILL);
-      WriteAll(exits_fd, FormatRankExit(got < 0 ? RankExit{r.rank, 0, errno} : RankExit{r.rank, status, 0}));
+      WriteAll(exits_fd, FormatRankExit(got < 0 ? RankExit{r.rank, 0, wait_errno} : RankExit{r.rank, status, 0}));
     }
+  };
+  bool fenced = false;
+  auto fence = [&] {
+    if (fenced) return;
+    fenced = true;
+    reap();  // a rank that has ended ended as it did
+    if (live == 0) return;
+    SignalLive(ranks, SIGKILL);
+    WriteAll(exits_fd, kShimFencedLine);
+  };
+  // The agent died while the ranks started: no agent may know of them, and
+  // the daemon will run the job again.
+  if (!told) fence();
+
+  const bool leased = spec->lease > absl::ZeroDuration();
+  const auto lease = std::chrono::milliseconds(absl::ToInt64Milliseconds(spec->lease));
+  Clock::time_point lease_end = Clock::now() + lease;
+  while (true) {
+    reap();
     if (live == 0) break;
 
     const Clock::time_point now = Clock::now();
-    if (leased && now >= lease_end) {
+    if (leased && now >= lease_end && !fenced) {
       // No agent renewed the lease: the daemon is giving this job up and
       // may start it elsewhere.
-      SignalLive(ranks, SIGKILL);
-      WriteAll(exits_fd, kShimFencedLine);
-      lease_end = Clock::time_point::max();
+      fence();
       continue;
     }
     auto wait = std::chrono::milliseconds(1000);
-    if (leased && lease_end != Clock::time_point::max()) {
+    if (leased && !fenced) {
       wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(lease_end - now));
     }
     const timespec timeout = {static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000};
@@ -152,7 +173,9 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
       SignalLive(ranks, SIGTERM);
     } else if (sig == kShimKillSignal) {
       SignalLive(ranks, SIGKILL);
-    } else if (sig == kShimRenewSignal && lease_end != Clock::time_point::max()) {
+    } else if (sig == ShimFenceSignal()) {
+      fence();
+    } else if (sig == kShimRenewSignal) {
       lease_end = Clock::now() + lease;
     }
     // SIGCHLD: reaped above. SIGINT, SIGHUP, SIGPIPE: not the job's business.

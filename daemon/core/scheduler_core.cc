@@ -300,6 +300,11 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
       killed.insert(id);
     } else {
       reported.insert(id);
+      // Being stopped when its agent went away: an agent that restarted and
+      // kept the job never heard the kill, and the old one's grace died with it.
+      if (it->second.job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
+        fx.agent_commands.push_back({name, KillMessage(id, attempt, it->second.job.reason())});
+      }
     }
   }
   // Until the agent reports them gone, their processes may still run: no

@@ -115,10 +115,9 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
                  std::string(committed.message()), absl::FormatDuration(kRetryEvery));
     }
     std::unique_lock<std::mutex> lock(mu_);
-    if (stopping_) break;
+    if (stopping_) break;  // tried once more since the stop began
     wake_.wait_for(lock, std::chrono::milliseconds(absl::ToInt64Milliseconds(kRetryEvery)),
                    [this] { return stopping_; });
-    if (stopping_) break;
   }
   // Stopping with the store refusing: what memory holds beyond the disk is
   // lost with the process, and was never acknowledged.

@@ -1,11 +1,15 @@
 // Jobs outlive their runner: each runs under its shim (gpusched-shim), which
 // the next runner on the node adopts.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -13,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "agent/runner/job_runner.h"
+#include "agent/runner/process_start_time.h"
 #include "agent/runner/shim_protocol.h"
 #include "test_util.h"
 
@@ -212,4 +217,68 @@ TEST_CASE("a launch whose shim cannot run fails saying so, and nothing runs") {
                                     Catch::Contains("No such file or directory"));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   CHECK_FALSE(std::ifstream(dir / "ran").good());
+}
+
+TEST_CASE("a shim that cannot tell its agent the ranks started kills them: no agent knows of them") {
+  TempDir dir;
+  ShimSpec spec;
+  spec.job_id = 38;
+  ProcessSpec rank;
+  rank.executable = "/bin/sh";
+  rank.argv = {"/bin/sh", "-c", absl::StrCat("echo $$ > ", dir / "pid", "; exec sleep 30")};
+  rank.workdir = "/";
+  rank.log_path = dir / "rank-0.log";
+  spec.ranks = {rank};
+  const std::string exits_path = dir / "exits";
+  const int exits = open(exits_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  REQUIRE(exits >= 0);
+  int pair[2];
+  REQUIRE(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+  const pid_t shim = fork();
+  if (shim == 0) {
+    dup2(pair[1], 0);
+    dup2(pair[1], 1);
+    dup2(exits, 3);
+    close_range(4, ~0U, 0);
+    char program[] = GPUSCHED_SHIM_BINARY;
+    char* argv[] = {program, nullptr};
+    execv(program, argv);
+    _exit(127);
+  }
+  close(pair[1]);
+  close(exits);
+  const std::string encoded = EncodeShimSpec(spec);
+  REQUIRE(write(pair[0], encoded.data(), encoded.size()) == static_cast<ssize_t>(encoded.size()));
+  close(pair[0]);  // the agent dies before the reply
+  int status = 0;
+  REQUIRE(waitpid(shim, &status, 0) == shim);
+  CHECK(WIFEXITED(status));
+  const ShimExits ended = ParseShimExits(ReadFile(exits_path));
+  CHECK(ended.fenced);
+  CHECK(ended.ended);
+  REQUIRE(ended.exits.size() == 1);
+  CHECK(WTERMSIG(ended.exits[0].wait_status) == SIGKILL);
+}
+
+TEST_CASE("a record left by an agent from before the shims: its ranks' groups are killed, not left running") {
+  TempDir dir;
+  // A process group leader, as the old agent started ranks.
+  const pid_t rank = fork();
+  if (rank == 0) {
+    setsid();
+    execl("/bin/sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::string boot = ReadFile("/proc/sys/kernel/random/boot_id");
+  boot = boot.substr(0, boot.find('\n'));
+  std::filesystem::create_directories(dir / "running/test-node");
+  WriteFile(dir / "running/test-node/job-39",
+            absl::StrCat("boot ", boot, "\nattempt 0\ngroup ", rank, " ", ProcessStartTime(rank), "\n"));
+  UpdateRecorder updates;
+  JobRunner runner(Options(dir), updates.Callback());
+  CHECK(runner.RunningJobs().empty());
+  int status = 0;
+  REQUIRE(waitpid(rank, &status, 0) == rank);
+  CHECK(WTERMSIG(status) == SIGKILL);
 }

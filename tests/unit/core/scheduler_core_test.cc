@@ -289,6 +289,30 @@ TEST_CASE("a disconnected agent that returns in time keeps its jobs") {
   CHECK(h.StateOf(id) == v1::JOB_STATE_COMPLETED);
 }
 
+TEST_CASE("a job being stopped when its agent restarted is sent its kill again: the new agent never heard it") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  uint64_t id = h.Submit(GpuJob(2));
+  h.Pass();
+  h.Report("a", id, JobUpdate::KIND_STARTED);
+  REQUIRE(h.core.Cancel(id, "no longer needed", h.fx).ok());
+  REQUIRE(h.Sent("a", DaemonMessage::kKill).size() == 1);
+  h.core.AgentDisconnected("a", h.fx);
+  h.Drain();
+  // The restarted agent adopted the job, which still runs.
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("a", 4);
+  reg.add_running_job_ids(id);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  CHECK(ack.kill_job_ids_size() == 0);  // still this attempt's to end and report
+  auto kills = h.Sent("a", DaemonMessage::kKill);
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].kill().job_id() == id);
+  h.Report("a", id, JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(id) == v1::JOB_STATE_CANCELLED);
+}
+
 TEST_CASE("a drained node takes no new job, keeps its running ones, and stays drained across restarts") {
   CoreHarness h;
   h.AddNode("a", 4);

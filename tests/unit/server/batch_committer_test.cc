@@ -38,6 +38,37 @@ class RecordingStore final : public store::JobStore {
   std::vector<store::StoreBatch> commits_;
 };
 
+// Fails its commits (a full disk) while `full` is set.
+class FillableStore final : public store::JobStore {
+ public:
+  absl::StatusOr<store::RecoveredState> Recover() override { return store::RecoveredState{}; }
+  absl::Status Commit(const store::StoreBatch& batch) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++attempts_;
+    if (full_) return absl::InternalError("sqlite error in COMMIT: database or disk is full");
+    for (const v1::Job& job : batch.jobs) committed_.push_back(job.id());
+    return absl::OkStatus();
+  }
+  void SetFull(bool full) {
+    std::lock_guard<std::mutex> lock(mu_);
+    full_ = full;
+  }
+  int attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return attempts_;
+  }
+  std::vector<uint64_t> committed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return committed_;
+  }
+
+ private:
+  std::mutex mu_;
+  bool full_ = false;
+  int attempts_ = 0;
+  std::vector<uint64_t> committed_;
+};
+
 class RecordingChannel final : public server::AgentChannel {
  public:
   void Send(const v1::DaemonMessage& message) override {
@@ -70,7 +101,8 @@ server::CommittedBatch Batch(uint64_t job, v1::JobState state, std::shared_ptr<R
 TEST_CASE("nothing is released before its batch is durable; queued batches share one commit, in order") {
   RecordingStore store;
   server::JobEventHub hub;
-  server::BatchCommitter committer(store, hub);
+  server::StoreHealth health;
+  server::BatchCommitter committer(store, hub, health);
   auto channel = std::make_shared<RecordingChannel>();
   std::vector<std::string> log;
   std::mutex log_mu;
@@ -98,4 +130,55 @@ TEST_CASE("nothing is released before its batch is durable; queued batches share
   CHECK(commits[1].jobs[0].state() == v1::JOB_STATE_STARTING);
   CHECK(log == std::vector<std::string>{"1 ok 1", "2 ok 1", "2 ok 2"});
   CHECK(channel->sent == std::vector<uint64_t>{1, 2, 2});
+}
+
+TEST_CASE("a commit that fails is retried until it fits; meanwhile changes are refused, and nothing leaves early") {
+  FillableStore store;
+  server::JobEventHub hub;
+  server::StoreHealth health;
+  server::BatchCommitter committer(store, hub, health);
+  auto channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  committer.Start();
+  CHECK(health.AcceptingChanges().ok());
+
+  store.SetFull(true);
+  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
+  for (int i = 0; i < 200 && store.attempts() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(store.attempts() >= 2);  // retried
+  const absl::Status refusal = health.AcceptingChanges();
+  CHECK(refusal.code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(std::string(refusal.message()), Catch::Contains("database or disk is full"));
+  committer.Hand(Batch(2, v1::JOB_STATE_PENDING, channel, log, log_mu));  // accepted before the refusal began
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    CHECK(log.empty());
+  }
+  CHECK(channel->sent.empty());
+
+  store.SetFull(false);
+  committer.Stop();
+  CHECK(store.committed() == std::vector<uint64_t>{1, 2});
+  CHECK(log == std::vector<std::string>{"1 ok 1", "2 ok 1"});
+  CHECK(channel->sent == std::vector<uint64_t>{1, 2});
+  CHECK(health.AcceptingChanges().ok());
+}
+
+TEST_CASE("stopping while commits fail gives the waiting batches up, unacknowledged and unsent") {
+  FillableStore store;
+  server::JobEventHub hub;
+  server::StoreHealth health;
+  server::BatchCommitter committer(store, hub, health);
+  auto channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  committer.Start();
+  store.SetFull(true);
+  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
+  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  committer.Stop();
+  CHECK(store.committed().empty());
+  CHECK(log == std::vector<std::string>{"1 failed 1"});
+  CHECK(channel->sent.empty());
 }
