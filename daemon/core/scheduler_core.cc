@@ -546,11 +546,10 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
-std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds() const {
+std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting) const {
   const absl::Time now = clock_.Now();
   std::vector<ExpectedEnd> ends;
-  for (uint64_t id : placed_) {
-    const v1::Job& job = active_.at(id).job;
+  auto add = [&](const v1::Job& job) {
     absl::Time end = absl::InfiniteFuture();
     if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
       end = now + options_.kill_grace;  // SIGKILL follows the grace
@@ -558,14 +557,26 @@ std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds() const {
       absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
       end = std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + options_.kill_grace;
     }
-    if (end != absl::InfiniteFuture()) ends.push_back({end, id, &job.allocation()});
-  }
+    if (end != absl::InfiniteFuture()) ends.push_back({end, job.id(), &job.allocation()});
+  };
+  for (uint64_t id : placed_) add(active_.at(id).job);
+  // Placed a moment ago, not yet started: their GPUs are as taken.
+  for (const ActiveJob* a : starting) add(a->job);
   return ends;
+}
+
+uint64_t SchedulerCore::CompetingQueues(uint64_t queue_bit) const {
+  uint64_t competing = 0;
+  for (const NodeScan& n : cluster_.scan()) {
+    if ((n.queue_mask & queue_bit) != 0) competing |= n.queue_mask;
+  }
+  return competing;
 }
 
 std::string SchedulerCore::ShapeKey(const GangRequest& r) {
   return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
-                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology);
+                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
+                      r.queue_bit);
 }
 
 bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when) const {
@@ -577,29 +588,32 @@ void SchedulerCore::Schedule(Effects& fx) {
   // Pointers into active_ (whose nodes do not move): a pass over thousands
   // of jobs looks none of them up again.
   std::vector<ActiveJob*> to_start;
-  std::string blocked_by;
+  // The queues whose jobs wait behind a head that cannot start and has no
+  // reservation (as queue_mask bits): only jobs that compete with it for
+  // nodes are held back, the way Slurm blocks per partition.
+  uint64_t blocked = 0;
   std::optional<Reservation> reservation;
+  uint64_t reserved_for = 0;  // the queues that compete with the reserved job
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
-  size_t depth = 0;
-  std::vector<ActiveJob*> throttled;
-  const std::vector<ActiveJob*> order = RankPending(throttled);
+  std::vector<ActiveJob*> throttled, held;
+  const std::vector<ActiveJob*> order = RankPending(throttled, held);
   KeepFairShare(fx);
   for (ActiveJob* t : throttled) {
     ClearEstimatedStart(*t, fx);
     SetWaitReason(*t, ArrayLimitReason(t->job), fx);
   }
+  // Like a job over its queue's limit, a held job neither takes the
+  // reservation nor holds back the jobs behind it.
+  for (ActiveJob* h : held) {
+    ClearEstimatedStart(*h, fx);
+    SetWaitReason(*h, "held: waits until released (gpusched release)", fx);
+  }
   for (ActiveJob* next : order) {
-    if (++depth > options_.queue_depth) break;
     ActiveJob& a = *next;
     const uint64_t job_id = a.job.id();
-    // Held, or waiting for other jobs: like a job over its queue's limit,
-    // it neither takes the reservation nor holds back the jobs behind it.
-    if (a.job.held()) {
-      ClearEstimatedStart(a, fx);
-      SetWaitReason(a, "held: waits until released (gpusched release)", fx);
-      continue;
-    }
+    // Waiting for other jobs: it neither takes the reservation nor holds
+    // back the jobs behind it.
     if (a.job.spec().dependencies_size() > 0) {
       const DependencyVerdict verdict =
           CheckDependencies(a.job.spec(), [this](uint64_t id) { return StateOf(id); });
@@ -613,9 +627,10 @@ void SchedulerCore::Schedule(Effects& fx) {
         continue;
       }
     }
-    if (!blocked_by.empty()) {
+    const GangRequest request = RequestFor(a.job);
+    if ((request.queue_bit & blocked) != 0) {
       ClearEstimatedStart(a, fx);
-      SetWaitReason(a, blocked_by, fx);
+      SetWaitReason(a, std::string(kBlockedBehindHead), fx);
       continue;
     }
     // Over its queue's limit it could not start even on free GPUs: it
@@ -625,7 +640,6 @@ void SchedulerCore::Schedule(Effects& fx) {
       SetWaitReason(a, limit, fx);
       continue;
     }
-    const GangRequest request = RequestFor(a.job);
     // Within a pass free resources only shrink (a backfilled job's brief use
     // of the reserved GPUs below is never cached), so a shape that failed
     // once fails again: thousands of queued jobs share a few shapes.
@@ -647,28 +661,34 @@ void SchedulerCore::Schedule(Effects& fx) {
       if (placement.placed()) continue;
     }
     if (!placement.placed()) {
-      if (reservation.has_value()) {
+      if (reservation.has_value() && (request.queue_bit & reserved_for) != 0) {
         ClearEstimatedStart(a, fx);
         SetWaitReason(a, absl::StrCat(placement.reason(), "; job ", reservation->job_id, " holds a reservation"), fx);
         continue;
       }
-      reservation = Preempt(a, request, fx);
-      if (reservation.has_value()) {
-        hold.emplace(cluster_, *reservation);
-        continue;
-      }
-      reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds());
+      // One reservation a pass: a job of queues apart from the reserved
+      // one's holds its own queues back instead.
       if (!reservation.has_value()) {
+        reservation = Preempt(a, request, fx);
+        if (reservation.has_value()) {
+          reserved_for = CompetingQueues(request.queue_bit);
+          hold.emplace(cluster_, *reservation);
+          continue;
+        }
+        reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds(to_start));
+      }
+      if (!reservation.has_value() || reservation->job_id != job_id) {
         ClearEstimatedStart(a, fx);
         SetWaitReason(a, placement.reason(), fx);
         // Nothing guarantees when it could start (running jobs without time
-        // limits): letting smaller jobs pass could starve it, so none do.
-        // The reason names no job: it then stays the same while the head of
-        // the queue changes, instead of rewriting (and persisting) every
-        // waiting job's row each time a job starts.
-        blocked_by = std::string(kBlockedBehindHead);
+        // limits): letting smaller jobs of its nodes pass could starve it,
+        // so none do. The reason names no job: it then stays the same while
+        // the head of the queue changes, instead of rewriting (and
+        // persisting) every waiting job's row each time a job starts.
+        blocked |= CompetingQueues(request.queue_bit);
         continue;
       }
+      reserved_for = CompetingQueues(request.queue_bit);
       SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ",
                                     absl::FormatTime("%Y-%m-%d %H:%M:%S", reservation->start, absl::UTCTimeZone()),
                                     " UTC"),

@@ -216,8 +216,9 @@ class SchedulerCore {
   void KeepFairShare(Effects& fx);
   // Pending jobs in the order a pass considers them; fills priorities_.
   // `throttled` gets the array tasks that may not start this pass because
-  // of their array's limit, which the order leaves out.
-  std::vector<ActiveJob*> RankPending(std::vector<ActiveJob*>& throttled);
+  // of their array's limit, and `held` the held jobs: the order leaves both
+  // out, so that they take no place in queue_depth.
+  std::vector<ActiveJob*> RankPending(std::vector<ActiveJob*>& throttled, std::vector<ActiveJob*>& held);
   // Stops the gangs of lower tiers that keep `a` from being placed, when
   // that is enough; the placement they make room for, to hold for it.
   std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
@@ -251,9 +252,13 @@ class SchedulerCore {
   void JudgeCalibration(const std::string& node, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
-  // When each placed job will have let go of its GPUs at the latest; jobs
-  // without a time limit are left out (they may never end).
-  std::vector<ExpectedEnd> ExpectedEnds() const;
+  // When each placed job will have let go of its GPUs at the latest, those
+  // placed earlier in this pass (`starting`) included; jobs without a time
+  // limit are left out (they may never end).
+  std::vector<ExpectedEnd> ExpectedEnds(const std::vector<ActiveJob*>& starting) const;
+  // The queues (as NodeSlot::queue_mask bits) that share a node with the
+  // queue of `queue_bit`: whose jobs compete with its jobs for nodes.
+  uint64_t CompetingQueues(uint64_t queue_bit) const;
   // Everything placement looks at, as one string: equal keys, equal answers.
   static std::string ShapeKey(const GangRequest& request);
   // Whether `job`, started now, is gone by `when` whatever it does.

@@ -151,7 +151,8 @@ void SchedulerCore::KeepFairShareNow(Effects& fx) {
 
 void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { fair_share_.Restore(usage); }
 
-std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<ActiveJob*>& throttled) {
+std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<ActiveJob*>& throttled,
+                                                                  std::vector<ActiveJob*>& held) {
   const absl::Time now = clock_.Now();
   // Tasks of a job array beyond what its limit lets start this pass take no
   // place in the queue depth: a throttled sweep of thousands must not hide
@@ -172,11 +173,16 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     scores_.clear();
     std::vector<ActiveJob*> order;
     for (const auto& [key, a] : pending_) {
+      if (a->job.held()) {
+        held.push_back(a);
+        continue;
+      }
+      // Past the depth only the held are looked for, to say why they wait.
+      if (order.size() >= options_.queue_depth) continue;
       if (over_limit(a->job)) {
         throttled.push_back(a);
         continue;
       }
-      if (order.size() >= options_.queue_depth) break;
       PriorityScore score;
       score.job = score.total = static_cast<double>(key.priority);
       scores_.emplace_back(key.job_id, score);
@@ -217,6 +223,10 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
     const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
     scores_.emplace_back(key.job_id, score);
+    if (a->job.held()) {
+      held.push_back(a);
+      continue;
+    }
     if (over_limit(a->job)) {
       throttled.push_back(a);
       continue;

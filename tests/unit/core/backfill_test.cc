@@ -127,3 +127,40 @@ TEST_CASE("without time limits nothing can be promised, so nothing passes the he
   CHECK(h.Persisted(small).reason() == "waiting behind a higher-priority job that cannot start yet");
   (void)filler;
 }
+
+TEST_CASE("a reservation counts the jobs started earlier in the same pass: backfill never delays the reserved job") {
+  // Plain priority order: the story's jobs come up in the order it tells.
+  core::CoreOptions options = CoreHarness::Options();
+  options.queues.weights = core::PriorityWeights{0, 0, 0, 0};
+  CoreHarness h(options);
+  for (int n = 0; n < 4; ++n) h.AddNode("n" + std::to_string(n), 8);
+  const uint64_t x = h.Submit(Limited(GpuJob(16, 2, 8), 1000));  // whole nodes, as the story has it
+  h.Pass();
+  const v1::Allocation x_on = h.Persisted(x).allocation();  // copied: each report rewrites the row
+  for (const auto& part : x_on.nodes()) Run(h, part.node(), x);
+  Advance(h, absl::Seconds(1), 4);
+  const absl::Time arrived = h.clock.Now();
+  // Considered in this order.
+  auto with_priority = [](v1::JobSpec spec, int priority) {
+    spec.set_priority(priority);
+    return spec;
+  };
+  const uint64_t j = h.Submit(with_priority(Limited(GpuJob(8, 1, 8), 100), 30));
+  const uint64_t big = h.Submit(with_priority(Limited(GpuJob(16, 2, 8), 100), 20));
+  const uint64_t l = h.Submit(with_priority(Limited(GpuJob(8, 1, 8), 10000), 10));
+  h.Pass();
+  // J takes the third node; the 16-GPU job waits for J's end, not X's, and
+  // the long one may not take the fourth node it needs.
+  CHECK(h.StateOf(j) == v1::JOB_STATE_STARTING);
+  REQUIRE(h.StateOf(big) == v1::JOB_STATE_PENDING);
+  REQUIRE(h.Persisted(big).has_estimated_start_time());
+  CHECK(FromProtoTime(h.Persisted(big).estimated_start_time()) == arrived + absl::Seconds(100) + absl::Seconds(5));
+  CHECK(h.StateOf(l) == v1::JOB_STATE_PENDING);
+
+  Run(h, NodeOf(h, j), j);
+  Advance(h, absl::Seconds(100), 4);
+  h.Report(NodeOf(h, j), j, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(big) == v1::JOB_STATE_STARTING);  // at J's end, long before X's
+  CHECK(h.StateOf(l) == v1::JOB_STATE_PENDING);
+}

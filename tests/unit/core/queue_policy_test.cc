@@ -515,3 +515,70 @@ TEST_CASE("fair share: the usage is kept every minute and a restarted core ranks
   CHECK(after.StateOf(alices) == v1::JOB_STATE_PENDING);
   CHECK(after.core.PriorityOf(alices)->fair_share == Approx(0.25).epsilon(0.01));
 }
+
+namespace {
+
+// Queue "on-a" may use node a only, "on-b" node b only.
+CoreOptions DisjointQueues() {
+  QueueSpec on_a = QueueSpec::Named("on-a"), on_b = QueueSpec::Named("on-b");
+  on_a.nodes = "a";
+  on_b.nodes = "b";
+  return WithQueues({on_a, on_b});
+}
+
+}  // namespace
+
+TEST_CASE("a job of another queue's nodes does not inherit a same-shaped job's 'cannot be placed'") {
+  CoreHarness h(DisjointQueues());
+  h.AddNode("a", 2);
+  h.AddNode("b", 2);
+  v1::JobSpec busy = In("on-b", GpuJob(2));
+  busy.set_time_limit_s(3600);  // b frees up at a known time: the next job of b gets a reservation
+  const uint64_t running = h.Submit(busy);
+  h.Pass();
+  StartOn(h, running);
+  const uint64_t waits_for_b = h.Submit(In("on-b", GpuJob(2)));
+  const uint64_t fits_on_a = h.Submit(In("on-a", GpuJob(2)));
+  h.Pass();
+  CHECK(h.StateOf(waits_for_b) == v1::JOB_STATE_PENDING);
+  CHECK(h.StateOf(fits_on_a) == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("a blocked head holds back only the jobs that compete with it for nodes") {
+  CoreHarness h(DisjointQueues());
+  h.AddNode("a", 2);
+  h.AddNode("b", 2);
+  // b is taken by a job without a time limit: the next job of b cannot be
+  // given a reservation, and blocks b's queue.
+  const uint64_t running = h.Submit(In("on-b", GpuJob(2)));
+  h.Pass();
+  StartOn(h, running);
+  const uint64_t head = h.Submit(In("on-b", GpuJob(2)));
+  const uint64_t behind_on_b = h.Submit(In("on-b", GpuJob(1)));
+  const uint64_t on_a = h.Submit(In("on-a", GpuJob(1)));
+  h.Pass();
+  CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
+  CHECK(h.StateOf(behind_on_b) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(behind_on_b).reason(), Catch::Contains("waiting behind a higher-priority job"));
+  // Node a shares nothing with the blocked head: its job runs.
+  CHECK(h.StateOf(on_a) == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("held jobs take no place in the queue depth: thousands of them cannot starve a runnable job") {
+  CoreOptions options = CoreHarness::Options();
+  options.queue_depth = 5;
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  std::vector<uint64_t> held;
+  for (int i = 0; i < 20; ++i) {
+    held.push_back(h.Submit(GpuJob(1)));
+    REQUIRE(h.core.Hold(held.back(), h.fx).ok());
+  }
+  const uint64_t runnable = h.Submit(GpuJob(1));
+  h.Pass();
+  CHECK(h.StateOf(runnable) == v1::JOB_STATE_STARTING);
+  for (uint64_t id : held) {
+    CHECK(h.StateOf(id) == v1::JOB_STATE_PENDING);
+    CHECK_THAT(h.Persisted(id).reason(), Catch::StartsWith("held"));
+  }
+}
