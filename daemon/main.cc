@@ -205,6 +205,7 @@ int main(int argc, char** argv) {
   int64_t tick_ms = kTickMs.default_value;
   int64_t not_responding_ms = kNodeNotRespondingMs.default_value;
   int64_t down_ms = kNodeDownMs.default_value;
+  int64_t head_blocks_after_h = gpusched::daemon::kHeadBlocksAfterH.default_value;
   int64_t probe_drain_below_percent = kProbeDrainBelowPercent.default_value;
   int64_t preflight_min_percent = kPreflightMinPercent.default_value;
 
@@ -225,6 +226,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--node-not-responding-ms", not_responding_ms, "silence before a node takes no new jobs")
       ->check(CLI::Range(kNodeNotRespondingMs.min, kNodeNotRespondingMs.max))
+      ->capture_default_str();
+  serve->add_option("--head-blocks-after-h", head_blocks_after_h,
+                    "hours a job that can start neither now nor by a reservation (the jobs it waits for have no "
+                    "time limits) lets smaller jobs pass it before it holds them back until it starts; 0 = strict "
+                    "queue order")
+      ->check(CLI::Range(gpusched::daemon::kHeadBlocksAfterH.min, gpusched::daemon::kHeadBlocksAfterH.max))
       ->capture_default_str();
   serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
       ->check(CLI::Range(kNodeDownMs.min, kNodeDownMs.max))
@@ -328,6 +335,7 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--tick-ms", file->tick_ms, tick_ms);
     unless_flag(serve, "--node-not-responding-ms", file->node_not_responding_ms, not_responding_ms);
     unless_flag(serve, "--node-down-ms", file->node_down_ms, down_ms);
+    unless_flag(serve, "--head-blocks-after-h", file->head_blocks_after_h, head_blocks_after_h);
     unless_flag(serve, "--probe-drain-below-percent", file->probe_drain_below_percent, probe_drain_below_percent);
     unless_flag(serve, "--preflight-min-percent", file->preflight_min_percent, preflight_min_percent);
     unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
@@ -352,6 +360,7 @@ int main(int argc, char** argv) {
   options.tick = absl::Milliseconds(tick_ms);
   options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);
   options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
+  options.core.head_blocks_after = absl::Hours(head_blocks_after_h);
   options.core.probe.drain_below = static_cast<double>(probe_drain_below_percent) / 100;
   options.core.probe.preflight_min = static_cast<double>(preflight_min_percent) / 100;
 

@@ -261,7 +261,10 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   spec.job_id = launch.job_id();
   {
     std::lock_guard<std::mutex> lock(mu_);
-    spec.lease = lease_;
+    // A tenth longer than the agent's own: a live agent fences first, and
+    // says why; still well inside the daemon's margin (it gives the node up
+    // at 4/3 of the lease).
+    spec.lease = lease_ + lease_ / 10;
   }
   spec.ranks = std::move(plan->processes);
   if (options_.shim_program.empty()) return absl::FailedPreconditionError("this agent has no job shim configured");

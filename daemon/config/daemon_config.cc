@@ -39,7 +39,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
-                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key,
+                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key, kHeadBlocksAfterH.key,
                     kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
                     tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins",
                     "allow_unauthenticated_tcp", "allow_root_jobs"});
@@ -58,6 +58,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.kill_grace_ms = Int(reader, kKillGraceMs);
   config.node_not_responding_ms = Int(reader, kNodeNotRespondingMs);
   config.node_down_ms = Int(reader, kNodeDownMs);
+  config.head_blocks_after_h = Int(reader, kHeadBlocksAfterH);
   config.probe_drain_below_percent = Int(reader, kProbeDrainBelowPercent);
   config.preflight_min_percent = Int(reader, kPreflightMinPercent);
   if (config.node_not_responding_ms && config.node_down_ms && *config.node_down_ms < *config.node_not_responding_ms) {
@@ -123,6 +124,7 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add(kKillGraceMs.key, config.kill_grace_ms);
   add(kNodeNotRespondingMs.key, config.node_not_responding_ms);
   add(kNodeDownMs.key, config.node_down_ms);
+  add(kHeadBlocksAfterH.key, config.head_blocks_after_h);
   add(kProbeDrainBelowPercent.key, config.probe_drain_below_percent);
   add(kPreflightMinPercent.key, config.preflight_min_percent);
   add("tls_cert", config.tls_cert);

@@ -679,6 +679,14 @@ void SchedulerCore::Schedule(Effects& fx) {
       }
       if (!reservation.has_value() || reservation->job_id != job_id) {
         ClearEstimatedStart(a, fx);
+        const absl::Duration waited = clock_.Now() - FromProtoTime(a.job.submit_time());
+        if (waited < options_.head_blocks_after) {
+          // Jobs behind it may pass it for now.
+          SetWaitReason(a, absl::StrCat(placement.reason(), "; smaller jobs may pass it until it has waited ",
+                                        absl::FormatDuration(options_.head_blocks_after)),
+                        fx);
+          continue;
+        }
         SetWaitReason(a, placement.reason(), fx);
         // Nothing guarantees when it could start (running jobs without time
         // limits): letting smaller jobs of its nodes pass could starve it,

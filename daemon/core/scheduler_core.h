@@ -42,6 +42,13 @@ struct CoreOptions {
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
   // jobs further back keep their last reason until they come within reach.
   size_t queue_depth = 500;
+  // A job that can start neither now nor by a reservation (the jobs it
+  // waits for have no time limits) lets the jobs that compete with it for
+  // nodes pass it until it has waited this long; from then on it holds them
+  // back until it starts, so that no job waits without bound behind smaller
+  // ones. Zero: it holds them back at once (strict queue order). The
+  // daemon's default (daemon/config: head_blocks_after_h).
+  absl::Duration head_blocks_after = absl::Hours(72);
   // A node silent this long (no heartbeat, or its stream gone) takes no new
   // work; its jobs keep running, since its agent keeps them alive.
   absl::Duration node_not_responding_after = absl::Seconds(30);

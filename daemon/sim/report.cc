@@ -58,7 +58,11 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
                   run.time_limit_factor > 0
                       ? absl::StrCat("time limit = ", Fixed(run.time_limit_factor, 2),
                                      " x trace duration (backfill plans with it; a job slowed past it ends TIMEOUT)")
-                      : std::string("no time limits (backfill has nothing to plan with: strict queue order)"),
+                      : run.head_blocks_after == absl::ZeroDuration()
+                            ? std::string("no time limits (backfill has nothing to plan with: strict queue order)")
+                            : absl::StrCat("no time limits (no reservations: a job that cannot start lets smaller "
+                                           "ones pass for ",
+                                           absl::FormatDuration(run.head_blocks_after), ", then holds them back)"),
                   "\n");
   if (run.model.slowdown) {
     absl::StrAppend(&out, "runtime  duration x (1 + ", Fixed(run.model.comm_share, 2),

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <string>
+
+#include "absl/time/time.h"
 #include <vector>
 
 #include "daemon/sim/metrics.h"
@@ -17,6 +19,8 @@ struct RunDescription {
   std::string cluster_summary;
   RuntimeModel model;
   double time_limit_factor = 0;
+  // How long a job that cannot be given a reservation lets smaller ones pass.
+  absl::Duration head_blocks_after = absl::ZeroDuration();
   std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
 };
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "daemon/core/scheduler_core.h"
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
 #include "daemon/sim/report.h"
@@ -65,6 +66,9 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.policy = policy;
     sim.model = options.model;
     sim.queue_depth = options.queue_depth;
+    if (options.head_blocks_after_h >= 0) {
+      sim.head_blocks_after = absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600));
+    }
     sim.topology_mode = options.topology_mode;
     sim.topology_wait_s = options.topology_wait_s;
     sim.time_limit_factor = options.time_limit_factor;
@@ -89,6 +93,9 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.cluster_summary = cluster->summary;
   run.model = options.model;
   run.time_limit_factor = options.time_limit_factor;
+  run.head_blocks_after = options.head_blocks_after_h >= 0
+                              ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
+                              : core::CoreOptions{}.head_blocks_after;
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:
       run.job_topology = options.topology_wait_s > 0 ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")
@@ -131,8 +138,9 @@ std::string SimulateHelpFooter() {
       "collectives not overlapped at all on 4-GPU nodes). 1-GPU jobs never slow down; --no-slowdown turns it off.\n\n"
       "Queue: the core's own order and EASY backfill. Backfill plans with time limits, which traces do not\n"
       "have: --time-limit-factor F gives each job F x its trace duration (a job slowed past it ends TIMEOUT);\n"
-      "without it no job may pass the head of the queue, the outcome does not depend on --queue-depth, and\n"
-      "--queue-depth 1 replays faster (the core looks at fewer queued jobs in each pass).\n\n"
+      "without it a job that cannot start lets smaller ones pass it for --head-blocks-after-h hours (the\n"
+      "daemon's default 72), then holds them back; with --head-blocks-after-h 0 (strict order) no job may pass\n"
+      "the head of the queue, the outcome does not depend on --queue-depth, and --queue-depth 1 replays faster.\n\n"
       "Metrics per policy: JCT and queueing delay (mean, p50, p95, p99; all jobs and by size 1, 2-4, 5-8, >8\n"
       "GPUs), makespan, GPU utilization, fragmentation (GPU-hours left free while jobs waited), placement\n"
       "quality (multi-GPU jobs in one node / NVLink domain / leaf; estimated bus bandwidth vs ideal).\n\n"

@@ -47,6 +47,11 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                        "not depend on it, and 1 replays faster")
       ->check(CLI::Range(size_t{1}, size_t{1000000}))
       ->capture_default_str();
+  command_->add_option("--head-blocks-after-h", options_.head_blocks_after_h,
+                       "hours a job that cannot start, nor be given a reservation, lets smaller jobs pass it before "
+                       "it holds them back (as serve's head_blocks_after; 0 = strict queue order; default: the "
+                       "daemon's)")
+      ->check(CLI::Range(0.0, 100000.0));
   command_->add_option("--limit", options_.limit, "replay only the first N jobs (0 = all)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();

@@ -100,6 +100,7 @@ class Replay {
       w.tier = w.fair_share = w.age = w.size = 0;
     }
     o.queue_depth = options.queue_depth;
+    if (options.head_blocks_after >= absl::ZeroDuration()) o.head_blocks_after = options.head_blocks_after;
     // Simulated agents never fall silent; heartbeats every few seconds of
     // virtual time would only cost passes.
     o.node_not_responding_after = absl::InfiniteDuration();

@@ -29,6 +29,8 @@ struct SimOptions {
   // default: placement policies compare on the same order, and ranking the
   // whole queue on every pass makes a replay about 10x slower.
   bool multifactor = false;
+  // CoreOptions::head_blocks_after; negative: the daemon's default.
+  absl::Duration head_blocks_after = -absl::InfiniteDuration();
 };
 
 // What became of one trace job. Times are virtual seconds after the first

@@ -66,7 +66,7 @@ TEST_CASE("a gang waits whole: no part of it starts while one node is busy", "[i
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   v1::Job waiting = cluster.GetJob(gang);
   CHECK(waiting.state() == v1::JOB_STATE_PENDING);
-  CHECK(waiting.reason() == "waiting for 2 nodes with 2 free GPUs each (1 has them now)");
+  CHECK_THAT(waiting.reason(), Catch::StartsWith("waiting for 2 nodes with 2 free GPUs each (1 has them now)"));
   auto status = cluster.Cli({"status"});
   CHECK(status.out.find("waiting for 2 nodes") != std::string::npos);
 

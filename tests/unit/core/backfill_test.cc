@@ -113,19 +113,42 @@ TEST_CASE("short jobs backfill onto the reserved GPUs; longer ones go around the
   CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
 }
 
-TEST_CASE("without time limits nothing can be promised, so nothing passes the head") {
+TEST_CASE("without time limits nothing can be promised: smaller jobs pass the head until it has waited "
+          "head_blocks_after, then they wait for it") {
   CoreHarness h;
-  h.AddNode("a", 4);
-  uint64_t filler = h.Submit(GpuJob(3));  // no time limit
+  h.AddNode("a", 8);
+  const uint64_t filler = h.Submit(GpuJob(5));  // no time limit
   h.Pass();
-  uint64_t head = h.Submit(GpuJob(4));
-  uint64_t small = h.Submit(Limited(GpuJob(1), 60));
+  h.Report("a", filler, JobUpdate::KIND_STARTED);
+  const uint64_t head = h.Submit(GpuJob(8));
+  const uint64_t early = h.Submit(GpuJob(1));
   h.Pass();
   CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
   CHECK_FALSE(h.Persisted(head).has_estimated_start_time());
-  CHECK(h.StateOf(small) == v1::JOB_STATE_PENDING);
-  CHECK(h.Persisted(small).reason() == "waiting behind a higher-priority job that cannot start yet");
-  (void)filler;
+  CHECK_THAT(h.Persisted(head).reason(), Catch::EndsWith("; smaller jobs may pass it until it has waited 72h"));
+  CHECK(h.StateOf(early) == v1::JOB_STATE_STARTING);
+
+  h.clock.Advance(core::CoreOptions{}.head_blocks_after);
+  h.core.AgentHeartbeat("a", h.fx);
+  const uint64_t late = h.Submit(GpuJob(1));  // would fit on the 2 free GPUs
+  h.Pass();
+  CHECK(h.StateOf(late) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(late).reason() == "waiting behind a higher-priority job that cannot start yet");
+  CHECK(h.Persisted(head).reason() == "waiting for 8 free GPUs (2 free on 1 up node)");
+
+  // Strict queue order (head_blocks_after 0): nothing passes it at all.
+  core::CoreOptions strict = CoreHarness::Options();
+  strict.head_blocks_after = absl::ZeroDuration();
+  CoreHarness s(strict);
+  s.AddNode("a", 8);
+  s.Submit(GpuJob(5));
+  s.Pass();
+  const uint64_t strict_head = s.Submit(GpuJob(8));
+  const uint64_t small = s.Submit(Limited(GpuJob(1), 60));
+  s.Pass();
+  CHECK(s.StateOf(strict_head) == v1::JOB_STATE_PENDING);
+  CHECK(s.StateOf(small) == v1::JOB_STATE_PENDING);
+  CHECK(s.Persisted(small).reason() == "waiting behind a higher-priority job that cannot start yet");
 }
 
 TEST_CASE("a reservation counts the jobs started earlier in the same pass: backfill never delays the reserved job") {

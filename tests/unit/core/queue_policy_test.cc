@@ -518,12 +518,15 @@ TEST_CASE("fair share: the usage is kept every minute and a restarted core ranks
 
 namespace {
 
-// Queue "on-a" may use node a only, "on-b" node b only.
+// Queue "on-a" may use node a only, "on-b" node b only; strict queue order,
+// so that a head without a reservation blocks at once.
 CoreOptions DisjointQueues() {
   QueueSpec on_a = QueueSpec::Named("on-a"), on_b = QueueSpec::Named("on-b");
   on_a.nodes = "a";
   on_b.nodes = "b";
-  return WithQueues({on_a, on_b});
+  CoreOptions options = WithQueues({on_a, on_b});
+  options.head_blocks_after = absl::ZeroDuration();
+  return options;
 }
 
 }  // namespace

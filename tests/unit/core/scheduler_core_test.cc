@@ -141,8 +141,10 @@ TEST_CASE("a job past its time limit is stopped and ends TIMEOUT") {
   CHECK(h.Persisted(id).reason() == "time limit of 00:01:00 reached");
 }
 
-TEST_CASE("higher priority goes first; the head of the queue blocks the rest") {
-  CoreHarness h;
+TEST_CASE("higher priority goes first; in strict queue order the head of the queue blocks the rest") {
+  core::CoreOptions strict = CoreHarness::Options();
+  strict.head_blocks_after = absl::ZeroDuration();
+  CoreHarness h(strict);
   h.AddNode("a", 4);
   uint64_t filler = h.Submit(GpuJob(3));
   h.Pass();

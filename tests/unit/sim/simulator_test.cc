@@ -54,6 +54,7 @@ TEST_CASE("simulate: strict FIFO order and exact completion times on two 4-GPU n
     INFO(policy);
     SimOptions options;
     options.policy = policy;
+    options.head_blocks_after = absl::ZeroDuration();  // strict FIFO, the named baseline
     auto result = Simulate(trace, Tiny(2), options);
     REQUIRE(result.ok());
     REQUIRE(result->jobs.size() == 5);
