@@ -134,11 +134,12 @@ TEST_CASE("agents restarted under a running 2-node gang, one stopped and one cra
   TestCluster cluster;
   const std::string runs = cluster.dir() + "/runs";
   const std::string gate = cluster.dir() + "/gate";
-  // Rank 1 fails with 4: the job's exit code must come through the restarts.
+  // Rank 1 fails with 4 (after rank 0 is done, or the gang's stop would race
+  // rank 0's last line): the job's exit code must come through the restarts.
   uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
                                 "echo rank $RANK attempt $GPUSCHED_RESTART_COUNT >> " + runs +
                                     "; echo before; while [ ! -e " + gate +
-                                    " ]; do sleep 0.05; done; echo after; exit $((RANK * 4))"});
+                                    " ]; do sleep 0.05; done; echo after; [ $RANK = 0 ] || sleep 1; exit $((RANK * 4))"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   REQUIRE(WaitForLines(runs, 2));
 
