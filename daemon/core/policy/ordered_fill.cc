@@ -74,6 +74,18 @@ PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
       return PlacementResult::Placed(std::move(a));
     }
     if (req.nodes == 1) return PlacementResult::Unschedulable(WaitReason(cluster, req, single_node_order));
+    // What a policy blind to links can honour of --topology strict: a job
+    // one node could hold waits for one node instead of being split.
+    if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
+      const bool one_node_holds_it = std::any_of(single_node_order.begin(), single_node_order.end(),
+                                                 [&](const GpuCandidate& c) { return c.slot->info.gpus_size() >= per_node; });
+      if (one_node_holds_it) {
+        GangRequest one_node = req;
+        one_node.nodes = 1;
+        one_node.gpus_per_node = per_node;
+        return PlacementResult::Unschedulable(WaitReason(cluster, one_node, single_node_order));
+      }
+    }
   }
   v1::Allocation a;
   int64_t remaining = req.total_gpus;

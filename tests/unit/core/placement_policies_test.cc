@@ -139,6 +139,26 @@ TEST_CASE("a gang is all or nothing: 16 GPUs on 15 free places nothing, for ever
   for (const char* name : {"a", "b", "c"}) CHECK(cluster.Find(name)->FreeGpus() == 5);
 }
 
+TEST_CASE("--topology strict: a job one node could hold is never split over nodes, by any policy",
+          "[policy][strict]") {
+  ClusterState cluster;
+  for (const char* name : {"a", "b"}) {
+    AddNode(cluster, name, kHgxH200);
+    HoldFirst(cluster, name, 4, 90);  // 4 of 8 free on each
+  }
+  for (const std::string& name : core::PlacementPolicyNames()) {
+    INFO(name);
+    auto policy = Policy(name);
+    const PlacementResult strict = policy->Place(cluster, Gpus(8, v1::TOPOLOGY_MODE_STRICT));
+    CHECK_FALSE(strict.placed());
+    if (name != "topology") CHECK(strict.reason() == "waiting for 1 node with 8 free GPUs each (0 have them now)");
+    // Asked for nothing, 8 GPUs on two half-free nodes are placed.
+    const PlacementResult prefer = policy->Place(cluster, Gpus(8));
+    REQUIRE(prefer.placed());
+    CHECK(prefer.allocation().nodes_size() == 2);
+  }
+}
+
 TEST_CASE("best fit: small jobs fill partly used nodes so that an 8-GPU job still finds an idle one",
           "[policy][best-fit]") {
   for (const char* name : {"topology", "best-fit"}) {
