@@ -121,9 +121,11 @@ void JobMetrics::Update(const v1::Job& job) {
     PerQueue(started_, started_by_queue_, queue).Increment();
     placements_.Observe(job.allocation());
   }
-  // The core sets start_time when every rank runs, as Slurm's start does.
-  if (job.state() == v1::JOB_STATE_RUNNING && before != v1::JOB_STATE_RUNNING && job.has_start_time() &&
-      job.has_submit_time()) {
+  // The core sets start_time when every rank runs, as Slurm's start does. A
+  // job that started and ended between two versions (a batch) ran too.
+  const bool ran_now = job.state() == v1::JOB_STATE_RUNNING ||
+                       (IsTerminal(job.state()) && before == v1::JOB_STATE_STARTING);
+  if (ran_now && before != v1::JOB_STATE_RUNNING && job.has_start_time() && job.has_submit_time()) {
     wait_.Observe(absl::ToDoubleSeconds(FromProtoTime(job.start_time()) - FromProtoTime(job.submit_time())));
   }
   if (known) Depth(before, it->second.queue).Decrement();

@@ -108,6 +108,21 @@ TEST_CASE("a job first seen already placed or ended counts every step it took in
   CHECK(Jobs(m, "pending") == 0);
 }
 
+TEST_CASE("a job that started and ended within one batch still counts its wait") {
+  DaemonMetrics m;
+  m.Apply(Changed({JobIn(1, v1::JOB_STATE_PENDING)}));
+  m.Apply(Changed({Placed(1, v1::JOB_STATE_STARTING)}));
+  m.Apply(Changed({Placed(1, v1::JOB_STATE_COMPLETED)}));  // RUNNING came and went in the batch
+  CHECK(Value(*m.registry(), "gpusched_job_wait_seconds_count", {}) == 1);
+  CHECK(Value(*m.registry(), "gpusched_job_wait_seconds_sum", {}) == 90);
+  // One that never ran (no start time) has no wait to count.
+  m.Apply(Changed({JobIn(2, v1::JOB_STATE_PENDING)}));
+  m.Apply(Changed({Placed(2, v1::JOB_STATE_STARTING)}));
+  v1::Job failed = JobIn(2, v1::JOB_STATE_FAILED);
+  m.Apply(Changed({failed}));
+  CHECK(Value(*m.registry(), "gpusched_job_wait_seconds_count", {}) == 1);
+}
+
 TEST_CASE("a new reason or estimate on a waiting job changes no count") {
   DaemonMetrics m;
   m.Apply(Changed({JobIn(1, v1::JOB_STATE_PENDING)}));
