@@ -79,17 +79,20 @@ std::string SummaryCsv(const std::vector<PolicyMetrics>& metrics) {
 }
 
 std::string JobsCsv(const SimResult& r) {
+  // Times to the millisecond, whatever their size: %g would round those
+  // past 1e6 s to tens of seconds.
+  auto time = [](double s) { return absl::StrFormat("%.3f", s); };
   std::string out =
-      "trace_index,job_id,gpus,submit_s,start_s,end_s,wait_s,jct_s,trace_duration_s,slowdown,placed_bw_gbps,"
-      "ideal_bw_gbps,nodes,span,worst_link,state,reason\n";
+      "trace_index,trace_job_id,job_id,gpus,submit_s,start_s,end_s,wait_s,jct_s,trace_duration_s,slowdown,"
+      "placed_bw_gbps,ideal_bw_gbps,nodes,placement,span,worst_link,state,reason\n";
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobOutcome& j = r.jobs[i];
     const bool ran = j.start_s >= 0 && j.end_s >= 0;
-    absl::StrAppend(&out, i, ",", j.job_id, ",", j.gpus, ",", Num(j.submit_s), ",", ran ? Num(j.start_s) : "", ",",
-                    ran ? Num(j.end_s) : "", ",", ran ? Num(j.start_s - j.submit_s) : "", ",",
-                    ran ? Num(j.end_s - j.submit_s) : "", ",", Num(j.trace_duration_s), ",", Num(j.slowdown), ",",
-                    Num(j.placed_bw), ",", Num(j.ideal_bw), ",", j.nodes, ",", CsvField(j.span), ",",
-                    CsvField(j.worst_link), ",",
+    absl::StrAppend(&out, i, ",", CsvField(j.trace_id), ",", j.job_id, ",", j.gpus, ",", time(j.submit_s), ",",
+                    ran ? time(j.start_s) : "", ",", ran ? time(j.end_s) : "", ",",
+                    ran ? time(j.start_s - j.submit_s) : "", ",", ran ? time(j.end_s - j.submit_s) : "", ",",
+                    time(j.trace_duration_s), ",", Num(j.slowdown), ",", Num(j.placed_bw), ",", Num(j.ideal_bw), ",",
+                    j.nodes, ",", CsvField(j.placement), ",", CsvField(j.span), ",", CsvField(j.worst_link), ",",
                     j.job_id == 0 ? "REFUSED" : std::string(StateName(j.state)), ",",
                     j.state == v1::JOB_STATE_COMPLETED ? "" : CsvField(j.reason), "\n");
   }

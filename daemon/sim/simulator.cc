@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
@@ -113,6 +114,7 @@ class Replay {
   void Submit(size_t i, core::Effects& fx) {
     const TraceJob& t = trace_.jobs[i];
     JobOutcome& out = result_.jobs[i];
+    out.trace_id = t.id;
     out.gpus = t.gpus;
     out.submit_s = static_cast<double>(t.submit_s);
     out.trace_duration_s = static_cast<double>(t.duration_s);
@@ -195,6 +197,11 @@ class Replay {
     const v1::Job* job = core_.FindActive(id);
     const v1::Allocation& a = job->allocation();
     out.nodes = a.nodes_size();
+    std::vector<std::string> parts;
+    for (const v1::NodeAllocation& part : a.nodes()) {
+      parts.push_back(absl::StrCat(part.node(), ":", absl::StrJoin(part.gpu_indices(), "+")));
+    }
+    out.placement = absl::StrJoin(parts, " ");
     out.span = a.span();
     out.worst_link = a.worst_link();
     out.placed_bw = a.est_bus_bandwidth_gbps();

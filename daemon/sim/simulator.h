@@ -36,7 +36,8 @@ struct SimOptions {
 // What became of one trace job. Times are virtual seconds after the first
 // submission, as the core stamped them on the job.
 struct JobOutcome {
-  uint64_t job_id = 0;  // 0 when the core refused the submission
+  std::string trace_id;  // the job's id in the trace
+  uint64_t job_id = 0;   // 0 when the core refused the submission
   int64_t gpus = 0;
   double submit_s = 0;
   double start_s = -1;  // -1: never started
@@ -46,6 +47,7 @@ struct JobOutcome {
   double placed_bw = 0;  // est_bus_bandwidth_gbps of the allocation
   double ideal_bw = 0;   // the same request on the idle cluster
   int nodes = 0;
+  std::string placement;   // "n01:0+1+2+3 n02:0+1": each node and its GPU ids
   std::string span;        // "node", "nvlink-domain D", "leaf L", "spine S", "cluster"
   std::string worst_link;  // "NV18", "SYS", "NET", "none"
   v1::JobState state = v1::JOB_STATE_UNSPECIFIED;

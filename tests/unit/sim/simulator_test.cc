@@ -1,4 +1,8 @@
 // Hand-built traces on a tiny cluster, with answers worked out by hand.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -6,6 +10,7 @@
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
+#include "daemon/sim/report_files.h"
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/simulator.h"
 #include "tests/unit/sim/test_specs.h"
@@ -173,4 +178,25 @@ TEST_CASE("simulate: unknown policy") {
   auto result = Simulate(Jobs({}), Tiny(1), options);
   REQUIRE_FALSE(result.ok());
   CHECK(result.status().code() == absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("simulate: the per-job CSV carries the trace's ids, exact times past 1e6 s, and each node's GPU ids") {
+  // late-42 is submitted at 1,234,567 s, which %g would print as 1.23457e+06.
+  const Trace trace = Jobs({Job("first", 0, 1, 10), Job("late-42", 1234567, 6, 100)});
+  SimOptions options;
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  char tmpl[] = "/tmp/gpusched-simcsv-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  auto written = WriteReportFiles(dir, {*result}, {ComputeMetrics(*result)});
+  REQUIRE(written.ok());
+  std::ifstream in(dir + "/jobs-" + result->policy + ".csv");
+  std::stringstream csv;
+  csv << in.rdbuf();
+  std::filesystem::remove_all(dir);
+  INFO(csv.str());
+  CHECK_THAT(csv.str(), Catch::StartsWith("trace_index,trace_job_id,job_id,gpus,submit_s,start_s,end_s,"));
+  CHECK_THAT(csv.str(), Catch::Contains("\n1,late-42,2,6,1234567.000,1234567.000,1234667.000,0.000,100.000,"));
+  // 6 GPUs on 4-GPU nodes: both nodes, each with the GPU ids it gave.
+  CHECK_THAT(csv.str(), Catch::Contains(",2,n1:0+1+2+3 n2:0+1,"));
 }
