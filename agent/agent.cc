@@ -69,6 +69,14 @@ absl::Status PrepareLogDir(const std::string& dir) {
 }
 
 // The probe `setting` (AgentOptions::nccl_probe) names, or null with why not.
+// The directory this executable lives in ("" when /proc/self/exe cannot be
+// read): where the package installs its helper programs beside it.
+std::filesystem::path ThisProgramsDir() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::path() : self.parent_path();
+}
+
 std::shared_ptr<BandwidthProbe> MakeProbe(const std::string& setting, const std::string& topology_source,
                                           std::string* why_not) {
   std::string program = setting;
@@ -83,10 +91,9 @@ std::shared_ptr<BandwidthProbe> MakeProbe(const std::string& setting, const std:
       *why_not = absl::StrCat("the GPUs came from ", topology_source, ", not NVML (--nccl-probe PATH forces a probe)");
       return nullptr;
     }
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    program = (self.parent_path() / "gpusched-nccl-probe").string();
-    if (ec || access(program.c_str(), X_OK) != 0) {
+    const std::filesystem::path dir = ThisProgramsDir();
+    program = (dir / "gpusched-nccl-probe").string();
+    if (dir.empty() || access(program.c_str(), X_OK) != 0) {
       *why_not = absl::StrCat("no gpusched-nccl-probe next to this program (", program,
                               "); the agent was built without CUDA and NCCL");
       return nullptr;
@@ -108,13 +115,9 @@ absl::StatusOr<std::string> ResolveShim(const std::string& setting) {
   std::vector<std::string> candidates;
   if (!setting.empty()) {
     candidates.push_back(setting);
-  } else {
-    std::error_code ec;
-    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-      candidates.push_back((self.parent_path() / "gpusched-shim").string());
-      candidates.push_back((self.parent_path().parent_path() / "agent" / "gpusched-shim").string());
-    }
+  } else if (const std::filesystem::path dir = ThisProgramsDir(); !dir.empty()) {
+    candidates.push_back((dir / "gpusched-shim").string());
+    candidates.push_back((dir.parent_path() / "agent" / "gpusched-shim").string());
   }
   for (const std::string& program : candidates) {
     if (access(program.c_str(), X_OK) == 0) return program;

@@ -81,10 +81,7 @@ void JobRunner::AdoptLeftovers() {
       v1::JobUpdate report = FinalReport(job, left.shim);
       log_->info("job {} (attempt {}): ended while no agent ran: {}", job.id, job.attempt,
                  report.message().empty() ? absl::StrCat("exit code ", report.exit_code()) : report.message());
-      recent_.Add(report, absl::Now());
-      if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
-        log_->warn("job {}: cannot keep its final report on disk: {}", job.id, std::string(s.message()));
-      }
+      KeepFinalReportLocked(report);
       continue;
     }
     // Its shim was killed, or never started: whatever of it still runs
@@ -157,15 +154,19 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   StartAdmitted(launch, nullptr);
 }
 
+void JobRunner::KeepFinalReportLocked(const v1::JobUpdate& report) {
+  recent_.Add(report, absl::Now());
+  if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
+    log_->warn("job {}: cannot keep its final report on disk: {}", report.job_id(), std::string(s.message()));
+  }
+}
+
 void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     launching_.erase(report.job_id());
     kills_before_start_.erase(report.job_id());
-    recent_.Add(report, absl::Now());
-    if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
-      log_->warn("job {}: cannot keep its final report on disk: {}", report.job_id(), std::string(s.message()));
-    }
+    KeepFinalReportLocked(report);
   }
   cv_.notify_all();
   report_(report);
@@ -386,9 +387,7 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
     }
   }
   if (!exits.complete()) {
-    // The shim was killed (the OOM killer, an operator): how its ranks
-    // ended is lost with it, and what is left of them goes now.
-    JobShim::KillGroups(exits);
+    // The shim died first: how its ranks ended is lost with it.
     if (exit_code == 0) exit_code = 255;
     detail = absl::StrCat("the job's shim", exits.shim_pid > 0 ? absl::StrCat(" (pid ", exits.shim_pid, ")") : "",
                           " died before its ranks ended", detail.empty() ? "" : absl::StrCat("; ", detail));
@@ -422,13 +421,14 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
       ++it;
       continue;
     }
-    v1::JobUpdate report = FinalReport(job, ReadExits(job.id));
+    const ShimExits exits = ReadExits(job.id);
+    // The shim was killed (the OOM killer, an operator): what is left of
+    // its ranks goes now.
+    if (!exits.complete()) JobShim::KillGroups(exits);
+    v1::JobUpdate report = FinalReport(job, exits);
     log_->info("job {}: all processes exited, exit code {}{}", job.id, report.exit_code(),
                report.message().empty() ? "" : absl::StrCat(" (", report.message(), ")"));
-    recent_.Add(report, absl::Now());
-    if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
-      log_->warn("job {}: cannot keep its final report on disk: {}", job.id, std::string(s.message()));
-    }
+    KeepFinalReportLocked(report);
     finished.push_back(std::move(report));
     it = jobs_.erase(it);
   }

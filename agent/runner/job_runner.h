@@ -154,6 +154,8 @@ class JobRunner {
   // Picks up what the previous runner on this node left (ProcessLedger).
   void AdoptLeftovers();
   ShimExits ReadExits(uint64_t job_id) const;
+  // Keeps a job's final report, in memory and in the ledger, for repeats.
+  void KeepFinalReportLocked(const v1::JobUpdate& report);
   // How a job whose shim is gone ended, from its exits file.
   v1::JobUpdate FinalReport(const Job& job, const ShimExits& exits) const;
   void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);

@@ -1,7 +1,6 @@
 #include "agent/runner/process_ledger.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>

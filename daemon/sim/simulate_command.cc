@@ -59,6 +59,10 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   err << "simulate: " << trace->jobs.size() << " jobs on " << cluster->summary << "; load average "
       << LoadAverage() << "\n";
 
+  // Given in hours, else the daemon's own default.
+  const absl::Duration head_blocks_after =
+      options.head_blocks_after_h >= 0 ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
+                                       : core::CoreOptions{}.head_blocks_after;
   std::vector<SimResult> results;
   std::vector<PolicyMetrics> metrics;
   for (const std::string& policy : options.policies) {
@@ -66,9 +70,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.policy = policy;
     sim.model = options.model;
     sim.queue_depth = options.queue_depth;
-    if (options.head_blocks_after_h >= 0) {
-      sim.head_blocks_after = absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600));
-    }
+    sim.head_blocks_after = head_blocks_after;
     sim.topology_mode = options.topology_mode;
     sim.topology_wait_s = options.topology_wait_s;
     sim.time_limit_factor = options.time_limit_factor;
@@ -93,9 +95,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.cluster_summary = cluster->summary;
   run.model = options.model;
   run.time_limit_factor = options.time_limit_factor;
-  run.head_blocks_after = options.head_blocks_after_h >= 0
-                              ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
-                              : core::CoreOptions{}.head_blocks_after;
+  run.head_blocks_after = head_blocks_after;
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:
       run.job_topology = options.topology_wait_s > 0 ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")

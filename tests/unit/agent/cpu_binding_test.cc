@@ -61,10 +61,7 @@ topology::NodeTopology ThisMachine(const std::vector<int>& cpus) {
 }
 
 JobRunnerOptions Options(const TempDir& dir, topology::NodeTopology topo) {
-  JobRunnerOptions o;
-  o.node_name = "test-node";
-  o.shim_program = GPUSCHED_SHIM_BINARY;
-  o.log_dir = dir.path();
+  JobRunnerOptions o = RunnerOptions(dir);
   o.topology = std::move(topo);
   return o;
 }

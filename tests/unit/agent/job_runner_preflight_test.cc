@@ -58,10 +58,7 @@ class FakeProbe : public BandwidthProbe {
 };
 
 JobRunnerOptions Options(const TempDir& dir, std::shared_ptr<BandwidthProbe> probe) {
-  JobRunnerOptions o;
-  o.node_name = "test-node";
-  o.shim_program = GPUSCHED_SHIM_BINARY;
-  o.log_dir = dir.path();
+  JobRunnerOptions o = RunnerOptions(dir);
   o.probe = std::move(probe);
   return o;
 }

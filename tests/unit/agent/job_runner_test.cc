@@ -25,22 +25,10 @@ using namespace gpusched::agent::testing;
 namespace v1 = gpusched::v1;
 using Kind = v1::JobUpdate;
 
-namespace {
-
-JobRunnerOptions Options(const TempDir& dir) {
-  JobRunnerOptions o;
-  o.node_name = "test-node";
-  o.shim_program = GPUSCHED_SHIM_BINARY;
-  o.log_dir = dir.path();
-  return o;
-}
-
-}  // namespace
-
 TEST_CASE("a job's exit code is reported, and stdout and stderr both land in its rank log") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(1, "echo to-stdout; echo to-stderr >&2; exit 3"));
 
   auto started = updates.WaitFor(1, Kind::KIND_STARTED);
@@ -63,7 +51,7 @@ TEST_CASE("a job's exit code is reported, and stdout and stderr both land in its
 TEST_CASE("a job that succeeds reports 0") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeLaunch(2, {"true"}));
   auto exited = updates.WaitFor(2, Kind::KIND_EXITED);
   REQUIRE(exited);
@@ -74,7 +62,7 @@ TEST_CASE("a job that succeeds reports 0") {
 TEST_CASE("a job killed by signal N reports 128+N") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(3, "kill -USR1 $$"));
   auto exited = updates.WaitFor(3, Kind::KIND_EXITED);
   REQUIRE(exited);
@@ -85,7 +73,7 @@ TEST_CASE("a job killed by signal N reports 128+N") {
 TEST_CASE("per-GPU launch: one process per GPU, each with its rank; the job ends when the last one does") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob launch = MakeShellLaunch(
       4,
       "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK CVD=$CUDA_VISIBLE_DEVICES LWS=$LOCAL_WORLD_SIZE WS=$WORLD_SIZE; "
@@ -108,7 +96,7 @@ TEST_CASE("per-GPU launch: one process per GPU, each with its rank; the job ends
 TEST_CASE("per-node launch: one process, whatever the GPU count") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob launch = MakeShellLaunch(5, "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK LWS=$LOCAL_WORLD_SIZE", {0, 1, 2, 3});
   launch.mutable_spec()->set_launch_mode(v1::LAUNCH_MODE_PER_NODE);
   launch.set_rank_offset(1);
@@ -122,7 +110,7 @@ TEST_CASE("per-node launch: one process, whatever the GPU count") {
 TEST_CASE("killing a job takes down its whole process group, grandchildren included") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(6, "sleep 300 & echo $! > " + (dir / "grandchild.pid") + "; wait"));
   REQUIRE(updates.WaitFor(6, Kind::KIND_STARTED));
   const pid_t grandchild = ReadPid(dir / "grandchild.pid");
@@ -139,7 +127,7 @@ TEST_CASE("killing a job takes down its whole process group, grandchildren inclu
 TEST_CASE("a process that ignores SIGTERM gets SIGKILL when the grace is over") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(7, "trap 'echo got TERM' TERM; echo ready; while :; do sleep 0.05; done"));
   REQUIRE(WaitForFileContaining(dir / "job-7/rank-0.log", "ready"));
 
@@ -157,7 +145,7 @@ TEST_CASE("a process that ignores SIGTERM gets SIGKILL when the grace is over") 
 TEST_CASE("a missing executable is a launch failure that names it") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeLaunch(8, {"gpusched-no-such-command", "--x"}));
   auto failed = updates.WaitFor(8, Kind::KIND_LAUNCH_FAILED);
   REQUIRE(failed);
@@ -182,7 +170,7 @@ TEST_CASE("a missing executable is a launch failure that names it") {
 TEST_CASE("a missing workdir is a launch failure that names it") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob launch = MakeLaunch(11, {"true"});
   launch.mutable_spec()->set_workdir(dir / "no-such-dir");
   runner.Launch(launch);
@@ -194,7 +182,7 @@ TEST_CASE("a missing workdir is a launch failure that names it") {
 TEST_CASE("the job runs in its workdir, with the scheduler's environment and nothing of the agent's") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   REQUIRE(mkdir((dir / "work").c_str(), 0755) == 0);
   v1::LaunchJob launch = MakeShellLaunch(
       12, "pwd; echo JOB=$GPUSCHED_JOB_ID NODE=$GPUSCHED_NODE LOGS=$GPUSCHED_LOG_DIR; "
@@ -225,7 +213,7 @@ TEST_CASE("the job runs in its workdir, with the scheduler's environment and not
 TEST_CASE("scripts run with /bin/sh, or with their own #! interpreter") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob plain = MakeLaunch(13, {});
   plain.mutable_spec()->set_script("echo from-sh; exit 4\n");
   runner.Launch(plain);
@@ -246,7 +234,7 @@ TEST_CASE("scripts run with /bin/sh, or with their own #! interpreter") {
 TEST_CASE("launch is idempotent per job id") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob launch = MakeShellLaunch(15, "echo started-once; read x < " + (dir / "fifo"));
   REQUIRE(mkfifo((dir / "fifo").c_str(), 0600) == 0);
   runner.Launch(launch);
@@ -271,7 +259,7 @@ TEST_CASE("launch is idempotent per job id") {
 TEST_CASE("a kill for a job that is not here is answered so the daemon can close it") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Kill(99, absl::Seconds(1), "cancel");
   auto answer = updates.WaitFor(99, Kind::KIND_EXITED);
   REQUIRE(answer);
@@ -286,7 +274,7 @@ TEST_CASE("a kill for a job that is not here is answered so the daemon can close
 TEST_CASE("shutdown kills every job and reports each exit before it returns") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(16, "echo $$ > " + (dir / "pid") + "; exec sleep 300"));
   runner.Launch(MakeLaunch(17, {"sleep", "300"}, {0, 1}));
   REQUIRE(updates.WaitFor(17, Kind::KIND_STARTED));
@@ -308,7 +296,7 @@ TEST_CASE("shutdown kills every job and reports each exit before it returns") {
 TEST_CASE("as root, a job runs as its user; otherwise another user is refused") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   v1::LaunchJob launch = MakeShellLaunch(19, "id -un; pwd; echo HOME=$HOME");
   launch.mutable_spec()->set_user("nobody");
   if (geteuid() == 0) {
@@ -334,7 +322,7 @@ TEST_CASE("as root, a job runs as its user; otherwise another user is refused") 
 TEST_CASE("a requeued job's next attempt runs again, apart from the earlier attempt's report") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(9, "echo restart $GPUSCHED_RESTART_COUNT; exit 4"));
   auto first = updates.WaitFor(9, Kind::KIND_EXITED);
   REQUIRE(first);
@@ -386,7 +374,7 @@ TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with
     std::string path;
     ~Unmount() { umount2(path.c_str(), MNT_DETACH); }
   } unmount{logs};
-  JobRunnerOptions options = Options(dir);
+  JobRunnerOptions options = RunnerOptions(dir);
   options.log_dir = logs;
   UpdateRecorder updates;
   JobRunner runner(options, updates.Callback());

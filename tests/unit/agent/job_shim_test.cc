@@ -28,14 +28,6 @@ using Kind = v1::JobUpdate;
 
 namespace {
 
-JobRunnerOptions Options(const TempDir& dir) {
-  JobRunnerOptions o;
-  o.node_name = "test-node";
-  o.log_dir = dir.path();
-  o.shim_program = GPUSCHED_SHIM_BINARY;
-  return o;
-}
-
 std::string ExitsFile(const TempDir& dir, uint64_t job_id) {
   return absl::StrCat(dir.path(), "/running/test-node/job-", job_id, ".exits");
 }
@@ -64,7 +56,7 @@ TEST_CASE("a detached runner's job keeps running; the next runner adopts it and 
   pid_t pid = 0;
   {
     UpdateRecorder first;
-    JobRunner runner(Options(dir), first.Callback());
+    JobRunner runner(RunnerOptions(dir), first.Callback());
     runner.Launch(MakeShellLaunch(31, GatedJob(dir, gate, 7)));
     REQUIRE(first.WaitFor(31, Kind::KIND_STARTED));
     pid = ReadPid(dir / "pid");
@@ -74,7 +66,7 @@ TEST_CASE("a detached runner's job keeps running; the next runner adopts it and 
   CHECK_FALSE(ProcessGone(pid));
 
   UpdateRecorder second;
-  JobRunner next(Options(dir), second.Callback());
+  JobRunner next(RunnerOptions(dir), second.Callback());
   REQUIRE(next.RunningJobs().size() == 1);
   CHECK(next.RunningJobs()[0].id == 31);
   CHECK(next.CurrentLoad().ranks == 1);
@@ -93,7 +85,7 @@ TEST_CASE("an adopted job can be killed, with its grace, by the runner that adop
   TempDir dir;
   {
     UpdateRecorder first;
-    JobRunner runner(Options(dir), first.Callback());
+    JobRunner runner(RunnerOptions(dir), first.Callback());
     runner.Launch(MakeShellLaunch(32, absl::StrCat("echo $$ > ", dir / "pid", "; trap 'echo term; exit 3' TERM; "
                                                    "while true; do sleep 0.02; done")));
     REQUIRE(first.WaitFor(32, Kind::KIND_STARTED));
@@ -101,7 +93,7 @@ TEST_CASE("an adopted job can be killed, with its grace, by the runner that adop
     runner.Detach();
   }
   UpdateRecorder second;
-  JobRunner next(Options(dir), second.Callback());
+  JobRunner next(RunnerOptions(dir), second.Callback());
   next.Kill(32, absl::Seconds(5), "cancelled");
   auto exited = second.WaitFor(32, Kind::KIND_EXITED);
   REQUIRE(exited);
@@ -115,7 +107,7 @@ TEST_CASE("a job that ended while no runner ran is reported by the next one") {
   const std::string gate = dir / "gate";
   {
     UpdateRecorder first;
-    JobRunner runner(Options(dir), first.Callback());
+    JobRunner runner(RunnerOptions(dir), first.Callback());
     runner.Launch(MakeShellLaunch(33, GatedJob(dir, gate, 0)));
     REQUIRE(first.WaitFor(33, Kind::KIND_STARTED));
     const pid_t shim = ShimPid(dir, 33);
@@ -125,7 +117,7 @@ TEST_CASE("a job that ended while no runner ran is reported by the next one") {
     REQUIRE(WaitForProcessGone(shim));
   }
   UpdateRecorder second;
-  JobRunner next(Options(dir), second.Callback());
+  JobRunner next(RunnerOptions(dir), second.Callback());
   CHECK(next.RunningJobs().empty());
   const std::vector<v1::JobUpdate> reports = next.RecentReports();
   REQUIRE(reports.size() == 1);
@@ -140,7 +132,7 @@ TEST_CASE("a shim whose lease is not renewed kills its job, and the next runner 
   pid_t pid = 0;
   {
     UpdateRecorder first;
-    JobRunner runner(Options(dir), first.Callback());
+    JobRunner runner(RunnerOptions(dir), first.Callback());
     runner.RenewLeases(absl::Milliseconds(400));
     runner.Launch(MakeShellLaunch(34, GatedJob(dir, gate, 0)));
     REQUIRE(first.WaitFor(34, Kind::KIND_STARTED));
@@ -157,7 +149,7 @@ TEST_CASE("a shim whose lease is not renewed kills its job, and the next runner 
   CHECK(WaitForProcessGone(pid, absl::Seconds(3)));
   REQUIRE(WaitForFileContaining(ExitsFile(dir, 34), "end\n"));
   UpdateRecorder second;
-  JobRunner next(Options(dir), second.Callback());
+  JobRunner next(RunnerOptions(dir), second.Callback());
   const std::vector<v1::JobUpdate> reports = next.RecentReports();
   REQUIRE(reports.size() == 1);
   CHECK(reports[0].fenced());
@@ -168,7 +160,7 @@ TEST_CASE("a shim whose lease is not renewed kills its job, and the next runner 
 TEST_CASE("a shim killed under a live runner: its ranks go too, and the job fails saying so") {
   TempDir dir;
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   runner.Launch(MakeShellLaunch(35, GatedJob(dir, dir / "gate", 0)));
   REQUIRE(updates.WaitFor(35, Kind::KIND_STARTED));
   const pid_t pid = ReadPid(dir / "pid");
@@ -186,7 +178,7 @@ TEST_CASE("a shim killed while no runner ran: the next runner kills what it left
   pid_t pid = 0;
   {
     UpdateRecorder first;
-    JobRunner runner(Options(dir), first.Callback());
+    JobRunner runner(RunnerOptions(dir), first.Callback());
     runner.Launch(MakeShellLaunch(36, GatedJob(dir, dir / "gate", 0)));
     REQUIRE(first.WaitFor(36, Kind::KIND_STARTED));
     pid = ReadPid(dir / "pid");
@@ -197,7 +189,7 @@ TEST_CASE("a shim killed while no runner ran: the next runner kills what it left
   }
   CHECK_FALSE(ProcessGone(pid));
   UpdateRecorder second;
-  JobRunner next(Options(dir), second.Callback());
+  JobRunner next(RunnerOptions(dir), second.Callback());
   // Neither running nor ended here: the daemon takes it for lost.
   CHECK(next.RunningJobs().empty());
   CHECK(next.RecentReports().empty());
@@ -206,7 +198,7 @@ TEST_CASE("a shim killed while no runner ran: the next runner kills what it left
 
 TEST_CASE("a launch whose shim cannot run fails saying so, and nothing runs") {
   TempDir dir;
-  JobRunnerOptions options = Options(dir);
+  JobRunnerOptions options = RunnerOptions(dir);
   options.shim_program = dir / "missing-shim";
   UpdateRecorder updates;
   JobRunner runner(options, updates.Callback());
@@ -276,7 +268,7 @@ TEST_CASE("a record left by an agent from before the shims: its ranks' groups ar
   WriteFile(dir / "running/test-node/job-39",
             absl::StrCat("boot ", boot, "\nattempt 0\ngroup ", rank, " ", ProcessStartTime(rank), "\n"));
   UpdateRecorder updates;
-  JobRunner runner(Options(dir), updates.Callback());
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
   CHECK(runner.RunningJobs().empty());
   int status = 0;
   REQUIRE(waitpid(rank, &status, 0) == rank);

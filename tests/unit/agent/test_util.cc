@@ -73,6 +73,14 @@ int UpdateRecorder::Count(uint64_t job_id, v1::JobUpdate::Kind kind) const {
   return n;
 }
 
+JobRunnerOptions RunnerOptions(const TempDir& dir) {
+  JobRunnerOptions o;
+  o.node_name = "test-node";
+  o.log_dir = dir.path();
+  o.shim_program = GPUSCHED_SHIM_BINARY;
+  return o;
+}
+
 v1::LaunchJob MakeLaunch(uint64_t job_id, std::vector<std::string> argv, std::vector<int> gpus) {
   v1::LaunchJob launch;
   launch.set_job_id(job_id);

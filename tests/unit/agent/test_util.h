@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
+#include "agent/runner/job_runner.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -48,6 +49,9 @@ class UpdateRecorder {
   std::condition_variable cv_;
   std::vector<v1::JobUpdate> updates_;
 };
+
+// A runner for node "test-node" with its logs in `dir` and the built shim.
+JobRunnerOptions RunnerOptions(const TempDir& dir);
 
 v1::LaunchJob MakeLaunch(uint64_t job_id, std::vector<std::string> argv, std::vector<int> gpus = {});
 v1::LaunchJob MakeShellLaunch(uint64_t job_id, const std::string& command, std::vector<int> gpus = {});
