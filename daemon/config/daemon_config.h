@@ -27,10 +27,8 @@ inline constexpr IntSetting kKillGraceMs{"kill_grace_ms", 10'000, 0, 3'600'000};
 inline constexpr IntSetting kTickMs{"tick_ms", 200, 10, 60'000};
 inline constexpr IntSetting kNodeNotRespondingMs{"node_not_responding_ms", 30'000, 100, 86'400'000};
 inline constexpr IntSetting kNodeDownMs{"node_down_ms", 120'000, 100, 86'400'000};
-// CoreOptions::head_blocks_after, in hours (0: strict queue order). 72: on
-// the ITP trace (jobs without time limits) it halves the mean JCT of strict
-// order while the longest waits stay bounded; see README, Queues.
-inline constexpr IntSetting kHeadBlocksAfterH{"head_blocks_after_h", 72, 0, 8760};
+// CoreOptions::head_blocks_after, in hours (0: strict queue order).
+inline constexpr IntSetting kHeadBlocksAfterH{"head_blocks_after_h", core::kDefaultHeadBlocksAfterHours, 0, 8760};
 // The NCCL probe's thresholds, in percent of the topology's estimate: a link
 // calibration below probe_drain_below_percent on any GPU pair drains the node;
 // a gang preflight below preflight_min_percent of its GPUs' ring estimate

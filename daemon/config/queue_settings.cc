@@ -68,13 +68,15 @@ core::QueueSpec ReadQueue(const TomlValue& table, const std::string& source, Tom
 void ReadPriority(const TomlValue& table, const std::string& source, core::QueuePolicy& policy,
                   TomlTableReader& top) {
   TomlTableReader r(table, source, "[priority]");
-  r.AllowOnly({"tier_weight", "fair_share_weight", "age_weight", "size_weight", "age_max", "fair_share_half_life",
+  r.AllowOnly({"tier_weight", "fair_share_weight", "age_weight", "size_weight", "short_work_weight",
+               "age_max", "fair_share_half_life",
                "max_requeues"});
   core::PriorityWeights& w = policy.weights;
   if (auto v = r.Int("tier_weight", 0, kMaxWeight)) w.tier = static_cast<double>(*v);
   if (auto v = r.Int("fair_share_weight", 0, kMaxWeight)) w.fair_share = static_cast<double>(*v);
   if (auto v = r.Int("age_weight", 0, kMaxWeight)) w.age = static_cast<double>(*v);
   if (auto v = r.Int("size_weight", 0, kMaxWeight)) w.size = static_cast<double>(*v);
+  if (auto v = r.Int("short_work_weight", 0, kMaxWeight)) w.short_work = static_cast<double>(*v);
   if (auto v = Duration(r, "age_max")) w.age_max = absl::Seconds(*v);
   if (auto v = Duration(r, "fair_share_half_life")) w.fair_share_half_life = absl::Seconds(*v);
   if (auto v = r.Int("max_requeues", 0, 1000)) policy.max_requeues = *v;

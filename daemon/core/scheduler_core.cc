@@ -524,6 +524,10 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   Transition(a, final_state, reason, fx);
   placed_.erase(a.job.id());
   ended_[a.job.id()] = final_state;
+  // Only a run that ended by itself says how long such jobs take.
+  if ((final_state == v1::JOB_STATE_COMPLETED || final_state == v1::JOB_STATE_FAILED) && a.job.has_start_time()) {
+    runtime_history_.Record(a.job.spec(), clock_.Now() - FromProtoTime(a.job.start_time()));
+  }
   active_.erase(a.job.id());
 }
 
@@ -546,17 +550,33 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
-std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting) const {
+absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job) const {
   const absl::Time now = clock_.Now();
+  if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) return now + options_.kill_grace;  // SIGKILL follows the grace
+  const absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
+  if (job.spec().time_limit_s() > 0) {
+    return std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + options_.kill_grace;
+  }
+  // Strict queue order: estimates would let jobs pass around a reservation.
+  if (options_.head_blocks_after <= absl::ZeroDuration()) return absl::InfiniteFuture();
+  const RuntimeEstimate estimate = runtime_history_.Estimate(job.spec());
+  if (!estimate.known()) return absl::InfiniteFuture();
+  // A job already past its estimate is expected to run a tenth as long
+  // again (at least a minute): jobs that have run long tend to run longer.
+  const absl::Duration ran = now - started;
+  return std::max(started + estimate.high, now + std::max(absl::Minutes(1), ran / 10));
+}
+
+absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec) const {
+  absl::Duration expected = spec.time_limit_s() > 0 ? absl::Seconds(spec.time_limit_s()) : absl::InfiniteDuration();
+  if (const RuntimeEstimate e = runtime_history_.Estimate(spec); e.known()) expected = std::min(expected, e.typical);
+  return expected;
+}
+
+std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting) const {
   std::vector<ExpectedEnd> ends;
   auto add = [&](const v1::Job& job) {
-    absl::Time end = absl::InfiniteFuture();
-    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
-      end = now + options_.kill_grace;  // SIGKILL follows the grace
-    } else if (job.spec().time_limit_s() > 0) {
-      absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
-      end = std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + options_.kill_grace;
-    }
+    const absl::Time end = ExpectedEndOf(job);
     if (end != absl::InfiniteFuture()) ends.push_back({end, job.id(), &job.allocation()});
   };
   for (uint64_t id : placed_) add(active_.at(id).job);
@@ -579,9 +599,12 @@ std::string SchedulerCore::ShapeKey(const GangRequest& r) {
                       r.queue_bit);
 }
 
-bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when) const {
-  return job.spec().time_limit_s() > 0 &&
-         clock_.Now() + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
+bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const {
+  const absl::Time now = clock_.Now();
+  if (job.spec().time_limit_s() > 0) return now + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
+  if (!trust_estimates) return false;
+  const RuntimeEstimate estimate = runtime_history_.Estimate(job.spec());
+  return estimate.known() && now + estimate.high <= when;
 }
 
 void SchedulerCore::Schedule(Effects& fx) {
@@ -594,8 +617,14 @@ void SchedulerCore::Schedule(Effects& fx) {
   uint64_t blocked = 0;
   std::optional<Reservation> reservation;
   uint64_t reserved_for = 0;  // the queues that compete with the reserved job
+  // Whether a job may use the reserved GPUs on the strength of its
+  // estimated run time: not once the reserved job has waited
+  // head_blocks_after, so that estimates that run over cannot starve it.
+  bool trust_estimates = true;
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
+  // Request shapes whose wait-or-spread was decided this pass: whether to wait.
+  absl::flat_hash_map<std::string, bool> waits_for_better;
   std::vector<ActiveJob*> throttled, held;
   const std::vector<ActiveJob*> order = RankPending(throttled, held);
   KeepFairShare(fx);
@@ -648,7 +677,7 @@ void SchedulerCore::Schedule(Effects& fx) {
     PlacementResult placement = failed != failed_shapes.end() ? PlacementResult::Unschedulable(failed->second)
                                                               : policy_->Place(cluster_, request);
     if (!placement.placed()) failed_shapes.emplace(shape, placement.reason());
-    if (!placement.placed() && hold.has_value() && EndsBy(a.job, reservation->start)) {
+    if (!placement.placed() && hold.has_value() && EndsBy(a.job, reservation->start, trust_estimates)) {
       // Done before the reserved job starts: it may use the reserved GPUs.
       hold->Drop();
       placement = policy_->Place(cluster_, request);
@@ -672,6 +701,7 @@ void SchedulerCore::Schedule(Effects& fx) {
         reservation = Preempt(a, request, fx);
         if (reservation.has_value()) {
           reserved_for = CompetingQueues(request.queue_bit);
+          trust_estimates = false;
           hold.emplace(cluster_, *reservation);
           continue;
         }
@@ -697,6 +727,7 @@ void SchedulerCore::Schedule(Effects& fx) {
         continue;
       }
       reserved_for = CompetingQueues(request.queue_bit);
+      trust_estimates = clock_.Now() - FromProtoTime(a.job.submit_time()) < options_.head_blocks_after;
       SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ",
                                     absl::FormatTime("%Y-%m-%d %H:%M:%S", reservation->start, absl::UTCTimeZone()),
                                     " UTC"),
@@ -707,6 +738,43 @@ void SchedulerCore::Schedule(Effects& fx) {
       }
       hold.emplace(cluster_, *reservation);
       continue;
+    }
+    if (request.topology == v1::TOPOLOGY_MODE_PREFER && request.total_gpus >= 2 &&
+        options_.head_blocks_after > absl::ZeroDuration()) {
+      auto [verdict, fresh] = waits_for_better.try_emplace(shape, false);
+      std::optional<BetterPlacement> better;
+      if (fresh || verdict->second) {
+        better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
+                                 SpreadCost{ExpectedRun(a.job.spec()), options_.spread_comm_share}, clock_.Now(),
+                                 ExpectedEnds(to_start));
+        verdict->second = better.has_value();
+      }
+      if (better.has_value()) {
+        auto at = [](absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); };
+        std::string why = absl::StrCat(
+            "waiting for a better placement: on the best free now (~",
+            absl::StrFormat("%.0f", placement.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
+            at(better->finish_now), " UTC, on ~",
+            absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
+            at(better->reservation.start), " by ", at(better->finish_waiting), " UTC");
+        // The first to wait gets the pass's reservation, so that the better
+        // placement is kept for it; later ones wait without (each pass
+        // weighs it again, so a wait that grows ends in spreading).
+        if (!reservation.has_value()) {
+          reservation = std::move(better->reservation);
+          reserved_for = CompetingQueues(request.queue_bit);
+          trust_estimates = clock_.Now() - FromProtoTime(a.job.submit_time()) < options_.head_blocks_after;
+          if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
+            *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
+            Touch(a, fx);
+          }
+          hold.emplace(cluster_, *reservation);
+        } else {
+          ClearEstimatedStart(a, fx);
+        }
+        SetWaitReason(a, why, fx);
+        continue;
+      }
     }
     if (!cluster_.Allocate(job_id, placement.allocation()).ok()) continue;
     *a.job.mutable_allocation() = placement.allocation();

@@ -26,6 +26,8 @@
 #include "daemon/core/queue/fair_share.h"
 #include "daemon/core/queue/priority.h"
 #include "daemon/core/queue/queue_policy.h"
+#include "daemon/core/queue/runtime_history.h"
+#include "daemon/core/wait_or_spread.h"
 #include "common/net/network_topology_conf.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -42,13 +44,16 @@ struct CoreOptions {
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
   // jobs further back keep their last reason until they come within reach.
   size_t queue_depth = 500;
-  // A job that can start neither now nor by a reservation (the jobs it
-  // waits for have no time limits) lets the jobs that compete with it for
-  // nodes pass it until it has waited this long; from then on it holds them
-  // back until it starts, so that no job waits without bound behind smaller
-  // ones. Zero: it holds them back at once (strict queue order). The
-  // daemon's default (daemon/config: head_blocks_after_h).
-  absl::Duration head_blocks_after = absl::Hours(72);
+  // The starvation bound. A gang that needs more than one node and has
+  // waited this long goes ahead of every job that has not (oldest first),
+  // and so gets the reservation; once the reserved job has waited this long,
+  // only hard time limits (not estimates) let other jobs use its GPUs. A job
+  // that can start neither now nor by a reservation (nothing says when the
+  // jobs it waits for end) lets the jobs that compete with it for nodes pass
+  // it until it has waited this long, then holds them back until it starts.
+  // Zero: strict queue order (reservations come from hard time limits only,
+  // and no job waits for a better placement while others pass it).
+  absl::Duration head_blocks_after = absl::Hours(kDefaultHeadBlocksAfterHours);
   // A node silent this long (no heartbeat, or its stream gone) takes no new
   // work; its jobs keep running, since its agent keeps them alive.
   absl::Duration node_not_responding_after = absl::Seconds(30);
@@ -67,6 +72,12 @@ struct CoreOptions {
   // Compiled by the core; one that fails to compile falls back to the
   // default, so check it first (QueuePolicy::Compile).
   QueuePolicy queues = QueuePolicy::Default();
+  // The share of a multi-GPU job's run time spent in communication that
+  // compute does not hide: what a worse placement costs it, when a job that
+  // says nothing (--topology prefer) decides between starting now spread
+  // out and waiting for a better placement (wait_or_spread.h). 0: always
+  // the best free now. The simulator's --comm-share sets it too.
+  double spread_comm_share = 0.1;
   // How link calibrations and gang preflights are judged.
   ProbeOptions probe;
 };
@@ -162,6 +173,11 @@ class SchedulerCore {
   const std::vector<JobScore>& priorities() const { return scores_; }
   std::optional<PriorityScore> PriorityOf(uint64_t job_id) const;
   const QueuePolicy& queues() const { return options_.queues; }
+  // A job that ended on its own after running `ran`: what jobs like it that
+  // give no time limit are expected to take. The core learns from the jobs
+  // it finishes; the daemon also feeds it the recent history at startup.
+  void LearnRunTime(const v1::JobSpec& spec, absl::Duration ran) { runtime_history_.Record(spec, ran); }
+  RuntimeEstimate EstimateRunTime(const v1::JobSpec& spec) const { return runtime_history_.Estimate(spec); }
 
  private:
   // While a gang stops, its reason reads "stopping: <why>"; the end state
@@ -268,8 +284,15 @@ class SchedulerCore {
   uint64_t CompetingQueues(uint64_t queue_bit) const;
   // Everything placement looks at, as one string: equal keys, equal answers.
   static std::string ShapeKey(const GangRequest& request);
-  // Whether `job`, started now, is gone by `when` whatever it does.
-  bool EndsBy(const v1::Job& job, absl::Time when) const;
+  // Whether `job`, started now, is gone by `when`: by its time limit, or
+  // (`trust_estimates`) by the high end of its estimated run time.
+  bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;
+  // When a placed job is expected to have let go of its GPUs: its time
+  // limit, else its estimated run time; InfiniteFuture if neither.
+  absl::Time ExpectedEndOf(const v1::Job& job) const;
+  // How long the job is expected to run: its time limit, or the history's
+  // typical run of jobs like it if shorter; InfiniteDuration if neither.
+  absl::Duration ExpectedRun(const v1::JobSpec& spec) const;
   // The node as registered, with the network tiers the operator's topology
   // file gives it.
   v1::NodeInfo WithConfiguredNetwork(v1::NodeInfo info) const;
@@ -285,6 +308,7 @@ class SchedulerCore {
   absl::flat_hash_map<std::string, uint64_t> request_ids_;
   std::map<std::string, absl::Time> last_seen_;
   FairShare fair_share_;
+  RuntimeHistory runtime_history_;
   absl::Time fair_share_kept_ = absl::InfinitePast();
   std::vector<JobScore> scores_;
   std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue

@@ -204,11 +204,22 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
   fair_share_.SetWaiting(waiting);
 
   PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
-  for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
+  int64_t largest_node_gpus = 0;
+  for (const NodeScan& n : cluster_.scan()) {
+    context.cluster_gpus += n.gpu_count;
+    largest_node_gpus = std::max<int64_t>(largest_node_gpus, n.gpu_count);
+  }
   // Every pass ranks the whole queue (age and usage move with the clock):
   // the fair-share factor once per user and account, not once per job.
   absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, double> fair_share_of;
+  // The starvation bound: ranking favours short work, so a gang that needs
+  // more than one node (several nodes free at once, which jobs ending one by
+  // one never give it) could wait without end. Once it has waited
+  // head_blocks_after it is due: ahead of every job that is not, oldest
+  // first, and so the first to get a reservation. A job that fits on one
+  // node needs no such help: it gets one whenever a node drains.
   struct Ranked {
+    bool due;
     double total;
     QueueKey key;
     ActiveJob* job;
@@ -221,7 +232,7 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
-    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, context);
+    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, ExpectedRun(spec), context);
     scores_.emplace_back(key.job_id, score);
     if (a->job.held()) {
       held.push_back(a);
@@ -231,10 +242,16 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
       throttled.push_back(a);
       continue;
     }
-    ranked.push_back({score.total, key, a});
+    const bool due = spec.resources().gpus() > largest_node_gpus &&
+                     now - absl::FromUnixNanos(key.submit_ns) >= options_.head_blocks_after;
+    ranked.push_back({due, score.total, key, a});
   }
   // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
-  auto before = [](const Ranked& a, const Ranked& b) { return a.total > b.total || (a.total == b.total && a.key < b.key); };
+  auto before = [](const Ranked& a, const Ranked& b) {
+    if (a.due != b.due) return a.due;
+    if (a.due) return a.key.submit_ns < b.key.submit_ns || (a.key.submit_ns == b.key.submit_ns && a.key < b.key);
+    return a.total > b.total || (a.total == b.total && a.key < b.key);
+  };
   // Only the first queue_depth are looked at: no need to sort the rest.
   if (ranked.size() > options_.queue_depth) {
     std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(options_.queue_depth), ranked.end(),

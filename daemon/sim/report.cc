@@ -54,15 +54,19 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
   absl::StrAppend(&out, "\ncluster  ", run.cluster_name.empty() ? "" : absl::StrCat(run.cluster_name, ": "),
                   run.cluster_summary, "\n");
   if (!run.job_topology.empty()) absl::StrAppend(&out, "jobs     --topology ", run.job_topology, "\n");
+  absl::StrAppend(&out, "order    ",
+                  run.multifactor ? "multifactor (the daemon's default: short work first, fair share, age, size)"
+                                  : "fifo (submission order)",
+                  "\n");
   absl::StrAppend(&out, "limits   ",
                   run.time_limit_factor > 0
                       ? absl::StrCat("time limit = ", Fixed(run.time_limit_factor, 2),
                                      " x trace duration (backfill plans with it; a job slowed past it ends TIMEOUT)")
                       : run.head_blocks_after == absl::ZeroDuration()
                             ? std::string("no time limits (backfill has nothing to plan with: strict queue order)")
-                            : absl::StrCat("no time limits (no reservations: a job that cannot start lets smaller "
-                                           "ones pass for ",
-                                           absl::FormatDuration(run.head_blocks_after), ", then holds them back)"),
+                            : absl::StrCat("no time limits (reservations from the run times of jobs that ended; "
+                                           "starvation bound ",
+                                           absl::FormatDuration(run.head_blocks_after), ")"),
                   "\n");
   if (run.model.slowdown) {
     absl::StrAppend(&out, "runtime  duration x (1 + ", Fixed(run.model.comm_share, 2),

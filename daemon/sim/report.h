@@ -22,6 +22,7 @@ struct RunDescription {
   // How long a job that cannot be given a reservation lets smaller ones pass.
   absl::Duration head_blocks_after = absl::ZeroDuration();
   std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
+  bool multifactor = false;  // the daemon's ranking, or submission order
 };
 
 // The comparison table, policies side by side: a few heading lines, then one

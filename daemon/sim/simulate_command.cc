@@ -96,6 +96,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.model = options.model;
   run.time_limit_factor = options.time_limit_factor;
   run.head_blocks_after = head_blocks_after;
+  run.multifactor = options.multifactor;
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:
       run.job_topology = options.topology_wait_s > 0 ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")
@@ -136,11 +137,15 @@ std::string SimulateHelpFooter() {
       ") the share of the run time spent in\n"
       "communication that compute does not hide (arXiv:2507.03114 measures 10.2% on average, 26.6% at most, for\n"
       "collectives not overlapped at all on 4-GPU nodes). 1-GPU jobs never slow down; --no-slowdown turns it off.\n\n"
-      "Queue: the core's own order and EASY backfill. Backfill plans with time limits, which traces do not\n"
-      "have: --time-limit-factor F gives each job F x its trace duration (a job slowed past it ends TIMEOUT);\n"
-      "without it a job that cannot start lets smaller ones pass it for --head-blocks-after-h hours (the\n"
-      "daemon's default 72), then holds them back; with --head-blocks-after-h 0 (strict order) no job may pass\n"
-      "the head of the queue, the outcome does not depend on --queue-depth, and --queue-depth 1 replays faster.\n\n"
+      "Queue: the core's own ranking (--order multifactor, the daemon's default: short work first by run\n"
+      "times the core learns from the jobs that end, fair share, age) or submission order (--order fifo), and\n"
+      "EASY backfill. Traces carry no time limits: reservations are planned from the learned run times, or\n"
+      "from --time-limit-factor F x each job's trace duration (a job slowed past it ends TIMEOUT). The\n"
+      "starvation bound --head-blocks-after-h (the daemon's default 24): a multi-node gang that has waited\n"
+      "that long goes first and gets the reservation; a job no reservation can be planned for lets smaller\n"
+      "ones pass it that long, then holds them back. With the slowdown model on, a multi-GPU job waits for a\n"
+      "better placement when that finishes it earlier than spreading now. --head-blocks-after-h 0 with\n"
+      "--order fifo is strict FIFO; --time-limit-factor 1 with --order fifo is EASY with exact limits.\n\n"
       "Metrics per policy: JCT and queueing delay (mean, p50, p95, p99; all jobs and by size 1, 2-4, 5-8, >8\n"
       "GPUs), makespan, GPU utilization, fragmentation (GPU-hours left free while jobs waited), placement\n"
       "quality (multi-GPU jobs in one node / NVLink domain / leaf; estimated bus bandwidth vs ideal).\n\n"

@@ -23,7 +23,7 @@ struct SimulateOptions {
   v1::TopologyMode topology_mode = v1::TOPOLOGY_MODE_PREFER;
   int64_t topology_wait_s = 0;
   double time_limit_factor = 0;  // SimOptions::time_limit_factor
-  bool multifactor = false;      // SimOptions::multifactor
+  bool multifactor = true;       // SimOptions::multifactor (--order)
   double head_blocks_after_h = -1;  // SimOptions::head_blocks_after in hours; negative: the daemon's default
   int64_t limit = 0;    // replay only the first N selected jobs; 0 = all
   std::string out_dir;  // "" = no files

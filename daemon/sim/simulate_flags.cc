@@ -25,9 +25,12 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command_->add_flag("--no-slowdown", no_slowdown_, "every job runs its trace duration wherever it is placed");
-  command_->add_flag("--multifactor", options_.multifactor,
-                     "rank the queue by the daemon's default multifactor priority (fair share over the trace's "
-                     "users, age, size) rather than submission order; about 10x slower");
+  command_->add_option("--order", order_,
+                       "how the queue is ranked: multifactor (the daemon's default priority: fair share over the "
+                       "trace's users, short work first by run times learned as the replay goes, age, size) or fifo "
+                       "(submission order, the baseline)")
+      ->check(CLI::IsMember({"multifactor", "fifo"}))
+      ->capture_default_str();
   command_->add_option("--topology", topology_,
                        "what every job asks of its placement, as gpusched submit --topology: prefer (the best free "
                        "now), strict (wait for the idle cluster's best) or any")
@@ -63,6 +66,7 @@ SimulateOptions SimulateFlags::Options() const {
   o.policies = absl::StrSplit(policies_, ',', absl::SkipEmpty());
   o.format = format_ == "csv" ? TraceFormat::kCsv : format_ == "sacct" ? TraceFormat::kSacct : TraceFormat::kAuto;
   o.model.slowdown = !no_slowdown_;
+  o.multifactor = order_ == "multifactor";
   o.topology_mode = topology_ == "strict" ? v1::TOPOLOGY_MODE_STRICT
                     : topology_ == "any"  ? v1::TOPOLOGY_MODE_ANY
                                           : v1::TOPOLOGY_MODE_PREFER;

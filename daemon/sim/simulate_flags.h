@@ -21,6 +21,7 @@ class SimulateFlags {
   std::string policies_ = "topology,best-fit,first-fit,spread";
   std::string format_ = "auto";
   std::string topology_ = "prefer";
+  std::string order_ = "multifactor";
   bool no_slowdown_ = false;
 };
 

@@ -97,11 +97,12 @@ class Replay {
     core::CoreOptions o;
     o.placement_policy = options.policy;
     if (!options.multifactor) {
-      core::PriorityWeights& w = o.queues.weights;
-      w.tier = w.fair_share = w.age = w.size = 0;
+      o.queues.weights = core::PriorityWeights::None();
     }
     o.queue_depth = options.queue_depth;
     if (options.head_blocks_after >= absl::ZeroDuration()) o.head_blocks_after = options.head_blocks_after;
+    // The core weighs wait-or-spread with the model the replay runs by.
+    o.spread_comm_share = options.model.slowdown ? options.model.comm_share : 0;
     // Simulated agents never fall silent; heartbeats every few seconds of
     // virtual time would only cost passes.
     o.node_not_responding_after = absl::InfiniteDuration();

@@ -133,8 +133,7 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
   options.queue_depth = static_cast<size_t>(o.pending + o.running);
   options.queues.queues = {core::QueueSpec::Named("batch"), core::QueueSpec::Named("urgent", 1)};
   if (!weighted) {
-    core::PriorityWeights& w = options.queues.weights;
-    w.tier = w.fair_share = w.age = w.size = 0;
+    options.queues.weights = core::PriorityWeights::None();
   }
   lane->core = std::make_unique<core::SchedulerCore>(*lane->clock, options);
   for (const v1::NodeInfo& info : cluster.nodes) {

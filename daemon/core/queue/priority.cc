@@ -1,6 +1,7 @@
 #include "daemon/core/queue/priority.h"
 
 #include <algorithm>
+#include <cmath>
 
 
 namespace gpusched::core {
@@ -12,11 +13,13 @@ v1::PriorityFactors PriorityScore::ToProto() const {
   out.set_tier(tier);
   out.set_job(job);
   out.set_size(size);
+  out.set_short_work(short_work);
   out.set_total(total);
   return out;
 }
 
-PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fair_share, const PriorityContext& c) {
+PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fair_share, absl::Duration expected_run,
+                       const PriorityContext& c) {
   const PriorityWeights& w = c.queues->weights;
   PriorityScore s;
   const absl::Duration waited = c.now - submitted;
@@ -32,7 +35,15 @@ PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fai
   if (c.cluster_gpus > 0) {
     s.size = std::clamp(static_cast<double>(spec.resources().gpus()) / static_cast<double>(c.cluster_gpus), 0.0, 1.0);
   }
-  s.total = w.age * s.age + w.fair_share * s.fair_share + w.tier * s.tier + w.size * s.size + s.job;
+  if (expected_run != absl::InfiniteDuration()) {
+    // Expected GPU-hours on a log scale: a 1-GPU job of minutes scores ~1,
+    // 16 GPUs for a day ~0.1. Log, because run times span six orders of
+    // magnitude and the rank should still tell an hour from a day.
+    const double gpu_hours = std::max<int64_t>(1, spec.resources().gpus()) *
+                             std::max(60.0, absl::ToDoubleSeconds(expected_run)) / 3600;
+    s.short_work = 1.0 / (1.0 + std::log2(1.0 + gpu_hours));
+  }
+  s.total = w.short_work * s.short_work + w.age * s.age + w.fair_share * s.fair_share + w.tier * s.tier + w.size * s.size + s.job;
   return s;
 }
 

@@ -17,6 +17,7 @@ struct PriorityScore {
   double tier = 0;
   double job = 0;
   double size = 0;
+  double short_work = 0;  // 0 where nothing says how long the job runs
   double total = 0;
 
   v1::PriorityFactors ToProto() const;
@@ -30,8 +31,10 @@ struct PriorityContext {
   int64_t max_tier = 0;
 };
 
-// `fair_share` is FairShare::Factor of the job's user and account.
-PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fair_share,
+// `fair_share` is FairShare::Factor of the job's user and account;
+// `expected_run` how long the job is expected to run (its time limit or the
+// history's estimate, InfiniteDuration if neither says).
+PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fair_share, absl::Duration expected_run,
                        const PriorityContext& context);
 
 }  // namespace gpusched::core

@@ -56,16 +56,33 @@ struct QueueSpec {
 // The weights of the multifactor priority (PriorityFactors in types.proto).
 // Defaults: tier dominates, then fair share, then age and size; a job's own
 // priority adds as it is.
+// The starvation bound's default, in hours (CoreOptions::head_blocks_after,
+// gpuschedd.toml head_blocks_after_h). 24: on the ITP trace's busiest
+// cluster it keeps the multi-node gangs' mean wait under a day while short
+// work still goes first (README, Queues).
+inline constexpr int64_t kDefaultHeadBlocksAfterHours = 24;
+
 struct PriorityWeights {
   double tier = 100'000;
   double fair_share = 10'000;
   double age = 1'000;
   double size = 1'000;
+  // Short work first: what most shortens the mean wait of a busy cluster.
+  // As strong as fair share, so that it orders the jobs of one share; the
+  // starvation bound (CoreOptions::head_blocks_after) keeps the longest
+  // gangs from waiting without end behind it.
+  double short_work = 10'000;
   absl::Duration age_max = absl::Hours(7 * 24);               // age factor 1 from here on
   absl::Duration fair_share_half_life = absl::Hours(7 * 24);  // usage decays by half in this long
 
+  // Every weight 0: plain priority-then-submission order (a baseline).
+  static PriorityWeights None() {
+    PriorityWeights w;
+    w.tier = w.fair_share = w.age = w.size = w.short_work = 0;
+    return w;
+  }
   // All weights 0: the queue is in plain priority-then-submission order.
-  bool all_zero() const { return tier == 0 && fair_share == 0 && age == 0 && size == 0; }
+  bool all_zero() const { return tier == 0 && fair_share == 0 && age == 0 && size == 0 && short_work == 0; }
 };
 
 // The queue settings of the daemon ([[queue]] and [priority] in gpuschedd.toml).

@@ -1,0 +1,93 @@
+#include "daemon/core/queue/runtime_history.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpusched::core {
+
+int RuntimeHistory::SizeClass(int64_t gpus) {
+  if (gpus <= 0) return 0;
+  int size_class = 1;
+  for (int64_t top = 1; top < gpus; top *= 2) ++size_class;
+  return size_class;
+}
+
+void RuntimeHistory::Group::Add(double seconds) {
+  if (recent.size() < kKept) {
+    recent.push_back(static_cast<float>(seconds));
+  } else {
+    recent[static_cast<size_t>(next)] = static_cast<float>(seconds);
+    next = (next + 1) % kKept;
+  }
+  std::vector<float> sorted = recent;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  typical_s = sorted[(n - 1) / 2];
+  high_s = sorted[static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1];
+}
+
+std::string RuntimeHistory::NameKey(const v1::JobSpec& spec) {
+  return absl::StrCat(spec.user(), "\n", spec.name());
+}
+
+std::string RuntimeHistory::UserSizeKey(const v1::JobSpec& spec) {
+  return absl::StrCat(spec.user(), "\n", SizeClass(spec.resources().gpus()));
+}
+
+void RuntimeHistory::Record(const v1::JobSpec& spec, absl::Duration ran) {
+  const double seconds = std::max(1.0, absl::ToDoubleSeconds(ran));
+  if (!spec.name().empty()) {
+    auto it = by_name_.find(NameKey(spec));
+    if (it == by_name_.end() && by_name_.size() < kMaxNamedGroups) it = by_name_.try_emplace(NameKey(spec)).first;
+    if (it != by_name_.end()) it->second.Add(seconds);
+  }
+  by_user_size_[UserSizeKey(spec)].Add(seconds);
+  by_size_[SizeClass(spec.resources().gpus())].Add(seconds);
+  all_.Add(seconds);
+}
+
+RuntimeEstimate RuntimeHistory::Estimate(const v1::JobSpec& spec) const {
+  auto from = [](const Group& g, EstimateBasis basis) {
+    RuntimeEstimate e;
+    e.typical = absl::Seconds(g.typical_s);
+    e.high = absl::Seconds(g.high_s);
+    e.samples = g.samples();
+    e.basis = basis;
+    return e;
+  };
+  if (!spec.name().empty()) {
+    if (auto it = by_name_.find(NameKey(spec)); it != by_name_.end() && it->second.samples() >= kEnough) {
+      return from(it->second, EstimateBasis::kUserAndName);
+    }
+  }
+  if (auto it = by_user_size_.find(UserSizeKey(spec)); it != by_user_size_.end() && it->second.samples() >= kEnough) {
+    return from(it->second, EstimateBasis::kUserAndSize);
+  }
+  if (auto it = by_size_.find(SizeClass(spec.resources().gpus()));
+      it != by_size_.end() && it->second.samples() >= kEnough) {
+    return from(it->second, EstimateBasis::kSize);
+  }
+  if (all_.samples() >= kEnough) return from(all_, EstimateBasis::kAll);
+  return RuntimeEstimate{};
+}
+
+std::string RuntimeEstimate::Describe(const v1::JobSpec& spec) const {
+  const std::string user = spec.user().empty() ? "its user" : spec.user();
+  switch (basis) {
+    case EstimateBasis::kNone:
+      return "no run of a similar job has ended yet";
+    case EstimateBasis::kUserAndName:
+      return absl::StrCat("from the last ", samples, " runs of ", user, "'s jobs named ", spec.name());
+    case EstimateBasis::kUserAndSize:
+      return absl::StrCat("from the last ", samples, " runs of ", user, "'s jobs of this size");
+    case EstimateBasis::kSize:
+      return absl::StrCat("from the last ", samples, " runs of jobs of this size");
+    case EstimateBasis::kAll:
+      return absl::StrCat("from the last ", samples, " runs of any job");
+  }
+  return "";
+}
+
+}  // namespace gpusched::core

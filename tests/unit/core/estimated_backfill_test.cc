@@ -1,0 +1,129 @@
+// Backfill and ranking for jobs that give no time limit: run times learned
+// from the jobs that ended (RuntimeHistory), told as stories on a manual
+// clock.
+#include <catch2/catch.hpp>
+
+#include "common/proto_time.h"
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using core::testing::CoreHarness;
+using core::testing::GpuJob;
+using JobUpdate = v1::JobUpdate;
+
+namespace {
+
+v1::JobSpec Named(v1::JobSpec spec, const std::string& name) {
+  spec.set_user("u");
+  spec.set_name(name);
+  return spec;
+}
+
+// Three earlier runs of `name`, each `seconds` long.
+void Learn(CoreHarness& h, const std::string& name, int64_t gpus, int64_t seconds) {
+  for (int i = 0; i < 3; ++i) h.core.LearnRunTime(Named(GpuJob(gpus), name), absl::Seconds(seconds));
+}
+
+// Both jobs were ranked in the last pass; `first` above `second`.
+void RankedAbove(CoreHarness& h, uint64_t first, uint64_t second) {
+  auto a = h.core.PriorityOf(first);
+  auto b = h.core.PriorityOf(second);
+  REQUIRE(a.has_value());
+  REQUIRE(b.has_value());
+  CHECK(a->total > b->total);
+}
+
+void Started(CoreHarness& h, uint64_t id) {
+  const v1::Allocation on = h.Persisted(id).allocation();  // copied: each report rewrites the row
+  for (const auto& part : on.nodes()) h.Report(part.node(), id, JobUpdate::KIND_STARTED);
+}
+
+}  // namespace
+
+TEST_CASE("without time limits, the reservation is planned from learned run times and backfill respects it") {
+  core::CoreOptions options = CoreHarness::Options();
+  options.queues.weights = core::PriorityWeights::None();  // the story's order
+  CoreHarness h(options);
+  h.AddNode("n0", 8);
+  h.AddNode("n1", 8);
+  Learn(h, "train", 8, 1'000);
+  Learn(h, "long", 4, 10'000);
+  Learn(h, "long", 2, 10'000);
+  Learn(h, "quick", 2, 100);
+  const uint64_t train = h.Submit(Named(GpuJob(8, 1, 8), "train"));
+  const uint64_t long_run = h.Submit(Named(GpuJob(4), "long"));
+  h.Pass();
+  Started(h, train);
+  Started(h, long_run);
+  const absl::Time t0 = h.clock.Now();
+  h.clock.Advance(absl::Seconds(1));
+
+  const uint64_t gang = h.Submit(Named(GpuJob(16, 2, 8), "big"));  // no history of its own
+  const uint64_t quick = h.Submit(Named(GpuJob(2), "quick"));
+  const uint64_t late = h.Submit(Named(GpuJob(2), "long"));
+  h.Pass();
+  // The gang needs both nodes: it is reserved for the long job's expected end.
+  REQUIRE(h.StateOf(gang) == v1::JOB_STATE_PENDING);
+  REQUIRE(h.Persisted(gang).has_estimated_start_time());
+  CHECK(FromProtoTime(h.Persisted(gang).estimated_start_time()) == t0 + absl::Seconds(10'000));
+  // Expected to end long before that: it may use the reserved GPUs.
+  CHECK(h.StateOf(quick) == v1::JOB_STATE_STARTING);
+  // Expected to run past it: it may not.
+  CHECK(h.StateOf(late) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(late).reason().find("holds a reservation") != std::string::npos);
+}
+
+TEST_CASE("the default ranking puts work expected to be short first") {
+  CoreHarness h;
+  h.AddNode("n0", 1);
+  Learn(h, "quick", 1, 60);
+  Learn(h, "long", 1, 36'000);
+  const uint64_t running = h.Submit(Named(GpuJob(1), "other"));
+  h.Pass();
+  Started(h, running);
+  const uint64_t long_run = h.Submit(Named(GpuJob(1), "long"));
+  h.clock.Advance(absl::Seconds(10));
+  const uint64_t quick = h.Submit(Named(GpuJob(1), "quick"));
+  h.Pass();
+  RankedAbove(h, quick, long_run);
+  CHECK(h.core.PriorityOf(quick)->short_work > h.core.PriorityOf(long_run)->short_work);
+
+  h.Report("n0", running, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(quick) == v1::JOB_STATE_STARTING);  // submitted later, expected 600x shorter
+  CHECK(h.StateOf(long_run) == v1::JOB_STATE_PENDING);
+}
+
+TEST_CASE("a multi-node gang that has waited the starvation bound goes ahead of short work") {
+  core::CoreOptions options = CoreHarness::Options();
+  options.head_blocks_after = absl::Hours(24);
+  CoreHarness h(options);
+  h.AddNode("n0", 2);
+  h.AddNode("n1", 2);
+  Learn(h, "quick", 1, 600);
+  std::vector<uint64_t> running;
+  for (int i = 0; i < 4; ++i) running.push_back(h.Submit(Named(GpuJob(1), "quick")));
+  h.Pass();
+  for (uint64_t id : running) Started(h, id);
+  const uint64_t gang = h.Submit(Named(GpuJob(4, 2, 2), "big"));
+  const uint64_t fresh = h.Submit(Named(GpuJob(1), "quick"));
+  h.Pass();
+  // Fresh short work ranks above the gang, which has no history.
+  RankedAbove(h, fresh, gang);
+
+  // A day later a GPU frees: the gang is due, so it holds the reservation
+  // and the short job behind it may not take the GPU (it would end after
+  // the reservation's start, which waits for the other jobs' expected ends).
+  h.clock.Advance(absl::Hours(24));
+  for (const std::string node : {"n0", "n1"}) h.core.AgentHeartbeat(node, h.fx);
+  h.Report(h.Persisted(running[0]).allocation().nodes(0).node(), running[0], JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(gang).has_estimated_start_time());
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
+  for (size_t i = 1; i < running.size(); ++i) {
+    h.Report(h.Persisted(running[i]).allocation().nodes(0).node(), running[i], JobUpdate::KIND_EXITED, 0);
+  }
+  h.Pass();
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_STARTING);
+}
