@@ -623,8 +623,9 @@ void SchedulerCore::Schedule(Effects& fx) {
   bool trust_estimates = true;
   std::optional<ReservationHold> hold;
   absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
-  // Request shapes whose wait-or-spread was decided this pass: whether to wait.
-  absl::flat_hash_map<std::string, bool> waits_for_better;
+  // Request shapes whose wait-or-spread was decided this pass: why the
+  // first of them waits for a better placement ("" = it spread).
+  absl::flat_hash_map<std::string, std::string> waits_for_better;
   std::vector<ActiveJob*> throttled, held;
   const std::vector<ActiveJob*> order = RankPending(throttled, held);
   KeepFairShare(fx);
@@ -741,25 +742,23 @@ void SchedulerCore::Schedule(Effects& fx) {
     }
     if (request.topology == v1::TOPOLOGY_MODE_PREFER && request.total_gpus >= 2 &&
         options_.head_blocks_after > absl::ZeroDuration()) {
-      auto [verdict, fresh] = waits_for_better.try_emplace(shape, false);
+      auto [verdict, fresh] = waits_for_better.try_emplace(shape, "");
       std::optional<BetterPlacement> better;
-      if (fresh || verdict->second) {
+      if (fresh) {
         better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
                                  SpreadCost{ExpectedRun(a.job.spec()), options_.spread_comm_share}, clock_.Now(),
                                  ExpectedEnds(to_start));
-        verdict->second = better.has_value();
       }
       if (better.has_value()) {
         auto at = [](absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); };
-        std::string why = absl::StrCat(
+        verdict->second = absl::StrCat(
             "waiting for a better placement: on the best free now (~",
             absl::StrFormat("%.0f", placement.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
             at(better->finish_now), " UTC, on ~",
             absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
             at(better->reservation.start), " by ", at(better->finish_waiting), " UTC");
         // The first to wait gets the pass's reservation, so that the better
-        // placement is kept for it; later ones wait without (each pass
-        // weighs it again, so a wait that grows ends in spreading).
+        // placement is kept for it.
         if (!reservation.has_value()) {
           reservation = std::move(better->reservation);
           reserved_for = CompetingQueues(request.queue_bit);
@@ -769,10 +768,15 @@ void SchedulerCore::Schedule(Effects& fx) {
             Touch(a, fx);
           }
           hold.emplace(cluster_, *reservation);
-        } else {
-          ClearEstimatedStart(a, fx);
         }
-        SetWaitReason(a, why, fx);
+        SetWaitReason(a, verdict->second, fx);
+        continue;
+      }
+      if (!verdict->second.empty()) {
+        // Jobs of the same shape behind it wait too, without a reservation:
+        // each pass weighs it again, so a wait that grows ends in spreading.
+        ClearEstimatedStart(a, fx);
+        SetWaitReason(a, absl::StrCat(verdict->second, " (as the first job of this shape)"), fx);
         continue;
       }
     }
