@@ -550,7 +550,7 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
-absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job) const {
+absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job, EndEstimate which) const {
   const absl::Time now = clock_.Now();
   if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) return now + options_.kill_grace;  // SIGKILL follows the grace
   const absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
@@ -564,7 +564,8 @@ absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job) const {
   // A job already past its estimate is expected to run a tenth as long
   // again (at least a minute): jobs that have run long tend to run longer.
   const absl::Duration ran = now - started;
-  return std::max(started + estimate.high, now + std::max(absl::Minutes(1), ran / 10));
+  const absl::Duration run = which == EndEstimate::kHigh ? estimate.high : estimate.typical;
+  return std::max(started + run, now + std::max(absl::Minutes(1), ran / 10));
 }
 
 absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec) const {
@@ -573,10 +574,11 @@ absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec) const {
   return expected;
 }
 
-std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting) const {
+std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting,
+                                                     EndEstimate which) const {
   std::vector<ExpectedEnd> ends;
   auto add = [&](const v1::Job& job) {
-    const absl::Time end = ExpectedEndOf(job);
+    const absl::Time end = ExpectedEndOf(job, which);
     if (end != absl::InfiniteFuture()) ends.push_back({end, job.id(), &job.allocation()});
   };
   for (uint64_t id : placed_) add(active_.at(id).job);
@@ -706,7 +708,7 @@ void SchedulerCore::Schedule(Effects& fx) {
           hold.emplace(cluster_, *reservation);
           continue;
         }
-        reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds(to_start));
+        reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds(to_start, EndEstimate::kHigh));
       }
       if (!reservation.has_value() || reservation->job_id != job_id) {
         ClearEstimatedStart(a, fx);
@@ -747,7 +749,7 @@ void SchedulerCore::Schedule(Effects& fx) {
       if (fresh) {
         better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
                                  SpreadCost{ExpectedRun(a.job.spec()), options_.spread_comm_share}, clock_.Now(),
-                                 ExpectedEnds(to_start));
+                                 ExpectedEnds(to_start, EndEstimate::kTypical));
       }
       if (better.has_value()) {
         auto at = [](absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); };

@@ -275,10 +275,14 @@ class SchedulerCore {
   void JudgeCalibration(const std::string& node, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
-  // When each placed job will have let go of its GPUs at the latest, those
-  // placed earlier in this pass (`starting`) included; jobs without a time
-  // limit are left out (they may never end).
-  std::vector<ExpectedEnd> ExpectedEnds(const std::vector<ActiveJob*>& starting) const;
+  // Which end of a learned run time to plan with: a reservation plans with
+  // the high one (a job that runs past it delays the reserved job); weighing
+  // a wait against a slower run compares typical with typical.
+  enum class EndEstimate { kHigh, kTypical };
+  // When each placed job is expected to have let go of its GPUs, those
+  // placed earlier in this pass (`starting`) included; jobs that neither
+  // limit nor history says anything of are left out (they may never end).
+  std::vector<ExpectedEnd> ExpectedEnds(const std::vector<ActiveJob*>& starting, EndEstimate which) const;
   // The queues (as NodeSlot::queue_mask bits) that share a node with the
   // queue of `queue_bit`: whose jobs compete with its jobs for nodes.
   uint64_t CompetingQueues(uint64_t queue_bit) const;
@@ -289,7 +293,7 @@ class SchedulerCore {
   bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;
   // When a placed job is expected to have let go of its GPUs: its time
   // limit, else its estimated run time; InfiniteFuture if neither.
-  absl::Time ExpectedEndOf(const v1::Job& job) const;
+  absl::Time ExpectedEndOf(const v1::Job& job, EndEstimate which) const;
   // How long the job is expected to run: its time limit, or the history's
   // typical run of jobs like it if shorter; InfiniteDuration if neither.
   absl::Duration ExpectedRun(const v1::JobSpec& spec) const;

@@ -1,5 +1,6 @@
 #include "daemon/sim/simulate_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -51,6 +52,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   trace_options.queue = options.queue;
   auto trace = LoadTrace(options.trace_path, options.format, trace_options);
   if (!trace.ok()) return trace.status();
+  for (const std::string& warning : trace->warnings) err << "simulate: warning: " << options.trace_path << ": " << warning << "\n";
   if (options.limit > 0 && static_cast<int64_t>(trace->jobs.size()) > options.limit) {
     trace->jobs.resize(static_cast<size_t>(options.limit));
   }
@@ -110,11 +112,15 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   if (!options.out_dir.empty()) {
     auto written = WriteReportFiles(options.out_dir, results, metrics);
     if (!written.ok()) return written.status();
-    auto rendered = RenderPlots(options.out_dir);
+    const bool any_completed =
+        std::any_of(metrics.begin(), metrics.end(), [](const PolicyMetrics& m) { return m.completed > 0; });
+    // With no job completed the CDF has no points, and gnuplot fails on it.
+    absl::StatusOr<bool> rendered = any_completed ? RenderPlots(options.out_dir) : absl::StatusOr<bool>(false);
     if (!rendered.ok()) return rendered.status();
     err << "simulate: wrote " << absl::StrJoin(*written, ", ") << " to " << options.out_dir
-        << (*rendered ? " and rendered jct_cdf.png, utilization.png, waiting.png"
-                      : " (gnuplot not found: no PNGs; run `gnuplot plots.gp` there later)")
+        << (*rendered          ? " and rendered jct_cdf.png, utilization.png, waiting.png"
+            : !any_completed   ? " (no job completed: nothing to plot, no PNGs)"
+                               : " (gnuplot not found: no PNGs; run `gnuplot plots.gp` there later)")
         << "\n";
   }
   return absl::OkStatus();

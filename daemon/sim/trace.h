@@ -30,14 +30,18 @@ struct Trace {
   int64_t skipped_other_queue = 0;       // filtered out by TraceOptions::queue
   int64_t skipped_steps = 0;             // sacct job steps (123.batch, 123.0)
   std::set<std::string> queues;          // every queue named by a row, selected or not
+  // What was odd but could be replayed, each naming its line: a byte-order
+  // mark, rows out of submission order, a job id given twice.
+  std::vector<std::string> warnings;
 };
 
 struct TraceOptions {
   std::string queue;  // replay only the rows of this queue (partition); "" = all
 };
 
-// Stable-sorts by submission, rebases times on the first job and applies
-// nothing else; the readers call it last.
+// Warns of repeated job ids and rows out of submission order, stable-sorts
+// by submission and rebases times on the first job; the readers call it
+// last.
 void FinishTrace(Trace& trace);
 
 }  // namespace gpusched::sim

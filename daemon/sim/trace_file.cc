@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/sim/csv_trace.h"
@@ -15,13 +16,19 @@ absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, con
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read trace file ", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string text = buffer.str();
+  // Spreadsheet exports start with a UTF-8 byte-order mark; the header would
+  // then not match.
+  constexpr absl::string_view kBom = "\xEF\xBB\xBF";
+  const bool bom = absl::StartsWith(text, kBom);
+  if (bom) text.erase(0, kBom.size());
   if (format == TraceFormat::kAuto) {
     const std::string header = text.substr(0, text.find('\n'));
     format = header.find('|') != std::string::npos ? TraceFormat::kSacct : TraceFormat::kCsv;
   }
   auto trace = format == TraceFormat::kSacct ? ParseSacctTrace(text, options) : ParseCsvTrace(text, options);
   if (!trace.ok()) return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
+  if (bom) trace->warnings.insert(trace->warnings.begin(), "line 1: a UTF-8 byte-order mark, skipped");
   if (!options.queue.empty() && !trace->queues.contains(options.queue)) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": no row is in queue \"", options.queue,
                                                    "\" (queues: ", absl::StrJoin(trace->queues, ", "), ")"));
