@@ -568,9 +568,11 @@ absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job, EndEstimate which) c
   return std::max(started + run, now + std::max(absl::Minutes(1), ran / 10));
 }
 
-absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec) const {
+absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec, bool mean) const {
   absl::Duration expected = spec.time_limit_s() > 0 ? absl::Seconds(spec.time_limit_s()) : absl::InfiniteDuration();
-  if (const RuntimeEstimate e = runtime_history_.Estimate(spec); e.known()) expected = std::min(expected, e.typical);
+  if (const RuntimeEstimate e = runtime_history_.Estimate(spec); e.known()) {
+    expected = std::min(expected, mean ? e.mean : e.typical);
+  }
   return expected;
 }
 
@@ -746,9 +748,11 @@ void SchedulerCore::Schedule(Effects& fx) {
         options_.head_blocks_after > absl::ZeroDuration()) {
       auto [verdict, fresh] = waits_for_better.try_emplace(shape, "");
       std::optional<BetterPlacement> better;
-      if (fresh) {
+      // A shape that spread is weighed again for the next job of it: what
+      // is free now is worse for it than it was for the first.
+      if (fresh || verdict->second.empty()) {
         better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
-                                 SpreadCost{ExpectedRun(a.job.spec()), options_.spread_comm_share}, clock_.Now(),
+                                 SpreadCost{ExpectedRun(a.job.spec(), /*mean=*/true), options_.spread_comm_share}, clock_.Now(),
                                  ExpectedEnds(to_start, EndEstimate::kTypical));
       }
       if (better.has_value()) {

@@ -296,7 +296,8 @@ class SchedulerCore {
   absl::Time ExpectedEndOf(const v1::Job& job, EndEstimate which) const;
   // How long the job is expected to run: its time limit, or the history's
   // typical run of jobs like it if shorter; InfiniteDuration if neither.
-  absl::Duration ExpectedRun(const v1::JobSpec& spec) const;
+  // `mean`: the history's mean instead of its median (weighing costs).
+  absl::Duration ExpectedRun(const v1::JobSpec& spec, bool mean = false) const;
   // The node as registered, with the network tiers the operator's topology
   // file gives it.
   v1::NodeInfo WithConfiguredNetwork(v1::NodeInfo info) const;

@@ -26,6 +26,9 @@ void RuntimeHistory::Group::Add(double seconds) {
   const size_t n = sorted.size();
   typical_s = sorted[(n - 1) / 2];
   high_s = sorted[static_cast<size_t>(std::ceil(0.9 * static_cast<double>(n))) - 1];
+  double sum = 0;
+  for (float v : sorted) sum += v;
+  mean_s = static_cast<float>(sum / static_cast<double>(n));
 }
 
 std::string RuntimeHistory::NameKey(const v1::JobSpec& spec) {
@@ -53,6 +56,7 @@ RuntimeEstimate RuntimeHistory::Estimate(const v1::JobSpec& spec) const {
     RuntimeEstimate e;
     e.typical = absl::Seconds(g.typical_s);
     e.high = absl::Seconds(g.high_s);
+    e.mean = absl::Seconds(g.mean_s);
     e.samples = g.samples();
     e.basis = basis;
     return e;

@@ -26,6 +26,9 @@ enum class EstimateBasis { kNone, kUserAndName, kUserAndSize, kSize, kAll };
 struct RuntimeEstimate {
   absl::Duration typical = absl::InfiniteDuration();
   absl::Duration high = absl::InfiniteDuration();
+  // The mean of the recent runs: what a cost is weighed with (run times
+  // are heavy-tailed, so the median understates what a slower run costs).
+  absl::Duration mean = absl::InfiniteDuration();
   int samples = 0;
   EstimateBasis basis = EstimateBasis::kNone;
 
@@ -55,6 +58,7 @@ class RuntimeHistory {
     int next = 0;
     float typical_s = 0;
     float high_s = 0;
+    float mean_s = 0;
 
     void Add(double seconds);
     int samples() const { return static_cast<int>(recent.size()); }

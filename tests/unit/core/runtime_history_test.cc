@@ -75,6 +75,7 @@ TEST_CASE("the estimate follows the recent runs and says how uncertain it is") {
   CHECK(e.samples == RuntimeHistory::kKept);
   CHECK(e.typical == absl::Seconds(100));
   CHECK(e.high == absl::Seconds(5000));  // 4 of 32 runs took 50x longer: backfill plans with them
+  CHECK(e.mean == absl::Seconds((4 * 5000 + 28 * 100) / 32.0));  // and costs are weighed with them
 }
 
 }  // namespace
