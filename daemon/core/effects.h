@@ -39,6 +39,10 @@ struct Effects {
   std::vector<AgentCommand> agent_commands;
   // Fair-share usage to keep, now and then (SchedulerCore::kFairSharePersistEvery).
   std::optional<v1::FairShareUsage> fair_share;
+  // What the core found inconsistent in its own state and went around (a
+  // placement its accounting refused): never expected, so the daemon logs
+  // each as an error and the invariant tests fail on any.
+  std::vector<std::string> internal_errors;
 
   bool empty() const {
     return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty() &&

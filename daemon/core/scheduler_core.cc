@@ -686,11 +686,8 @@ void SchedulerCore::Schedule(Effects& fx) {
       // Done before the reserved job starts: it may use the reserved GPUs.
       hold->Drop();
       placement = policy_->Place(cluster_, request);
-      if (placement.placed() && cluster_.Allocate(job_id, placement.allocation()).ok()) {
-        *a.job.mutable_allocation() = placement.allocation();
-        ChargeLimits(a.job, +1);
-        to_start.push_back(&a);
-      }
+      const bool taken = placement.placed() && Take(a, placement.allocation(), fx);
+      if (taken) to_start.push_back(&a);
       hold->Retake();
       if (placement.placed()) continue;
     }
@@ -786,16 +783,29 @@ void SchedulerCore::Schedule(Effects& fx) {
         continue;
       }
     }
-    if (!cluster_.Allocate(job_id, placement.allocation()).ok()) continue;
-    *a.job.mutable_allocation() = placement.allocation();
-    ChargeLimits(a.job, +1);
-    to_start.push_back(&a);
+    if (Take(a, placement.allocation(), fx)) to_start.push_back(&a);
   }
   hold.reset();  // before any node is written: the holder is no job
   for (ActiveJob* a : to_start) {
     pending_.erase(QueueKey::Of(a->job));
     Start(*a, fx);
   }
+}
+
+bool SchedulerCore::Take(ActiveJob& a, const v1::Allocation& allocation, Effects& fx) {
+  if (absl::Status taken = cluster_.Allocate(a.job.id(), allocation); !taken.ok()) {
+    // The policy placed it on what the accounting says is taken: a bug, not
+    // a wait. Said where it is seen, and the job waits for the next pass.
+    std::string what = absl::StrCat("job ", a.job.id(), ": the placement policy chose resources the cluster's ",
+                                    "accounting refused: ", taken.message());
+    ClearEstimatedStart(a, fx);
+    SetWaitReason(a, absl::StrCat("internal error (in the daemon's log): ", what), fx);
+    fx.internal_errors.push_back(std::move(what));
+    return false;
+  }
+  *a.job.mutable_allocation() = allocation;
+  ChargeLimits(a.job, +1);
+  return true;
 }
 
 void SchedulerCore::Start(ActiveJob& a, Effects& fx) {

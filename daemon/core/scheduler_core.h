@@ -294,6 +294,9 @@ class SchedulerCore {
   // When a placed job is expected to have let go of its GPUs: its time
   // limit, else its estimated run time; InfiniteFuture if neither.
   absl::Time ExpectedEndOf(const v1::Job& job, EndEstimate which) const;
+  // Takes `allocation` for the job in the cluster's accounting and charges
+  // its queue's limits; a refusal is an internal error, reported in `fx`.
+  bool Take(ActiveJob& a, const v1::Allocation& allocation, Effects& fx);
   // How long the job is expected to run: its time limit, or the history's
   // typical run of jobs like it if shorter; InfiniteDuration if neither.
   // `mean`: the history's mean instead of its median (weighing costs).

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "common/logging.h"
+
 namespace gpusched::server {
 
 SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, BatchCommitter& committer,
@@ -67,6 +69,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
     metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
     metrics_->Apply(fx);
   }
+  for (const std::string& error : fx.internal_errors) GetLogger("daemon")->error("scheduler: {}", error);
   if (fx.empty() && batch.after_commit.empty()) return;
 
   batch.jobs = std::move(fx.jobs);

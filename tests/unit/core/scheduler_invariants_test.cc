@@ -9,53 +9,13 @@
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "tests/unit/core/core_harness.h"
+#include "tests/unit/core/core_invariants.h"
 
 using namespace gpusched;
 using core::testing::CoreHarness;
 using core::testing::GpuJob;
+using core::testing::CheckInvariants;
 
-namespace {
-
-void CheckInvariants(const CoreHarness& h, const std::set<uint64_t>& ids) {
-  std::map<std::pair<std::string, int32_t>, uint64_t> held;  // (node, gpu) -> job
-  for (uint64_t id : ids) {
-    const v1::Job* job = h.core.FindActive(id);
-    if (job == nullptr) continue;
-    if (job->state() == v1::JOB_STATE_PENDING) {
-      CHECK(job->allocation().nodes_size() == 0);
-      continue;
-    }
-    // All or nothing: a placed gang holds every GPU of every node part.
-    int64_t gpus = 0;
-    for (const auto& part : job->allocation().nodes()) {
-      const auto* slot = h.core.cluster().Find(part.node());
-      REQUIRE(slot != nullptr);
-      CHECK(slot->jobs.contains(id));
-      for (int32_t index : part.gpu_indices()) {
-        ++gpus;
-        CHECK(slot->gpu_owner[slot->PositionOf(index)] == id);
-        auto [it, fresh] = held.emplace(std::pair(part.node(), index), id);
-        INFO("GPU " << index << " of " << part.node() << " given to jobs " << it->second << " and " << id);
-        CHECK(fresh);  // never given twice
-      }
-    }
-    CHECK(gpus == job->spec().resources().gpus());
-    // Never running past its limit without being stopped.
-    if (job->state() == v1::JOB_STATE_RUNNING && job->spec().time_limit_s() > 0 &&
-        h.clock.Now() - FromProtoTime(job->start_time()) > absl::Seconds(job->spec().time_limit_s())) {
-      CHECK(job->stopping_as() != v1::JOB_STATE_UNSPECIFIED);  // TIMEOUT, or already stopping for another reason
-    }
-  }
-  // Nothing else is held: accounting matches the jobs exactly.
-  for (const auto& [name, slot] : h.core.cluster().nodes()) {
-    for (size_t i = 0; i < slot.gpu_owner.size(); ++i) {
-      if (slot.gpu_owner[i] == 0) continue;
-      CHECK(held.contains(std::pair(name, slot.info.gpus(static_cast<int>(i)).index())));
-    }
-  }
-}
-
-}  // namespace
 
 TEST_CASE("random submit/cancel/exit/churn never double-books a GPU or splits a gang") {
   const uint32_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u);
