@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/logging.h"
 #include "common/metrics/metrics_endpoint.h"
+#include "common/proto_time.h"
 #include "common/tls/grpc_credentials.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
@@ -94,6 +95,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   // The metrics count recovered jobs where they are, not as new submits.
   if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs);
   if (recovered->fair_share) d->core_->RestoreFairShare(*recovered->fair_share);
+  for (const v1::Job& run : recovered->recent_runs) {
+    d->core_->LearnRunTime(run.spec(), FromProtoTime(run.end_time()) - FromProtoTime(run.start_time()));
+  }
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
                     recovered->client_request_ids, recovered->ended_jobs);
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());

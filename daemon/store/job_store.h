@@ -31,6 +31,11 @@ struct RecoveredState {
   // How every finished job ended, for the dependencies of jobs to come.
   std::vector<std::pair<uint64_t, v1::JobState>> ended_jobs;
   std::optional<v1::FairShareUsage> fair_share;  // none kept yet: nullopt
+  // The latest jobs that ended on their own (COMPLETED or FAILED) and had
+  // started, oldest first, at most kRecentRuns: what the scheduler learns
+  // run times from, so that a restart keeps its estimates.
+  static constexpr int kRecentRuns = 4096;
+  std::vector<v1::Job> recent_runs;
 };
 
 // The write side. Owned and called by the scheduler thread only.

@@ -1,5 +1,7 @@
 #include "daemon/store/sqlite_job_store.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
 #include "common/logging.h"
@@ -97,6 +99,22 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
     return absl::OkStatus();
   });
   if (!read.ok()) return read;
+
+  auto runs = db_->Prepare("SELECT id, job FROM jobs WHERE state IN (?1, ?2) ORDER BY id DESC LIMIT ?3");
+  if (!runs.ok()) return runs.status();
+  runs->Bind(1, static_cast<int64_t>(v1::JOB_STATE_COMPLETED));
+  runs->Bind(2, static_cast<int64_t>(v1::JOB_STATE_FAILED));
+  runs->Bind(3, static_cast<int64_t>(RecoveredState::kRecentRuns));
+  read = runs->ForEachRow([&]() -> absl::Status {
+    v1::Job job;
+    if (!job.ParseFromString(runs->ColumnBlob(1))) {
+      return absl::DataLossError(absl::StrCat("job ", runs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+    }
+    if (job.has_start_time() && job.has_end_time()) state.recent_runs.push_back(std::move(job));
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+  std::reverse(state.recent_runs.begin(), state.recent_runs.end());
 
   auto usage = db_->Prepare("SELECT usage FROM fair_share WHERE id = 1");
   if (!usage.ok()) return usage.status();

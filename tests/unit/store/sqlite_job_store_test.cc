@@ -215,3 +215,32 @@ TEST_CASE("fair-share usage is kept in one row: the latest batch's, and none unt
   CHECK(recovered->fair_share->accounts().at("ml") == 250.5);
   CHECK(FromProtoTime(recovered->fair_share->at()) == absl::FromUnixSeconds(1'700'000'000));
 }
+
+TEST_CASE("recovery returns the latest runs that ended on their own, oldest first, to learn run times from") {
+  const std::string path = TempDbPath();
+  {
+    auto store = store::SqliteJobStore::Open(path);
+    REQUIRE(store.ok());
+    REQUIRE((*store)->Recover().ok());
+    store::StoreBatch batch;
+    auto ran = [](v1::Job job, int64_t seconds) {
+      *job.mutable_start_time() = ToProtoTime(absl::FromUnixSeconds(1'700'000'100));
+      *job.mutable_end_time() = ToProtoTime(absl::FromUnixSeconds(1'700'000'100 + seconds));
+      return job;
+    };
+    batch.jobs = {ran(MakeJob(1, v1::JOB_STATE_COMPLETED), 60), ran(MakeJob(2, v1::JOB_STATE_FAILED), 5),
+                  ran(MakeJob(3, v1::JOB_STATE_CANCELLED), 999),  // stopped: says nothing of its run time
+                  MakeJob(4, v1::JOB_STATE_FAILED),                 // never started
+                  ran(MakeJob(5, v1::JOB_STATE_COMPLETED), 3600), MakeJob(6, v1::JOB_STATE_PENDING)};
+    REQUIRE((*store)->Commit(batch).ok());
+  }
+  auto store = store::SqliteJobStore::Open(path);
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  std::vector<uint64_t> ids;
+  for (const v1::Job& job : recovered->recent_runs) ids.push_back(job.id());
+  CHECK(ids == std::vector<uint64_t>{1, 2, 5});
+  CHECK(FromProtoTime(recovered->recent_runs[2].end_time()) - FromProtoTime(recovered->recent_runs[2].start_time()) ==
+        absl::Seconds(3600));
+}
