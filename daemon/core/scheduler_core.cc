@@ -92,6 +92,18 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (const auto& [request_id, id] : client_request_ids) request_ids_[request_id] = id;
 }
 
+absl::Status SchedulerCore::CheckStrictHonoured(const v1::JobSpec& spec) const {
+  if (spec.topology() != v1::TOPOLOGY_MODE_STRICT || policy_->weighs_links()) return absl::OkStatus();
+  const v1::Resources& r = spec.resources();
+  int64_t largest_node = 0;
+  for (const NodeScan& n : cluster_.scan()) largest_node = std::max<int64_t>(largest_node, n.gpu_count);
+  if (r.nodes() <= 1 && r.gpus() <= largest_node) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "topology: strict asks for the best links a gang over several nodes can get, but this daemon's placement "
+      "policy \"", policy_->name(), "\" does not weigh links; submit with --topology prefer or any (or run the "
+      "daemon with --placement-policy topology)"));
+}
+
 absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
   if (absl::Status s = ValidateAndNormalize(spec, options_.limits, options_.defaults); !s.ok()) return s;
   if (absl::Status s = options_.queues.Apply(spec); !s.ok()) return s;
@@ -104,6 +116,7 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
     }
   }
   if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
+  if (absl::Status s = CheckStrictHonoured(spec); !s.ok()) return s;
   // As in Slurm, a dependency on a job array's id waits for every task.
   google::protobuf::RepeatedPtrField<v1::Dependency> expanded;
   for (const v1::Dependency& d : spec.dependencies()) {

@@ -294,6 +294,9 @@ class SchedulerCore {
   // When a placed job is expected to have let go of its GPUs: its time
   // limit, else its estimated run time; InfiniteFuture if neither.
   absl::Time ExpectedEndOf(const v1::Job& job, EndEstimate which) const;
+  // A strict gang over several nodes under a policy blind to links is
+  // refused: it would otherwise be split as if it had said prefer.
+  absl::Status CheckStrictHonoured(const v1::JobSpec& spec) const;
   // Takes `allocation` for the job in the cluster's accounting and charges
   // its queue's limits; a refusal is an internal error, reported in `fx`.
   bool Take(ActiveJob& a, const v1::Allocation& allocation, Effects& fx);

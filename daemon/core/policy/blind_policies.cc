@@ -43,6 +43,7 @@ class OrderedPolicy final : public PlacementPolicy {
                 PreemptionOrder preemption = PreemptionOrder::kBestPlacement)
       : name_(name), order_(std::move(order)), preemption_(preemption) {}
   absl::string_view name() const override { return name_; }
+  bool weighs_links() const override { return false; }
   PreemptionOrder preemption_order() const override { return preemption_; }
 
   PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {

@@ -51,6 +51,10 @@ class PlacementPolicy {
   virtual absl::string_view name() const = 0;
   virtual PlacementResult Place(const ClusterState& cluster, const GangRequest& request) = 0;
   virtual PreemptionOrder preemption_order() const { return PreemptionOrder::kBestPlacement; }
+  // Whether it weighs the links between GPUs and nodes: one that does not
+  // can honour --topology strict only for a job one node holds (it waits for
+  // one node), so a strict gang over several nodes is refused at submit.
+  virtual bool weighs_links() const { return true; }
 };
 
 // "topology" (the default), "best-fit", "first-fit" or "spread";

@@ -458,3 +458,24 @@ TEST_CASE("fencing: a fenced exit or a refusal for an earlier attempt requeues t
   h.core.JobUpdate("a", broken, h.fx);
   CHECK(h.StateOf(id) == v1::JOB_STATE_FAILED);
 }
+
+TEST_CASE("a policy blind to links refuses a strict gang over several nodes at submit, and takes one a node holds") {
+  core::CoreOptions options = CoreHarness::Options();
+  options.placement_policy = "best-fit";
+  CoreHarness h(options);
+  h.AddNode("a", 8);
+  h.AddNode("b", 8);
+  v1::JobSpec gang = GpuJob(16);
+  gang.set_topology(v1::TOPOLOGY_MODE_STRICT);
+  auto refused = h.core.Submit(gang, "", h.fx);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::StartsWith("topology: strict asks for the best links a gang over several nodes can get, but this "
+                               "daemon's placement policy \"best-fit\" does not weigh links"));
+  v1::JobSpec one_node = GpuJob(8);
+  one_node.set_topology(v1::TOPOLOGY_MODE_STRICT);
+  CHECK(h.core.Submit(one_node, "", h.fx).ok());
+  gang.set_topology(v1::TOPOLOGY_MODE_PREFER);
+  CHECK(h.core.Submit(gang, "", h.fx).ok());
+}
