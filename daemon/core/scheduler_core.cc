@@ -643,6 +643,7 @@ void SchedulerCore::Schedule(Effects& fx) {
   // Request shapes whose wait-or-spread was decided this pass: why the
   // first of them waits for a better placement ("" = it spread).
   absl::flat_hash_map<std::string, std::string> waits_for_better;
+  int spread_choices_left = options_.spread_choices_per_pass;
   std::vector<ActiveJob*> throttled, held;
   const std::vector<ActiveJob*> order = RankPending(throttled, held);
   KeepFairShare(fx);
@@ -760,7 +761,8 @@ void SchedulerCore::Schedule(Effects& fx) {
       std::optional<BetterPlacement> better;
       // A shape that spread is weighed again for the next job of it: what
       // is free now is worse for it than it was for the first.
-      if (fresh || verdict->second.empty()) {
+      if ((fresh || verdict->second.empty()) && spread_choices_left > 0) {
+        --spread_choices_left;
         better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
                                  SpreadCost{ExpectedRun(a.job.spec(), /*mean=*/true), options_.spread_comm_share}, clock_.Now(),
                                  ExpectedEnds(to_start, EndEstimate::kTypical));

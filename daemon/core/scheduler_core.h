@@ -78,6 +78,10 @@ struct CoreOptions {
   // out and waiting for a better placement (wait_or_spread.h). 0: always
   // the best free now. The simulator's --comm-share sets it too.
   double spread_comm_share = 0.1;
+  // How many wait-or-spread choices one pass weighs (each plans a
+  // reservation): past that, jobs start where they fit, so that a pass over
+  // thousands of multi-GPU jobs stays bounded.
+  int spread_choices_per_pass = 16;
   // How link calibrations and gang preflights are judged.
   ProbeOptions probe;
 };

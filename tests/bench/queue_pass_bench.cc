@@ -19,6 +19,7 @@
 // weights, and all weights 0 (submission order, the cost without ranking).
 //
 //   queue_pass_bench [--nodes 5000 --running 5000 --pending 10000 --users 50 --urgent 0.01 --seed 1]
+//                    [--no-time-limits]
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -46,6 +47,10 @@ struct Options {
   double urgent = 0.01;  // share of pending jobs in the tier-1 queue
   int arrivals = 10;     // tier-1 jobs submitted before pass 3
   uint64_t seed = 1;
+  // Jobs without time limits, as most are submitted: reservations and the
+  // ranking then come from run times learned from a history of ended jobs,
+  // and multi-GPU jobs weigh waiting against spreading.
+  bool no_time_limits = false;
 };
 
 std::string ClusterToml(int nodes) {
@@ -81,7 +86,7 @@ v1::JobSpec MakeJob(std::mt19937_64& rng, const Options& o, bool running) {
     gpus = r < 0.35 ? 1 : r < 0.50 ? 2 : r < 0.60 ? 4 : r < 0.85 ? 8 : r < 0.95 ? 16 : r < 0.99 ? 32 : 64;
   }
   spec.mutable_resources()->set_gpus(gpus);
-  spec.set_time_limit_s(3600 * std::uniform_int_distribution<int>(1, 72)(rng));
+  if (!o.no_time_limits) spec.set_time_limit_s(3600 * std::uniform_int_distribution<int>(1, 72)(rng));
   spec.set_queue(!running && u(rng) < o.urgent ? "urgent" : "batch");
   return spec;
 }
@@ -142,6 +147,20 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
     core::Effects fx;
     v1::RegisterAck ack;
     lane->core->AgentRegistered(reg, fx, ack);
+  }
+  if (o.no_time_limits) {
+    // Three ended runs of 1-72 h for every user and size.
+    std::mt19937_64 history(o.seed + 2);
+    for (int u = 0; u < o.users; ++u) {
+      for (int64_t gpus : {1, 2, 4, 8, 16, 32, 64}) {
+        v1::JobSpec spec;
+        spec.set_user(absl::StrCat("user", u));
+        spec.mutable_resources()->set_gpus(gpus);
+        for (int run = 0; run < 3; ++run) {
+          lane->core->LearnRunTime(spec, absl::Hours(std::uniform_int_distribution<int>(1, 72)(history)));
+        }
+      }
+    }
   }
   // The running jobs: submitted, placed by one pass, reported started.
   std::mt19937_64 rng(o.seed);
@@ -208,6 +227,8 @@ int main(int argc, char** argv) {
   app.add_option("--urgent", o.urgent, "share of pending jobs in the tier-1 queue")->capture_default_str();
   app.add_option("--arrivals", o.arrivals, "tier-1 jobs submitted before pass 3")->capture_default_str();
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
+  app.add_flag("--no-time-limits", o.no_time_limits,
+               "jobs without time limits: plans from run times learned from a history of ended jobs");
   CLI11_PARSE(app, argc, argv);
 
   auto spec = gpusched::sim::ParseClusterSpec(ClusterToml(o.nodes));
