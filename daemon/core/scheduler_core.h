@@ -81,7 +81,7 @@ struct CoreOptions {
   // How many wait-or-spread choices one pass weighs (each plans a
   // reservation): past that, jobs start where they fit, so that a pass over
   // thousands of multi-GPU jobs stays bounded.
-  int spread_choices_per_pass = 16;
+  int spread_choices_per_pass = 8;
   // How link calibrations and gang preflights are judged.
   ProbeOptions probe;
 };
