@@ -22,6 +22,9 @@ namespace {
 // reservation (backfill.h).
 constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
 
+// A time in a wait reason, read by people across time zones.
+std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); }
+
 }  // namespace
 
 SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
@@ -616,6 +619,10 @@ std::string SchedulerCore::ShapeKey(const GangRequest& r) {
                       r.queue_bit);
 }
 
+bool SchedulerCore::WaitedPastBound(const v1::Job& job) const {
+  return clock_.Now() - FromProtoTime(job.submit_time()) >= options_.head_blocks_after;
+}
+
 bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const {
   const absl::Time now = clock_.Now();
   if (job.spec().time_limit_s() > 0) return now + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
@@ -644,6 +651,17 @@ void SchedulerCore::Schedule(Effects& fx) {
   // first of them waits for a better placement ("" = it spread).
   absl::flat_hash_map<std::string, std::string> waits_for_better;
   int spread_choices_left = options_.spread_choices_per_pass;
+  // Gives `a` the pass's reservation (already in `reservation`): its GPUs
+  // are held, and only jobs that compete with it for nodes wait behind it.
+  auto hold_reservation_for = [&](ActiveJob& a, uint64_t queue_bit) {
+    reserved_for = CompetingQueues(queue_bit);
+    trust_estimates = !WaitedPastBound(a.job);
+    if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
+      *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
+      Touch(a, fx);
+    }
+    hold.emplace(cluster_, *reservation);
+  };
   std::vector<ActiveJob*> throttled, held;
   const std::vector<ActiveJob*> order = RankPending(throttled, held);
   KeepFairShare(fx);
@@ -725,8 +743,7 @@ void SchedulerCore::Schedule(Effects& fx) {
       }
       if (!reservation.has_value() || reservation->job_id != job_id) {
         ClearEstimatedStart(a, fx);
-        const absl::Duration waited = clock_.Now() - FromProtoTime(a.job.submit_time());
-        if (waited < options_.head_blocks_after) {
+        if (!WaitedPastBound(a.job)) {
           // Jobs behind it may pass it for now.
           SetWaitReason(a, absl::StrCat(placement.reason(), "; smaller jobs may pass it until it has waited ",
                                         absl::FormatDuration(options_.head_blocks_after)),
@@ -742,17 +759,9 @@ void SchedulerCore::Schedule(Effects& fx) {
         blocked |= CompetingQueues(request.queue_bit);
         continue;
       }
-      reserved_for = CompetingQueues(request.queue_bit);
-      trust_estimates = clock_.Now() - FromProtoTime(a.job.submit_time()) < options_.head_blocks_after;
-      SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ",
-                                    absl::FormatTime("%Y-%m-%d %H:%M:%S", reservation->start, absl::UTCTimeZone()),
-                                    " UTC"),
+      SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ", UtcTime(reservation->start), " UTC"),
                     fx);
-      if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
-        *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
-        Touch(a, fx);
-      }
-      hold.emplace(cluster_, *reservation);
+      hold_reservation_for(a, request.queue_bit);
       continue;
     }
     if (request.topology == v1::TOPOLOGY_MODE_PREFER && request.total_gpus >= 2 &&
@@ -768,24 +777,17 @@ void SchedulerCore::Schedule(Effects& fx) {
                                  ExpectedEnds(to_start, EndEstimate::kTypical));
       }
       if (better.has_value()) {
-        auto at = [](absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); };
         verdict->second = absl::StrCat(
             "waiting for a better placement: on the best free now (~",
             absl::StrFormat("%.0f", placement.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
-            at(better->finish_now), " UTC, on ~",
+            UtcTime(better->finish_now), " UTC, on ~",
             absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
-            at(better->reservation.start), " by ", at(better->finish_waiting), " UTC");
+            UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
         // The first to wait gets the pass's reservation, so that the better
         // placement is kept for it.
         if (!reservation.has_value()) {
           reservation = std::move(better->reservation);
-          reserved_for = CompetingQueues(request.queue_bit);
-          trust_estimates = clock_.Now() - FromProtoTime(a.job.submit_time()) < options_.head_blocks_after;
-          if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
-            *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
-            Touch(a, fx);
-          }
-          hold.emplace(cluster_, *reservation);
+          hold_reservation_for(a, request.queue_bit);
         }
         SetWaitReason(a, verdict->second, fx);
         continue;

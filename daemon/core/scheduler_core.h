@@ -292,6 +292,8 @@ class SchedulerCore {
   uint64_t CompetingQueues(uint64_t queue_bit) const;
   // Everything placement looks at, as one string: equal keys, equal answers.
   static std::string ShapeKey(const GangRequest& request);
+  // Whether `job` has waited CoreOptions::head_blocks_after (the starvation bound).
+  bool WaitedPastBound(const v1::Job& job) const;
   // Whether `job`, started now, is gone by `when`: by its time limit, or
   // (`trust_estimates`) by the high end of its estimated run time.
   bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;
