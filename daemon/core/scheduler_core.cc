@@ -1,6 +1,7 @@
 #include "daemon/core/scheduler_core.h"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include "absl/strings/match.h"
@@ -592,17 +593,12 @@ absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec, bool mean) co
   return expected;
 }
 
-std::vector<ExpectedEnd> SchedulerCore::ExpectedEnds(const std::vector<ActiveJob*>& starting,
-                                                     EndEstimate which) const {
-  std::vector<ExpectedEnd> ends;
-  auto add = [&](const v1::Job& job) {
-    const absl::Time end = ExpectedEndOf(job, which);
-    if (end != absl::InfiniteFuture()) ends.push_back({end, job.id(), &job.allocation()});
-  };
-  for (uint64_t id : placed_) add(active_.at(id).job);
-  // Placed a moment ago, not yet started: their GPUs are as taken.
-  for (const ActiveJob* a : starting) add(a->job);
-  return ends;
+void SchedulerCore::AddExpectedEnds(const std::vector<const ActiveJob*>& jobs, EndEstimate which,
+                                    std::vector<ExpectedEnd>& ends) const {
+  for (const ActiveJob* a : jobs) {
+    const absl::Time end = ExpectedEndOf(a->job, which);
+    if (end != absl::InfiniteFuture()) ends.push_back({end, a->job.id(), &a->job.allocation()});
+  }
 }
 
 uint64_t SchedulerCore::CompetingQueues(uint64_t queue_bit) const {
@@ -651,6 +647,22 @@ void SchedulerCore::Schedule(Effects& fx) {
   // first of them waits for a better placement ("" = it spread).
   absl::flat_hash_map<std::string, std::string> waits_for_better;
   int spread_choices_left = options_.spread_choices_per_pass;
+  // What the pass plans with: the running jobs' expected ends, worked out
+  // once per kind (they change only when a preemption stops some), and those
+  // of the jobs placed earlier in the pass, whose GPUs are as taken.
+  std::array<std::optional<std::vector<ExpectedEnd>>, 2> placed_ends;  // by EndEstimate
+  auto expected_ends = [&](EndEstimate which) {
+    std::optional<std::vector<ExpectedEnd>>& placed = placed_ends[static_cast<size_t>(which)];
+    if (!placed.has_value()) {
+      std::vector<const ActiveJob*> jobs;
+      jobs.reserve(placed_.size());
+      for (uint64_t id : placed_) jobs.push_back(&active_.at(id));
+      AddExpectedEnds(jobs, which, placed.emplace());
+    }
+    std::vector<ExpectedEnd> ends = *placed;
+    AddExpectedEnds({to_start.begin(), to_start.end()}, which, ends);
+    return ends;
+  };
   // Gives `a` the pass's reservation (already in `reservation`): its GPUs
   // are held, and only jobs that compete with it for nodes wait behind it.
   auto hold_reservation_for = [&](ActiveJob& a, uint64_t queue_bit) {
@@ -734,12 +746,13 @@ void SchedulerCore::Schedule(Effects& fx) {
       if (!reservation.has_value()) {
         reservation = Preempt(a, request, fx);
         if (reservation.has_value()) {
+          placed_ends = {};  // its victims are stopping
           reserved_for = CompetingQueues(request.queue_bit);
           trust_estimates = false;
           hold.emplace(cluster_, *reservation);
           continue;
         }
-        reservation = PlanReservation(cluster_, *policy_, job_id, request, ExpectedEnds(to_start, EndEstimate::kHigh));
+        reservation = PlanReservation(cluster_, *policy_, job_id, request, expected_ends(EndEstimate::kHigh));
       }
       if (!reservation.has_value() || reservation->job_id != job_id) {
         ClearEstimatedStart(a, fx);
@@ -774,7 +787,7 @@ void SchedulerCore::Schedule(Effects& fx) {
         --spread_choices_left;
         better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
                                  SpreadCost{ExpectedRun(a.job.spec(), /*mean=*/true), options_.spread_comm_share}, clock_.Now(),
-                                 ExpectedEnds(to_start, EndEstimate::kTypical));
+                                 [&] { return expected_ends(EndEstimate::kTypical); });
       }
       if (better.has_value()) {
         verdict->second = absl::StrCat(

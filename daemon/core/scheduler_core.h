@@ -283,10 +283,11 @@ class SchedulerCore {
   // the high one (a job that runs past it delays the reserved job); weighing
   // a wait against a slower run compares typical with typical.
   enum class EndEstimate { kHigh, kTypical };
-  // When each placed job is expected to have let go of its GPUs, those
-  // placed earlier in this pass (`starting`) included; jobs that neither
-  // limit nor history says anything of are left out (they may never end).
-  std::vector<ExpectedEnd> ExpectedEnds(const std::vector<ActiveJob*>& starting, EndEstimate which) const;
+  // When each of `jobs` is expected to have let go of its GPUs, appended to
+  // `ends`; jobs that neither limit nor history says anything of are left
+  // out (they may never end).
+  void AddExpectedEnds(const std::vector<const ActiveJob*>& jobs, EndEstimate which,
+                       std::vector<ExpectedEnd>& ends) const;
   // The queues (as NodeSlot::queue_mask bits) that share a node with the
   // queue of `queue_bit`: whose jobs compete with its jobs for nodes.
   uint64_t CompetingQueues(uint64_t queue_bit) const;

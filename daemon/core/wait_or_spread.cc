@@ -1,13 +1,12 @@
 #include "daemon/core/wait_or_spread.h"
 
-#include <utility>
 
 namespace gpusched::core {
 
 std::optional<BetterPlacement> BetterByWaiting(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
                                                const GangRequest& request, const v1::Allocation& free_now,
                                                const SpreadCost& cost, absl::Time now,
-                                               std::vector<ExpectedEnd> ends) {
+                                               absl::FunctionRef<std::vector<ExpectedEnd>()> ends) {
   const double placed_bw = free_now.est_bus_bandwidth_gbps();
   if (request.total_gpus < 2 || placed_bw <= 0 || cost.comm_share <= 0 ||
       cost.expected_run == absl::InfiniteDuration()) {
@@ -17,7 +16,7 @@ std::optional<BetterPlacement> BetterByWaiting(ClusterState& cluster, PlacementP
   best.topology = v1::TOPOLOGY_MODE_STRICT;
   // The best placement is free now: nothing to wait for.
   if (policy.Place(cluster, best).placed()) return std::nullopt;
-  std::optional<Reservation> later = PlanReservation(cluster, policy, job_id, best, std::move(ends));
+  std::optional<Reservation> later = PlanReservation(cluster, policy, job_id, best, ends());
   if (!later.has_value()) return std::nullopt;
   const double ideal_bw = later->allocation.est_bus_bandwidth_gbps();
   if (ideal_bw <= placed_bw) return std::nullopt;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "daemon/core/backfill.h"
 #include "daemon/core/cluster_state.h"
@@ -31,11 +32,13 @@ struct BetterPlacement {
 };
 
 // The better placement, when waiting for it finishes earlier; nullopt when
-// starting on `free_now` does (or nothing better can be planned). `cluster`
-// is changed while searching and left as it was.
+// starting on `free_now` does (or nothing better can be planned). `ends`
+// gives the running jobs' expected ends, asked for only once a better
+// placement is worth planning. `cluster` is changed while searching and left
+// as it was.
 std::optional<BetterPlacement> BetterByWaiting(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
                                                const GangRequest& request, const v1::Allocation& free_now,
                                                const SpreadCost& cost, absl::Time now,
-                                               std::vector<ExpectedEnd> ends);
+                                               absl::FunctionRef<std::vector<ExpectedEnd>()> ends);
 
 }  // namespace gpusched::core

@@ -32,7 +32,7 @@ struct PairOnBusyDgx1 {
   std::optional<BetterPlacement> Decide(absl::Duration job50_left, SpreadCost cost) {
     held = Held();
     ends.assign({ExpectedEnd{kNow + job50_left, 50, &held}});
-    return BetterByWaiting(cluster, *policy, 7, Gpus(2), free_now, cost, kNow, ends);
+    return BetterByWaiting(cluster, *policy, 7, Gpus(2), free_now, cost, kNow, [&] { return ends; });
   }
 
   static v1::Allocation Held() {
@@ -87,7 +87,7 @@ TEST_CASE("a job whose best placement is free now never waits", "[wait_or_spread
   auto now = (*policy)->Place(cluster, Gpus(2));
   REQUIRE(now.placed());
   CHECK_FALSE(BetterByWaiting(cluster, **policy, 7, Gpus(2), now.allocation(), SpreadCost{absl::Hours(10), 0.5}, kNow,
-                              {})
+                              [] { return std::vector<ExpectedEnd>{}; })
                   .has_value());
 }
 
