@@ -198,6 +198,12 @@ bool ClusterState::SetQueueMask(const std::string& name, uint64_t mask) {
   return true;
 }
 
+int ClusterState::LargestNodeGpus() const {
+  int largest = 0;
+  for (const NodeScan& n : scan_) largest = std::max(largest, n.gpu_count);
+  return largest;
+}
+
 const NodeSlot* ClusterState::Find(const std::string& name) const {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : &it->second;

@@ -156,6 +156,8 @@ class ClusterState {
   uint64_t topology_epoch() const { return topology_epoch_; }
   // Every node's NodeScan, in name order (the order of nodes()).
   const std::vector<NodeScan>& scan() const { return scan_; }
+  // The most GPUs one node has: a gang needing more spans nodes.
+  int LargestNodeGpus() const;
   // The name behind an interned network id of `tier` ("" when unknown).
   const std::string& NetworkName(NetworkTier tier, int id) const;
   int NetworkIdCount(NetworkTier tier) const { return static_cast<int>(network_names_[tier].size()); }

@@ -99,9 +99,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
 absl::Status SchedulerCore::CheckStrictHonoured(const v1::JobSpec& spec) const {
   if (spec.topology() != v1::TOPOLOGY_MODE_STRICT || policy_->weighs_links()) return absl::OkStatus();
   const v1::Resources& r = spec.resources();
-  int64_t largest_node = 0;
-  for (const NodeScan& n : cluster_.scan()) largest_node = std::max<int64_t>(largest_node, n.gpu_count);
-  if (r.nodes() <= 1 && r.gpus() <= largest_node) return absl::OkStatus();
+  if (r.nodes() <= 1 && r.gpus() <= cluster_.LargestNodeGpus()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "topology: strict asks for the best links a gang over several nodes can get, but this daemon's placement "
       "policy \"", policy_->name(), "\" does not weigh links; submit with --topology prefer or any (or run the "

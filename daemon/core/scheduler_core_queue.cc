@@ -204,11 +204,8 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
   fair_share_.SetWaiting(waiting);
 
   PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
-  int64_t largest_node_gpus = 0;
-  for (const NodeScan& n : cluster_.scan()) {
-    context.cluster_gpus += n.gpu_count;
-    largest_node_gpus = std::max<int64_t>(largest_node_gpus, n.gpu_count);
-  }
+  for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
+  const int64_t largest_node_gpus = cluster_.LargestNodeGpus();
   // Every pass ranks the whole queue (age and usage move with the clock):
   // the fair-share factor once per user and account, not once per job.
   absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, double> fair_share_of;
