@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -42,8 +43,9 @@ std::string RuntimeHistory::UserSizeKey(const v1::JobSpec& spec) {
 void RuntimeHistory::Record(const v1::JobSpec& spec, absl::Duration ran) {
   const double seconds = std::max(1.0, absl::ToDoubleSeconds(ran));
   if (!spec.name().empty()) {
-    auto it = by_name_.find(NameKey(spec));
-    if (it == by_name_.end() && by_name_.size() < kMaxNamedGroups) it = by_name_.try_emplace(NameKey(spec)).first;
+    std::string key = NameKey(spec);
+    auto it = by_name_.find(key);
+    if (it == by_name_.end() && by_name_.size() < kMaxNamedGroups) it = by_name_.try_emplace(std::move(key)).first;
     if (it != by_name_.end()) it->second.Add(seconds);
   }
   by_user_size_[UserSizeKey(spec)].Add(seconds);
