@@ -52,6 +52,13 @@ class CoreHarness {
     core.JobUpdate(node, update, fx);
   }
 
+  // Every node of the job's gang reports it started, as their agents would.
+  // The allocation is copied first: each report rewrites the persisted job.
+  void StartOnAllNodes(uint64_t job, int attempt = 0) {
+    const v1::Allocation allocation = Persisted(job).allocation();
+    for (const auto& part : allocation.nodes()) Report(part.node(), job, v1::JobUpdate::KIND_STARTED, 0, attempt);
+  }
+
   // Nodes "a" and "b" with 4 GPUs each, and a gang of `per_node` GPUs on both, RUNNING.
   uint64_t RunningGangOnAAndB(int per_node) {
     AddNode("a", 4);

@@ -33,11 +33,6 @@ void RankedAbove(CoreHarness& h, uint64_t first, uint64_t second) {
   CHECK(a->total > b->total);
 }
 
-void Started(CoreHarness& h, uint64_t id) {
-  const v1::Allocation on = h.Persisted(id).allocation();  // copied: each report rewrites the row
-  for (const auto& part : on.nodes()) h.Report(part.node(), id, JobUpdate::KIND_STARTED);
-}
-
 }  // namespace
 
 TEST_CASE("without time limits, the reservation is planned from learned run times and backfill respects it") {
@@ -53,8 +48,8 @@ TEST_CASE("without time limits, the reservation is planned from learned run time
   const uint64_t train = h.Submit(Named(GpuJob(8, 1, 8), "train"));
   const uint64_t long_run = h.Submit(Named(GpuJob(4), "long"));
   h.Pass();
-  Started(h, train);
-  Started(h, long_run);
+  h.StartOnAllNodes(train);
+  h.StartOnAllNodes(long_run);
   const absl::Time t0 = h.clock.Now();
   h.clock.Advance(absl::Seconds(1));
 
@@ -80,7 +75,7 @@ TEST_CASE("the default ranking puts work expected to be short first") {
   Learn(h, "long", 1, 36'000);
   const uint64_t running = h.Submit(Named(GpuJob(1), "other"));
   h.Pass();
-  Started(h, running);
+  h.StartOnAllNodes(running);
   const uint64_t long_run = h.Submit(Named(GpuJob(1), "long"));
   h.clock.Advance(absl::Seconds(10));
   const uint64_t quick = h.Submit(Named(GpuJob(1), "quick"));
@@ -104,7 +99,7 @@ TEST_CASE("a multi-node gang that has waited the starvation bound goes ahead of 
   std::vector<uint64_t> running;
   for (int i = 0; i < 4; ++i) running.push_back(h.Submit(Named(GpuJob(1), "quick")));
   h.Pass();
-  for (uint64_t id : running) Started(h, id);
+  for (uint64_t id : running) h.StartOnAllNodes(id);
   const uint64_t gang = h.Submit(Named(GpuJob(4, 2, 2), "big"));
   const uint64_t fresh = h.Submit(Named(GpuJob(1), "quick"));
   h.Pass();

@@ -43,12 +43,6 @@ v1::JobSpec In(const std::string& queue, v1::JobSpec spec, const std::string& us
   return spec;
 }
 
-// The allocation is copied first: each report rewrites the persisted job.
-void StartOn(CoreHarness& h, uint64_t id, int attempt = 0) {
-  const v1::Allocation allocation = h.Persisted(id).allocation();
-  for (const auto& part : allocation.nodes()) h.Report(part.node(), id, JobUpdate::KIND_STARTED, 0, attempt);
-}
-
 void ExitOn(CoreHarness& h, uint64_t id, int code, int attempt = 0) {
   std::vector<std::string> nodes;
   for (const auto& part : h.Persisted(id).allocation().nodes()) nodes.push_back(part.node());
@@ -79,7 +73,7 @@ void Heartbeats(CoreHarness& h, std::initializer_list<const char*> nodes) {
 uint64_t RunFor(CoreHarness& h, v1::JobSpec spec, absl::Duration age, std::initializer_list<const char*> nodes) {
   uint64_t id = h.Submit(std::move(spec));
   h.Pass();
-  StartOn(h, id);
+  h.StartOnAllNodes(id);
   h.clock.Advance(age);
   Heartbeats(h, nodes);
   return id;
@@ -89,7 +83,7 @@ uint64_t RunFor(CoreHarness& h, v1::JobSpec spec, absl::Duration age, std::initi
 // the same size, and lets the victim stop on the SIGTERM it gets: the
 // preemption story's first half. Returns the preempting job.
 uint64_t PreemptedBy4GpuJob(CoreHarness& h, uint64_t victim, int attempt = 0) {
-  StartOn(h, victim, attempt);
+  h.StartOnAllNodes(victim, attempt);
   uint64_t urgent = h.Submit(In("high", GpuJob(4)));
   h.Pass();
   ExitOn(h, victim, 143, attempt);
@@ -102,7 +96,7 @@ bool Preempts(CoreHarness& h, const std::string& running_queue, const std::strin
   h.AddNode("a", 4);
   uint64_t running = h.Submit(In(running_queue, GpuJob(4)));
   h.Pass();
-  StartOn(h, running);
+  h.StartOnAllNodes(running);
   h.Drain();
   uint64_t waiting = h.Submit(In(waiting_queue, GpuJob(4)));
   h.Pass();
@@ -172,7 +166,7 @@ TEST_CASE("a per-user GPU limit holds one user's jobs without holding back anyon
   CHECK_THAT(h.Persisted(a3).reason(), Catch::Contains("per-user GPU limit: alice's jobs hold 4 of 4 GPUs"));
   CHECK(h.StateOf(b1) == v1::JOB_STATE_STARTING);
 
-  StartOn(h, a1);
+  h.StartOnAllNodes(a1);
   ExitOn(h, a1, 0);
   h.Pass();
   CHECK(h.StateOf(a3) == v1::JOB_STATE_STARTING);
@@ -192,7 +186,7 @@ uint64_t AliceHeldTheNodeTenHours(CoreHarness& h) {
   h.AddNode("a", 8);
   uint64_t big = h.Submit(In("shared", GpuJob(8), "alice"));
   h.Pass();
-  StartOn(h, big);
+  h.StartOnAllNodes(big);
   h.fx.fair_share.reset();
   for (int i = 0; i < 10; ++i) {
     h.clock.Advance(absl::Hours(1));
@@ -252,7 +246,7 @@ TEST_CASE("a gang is preempted whole by a higher tier, requeued, and runs again 
   h.AddNode("b", 4);
   uint64_t victim = h.Submit(In("low", GpuJob(8, 2, 4)));
   h.Pass();
-  StartOn(h, victim);
+  h.StartOnAllNodes(victim);
   REQUIRE(h.StateOf(victim) == v1::JOB_STATE_RUNNING);
   h.clock.Advance(absl::Minutes(30));
   Heartbeats(h, {"a", "b"});
@@ -292,7 +286,7 @@ TEST_CASE("a gang is preempted whole by a higher tier, requeued, and runs again 
   CHECK(h.StateOf(urgent) == v1::JOB_STATE_STARTING);
   // The gang needs both nodes whole again: it waits for the urgent job.
   CHECK(h.StateOf(victim) == v1::JOB_STATE_PENDING);
-  StartOn(h, urgent);
+  h.StartOnAllNodes(urgent);
   ExitOn(h, urgent, 0);
   h.Drain();
   h.Pass();
@@ -303,7 +297,7 @@ TEST_CASE("a gang is preempted whole by a higher tier, requeued, and runs again 
   // A late report about the first attempt changes nothing.
   h.Report("a", victim, JobUpdate::KIND_EXITED, 1, /*attempt=*/0);
   CHECK(h.StateOf(victim) == v1::JOB_STATE_STARTING);
-  StartOn(h, victim, 1);
+  h.StartOnAllNodes(victim, 1);
   CHECK(h.StateOf(victim) == v1::JOB_STATE_RUNNING);
 }
 
@@ -333,14 +327,14 @@ TEST_CASE("preemption frees one whole node for a gang rather than one GPU on eac
   for (int i = 0; i < 4; ++i) {
     big.push_back(h.Submit(In("low", GpuJob(3))));
     h.Pass();
-    StartOn(h, big.back());
+    h.StartOnAllNodes(big.back());
   }
   h.clock.Advance(absl::Hours(24));
   Heartbeats(h, {"a", "b", "c", "d"});
   for (int i = 0; i < 4; ++i) {
     small.push_back(h.Submit(In("low", GpuJob(1))));
     h.Pass();
-    StartOn(h, small.back());
+    h.StartOnAllNodes(small.back());
   }
   h.clock.Advance(absl::Minutes(1));
   Heartbeats(h, {"a", "b", "c", "d"});
@@ -427,8 +421,8 @@ TEST_CASE("a gang whose node fails is requeued whole, unless it asked not to be"
   no_requeue.set_requeue(false);
   uint64_t ends = h.Submit(no_requeue);
   h.Pass();
-  StartOn(h, keeps);
-  StartOn(h, ends);
+  h.StartOnAllNodes(keeps);
+  h.StartOnAllNodes(ends);
   const std::vector<std::string> gang_nodes = NodesOf(h.Persisted(keeps));
   const std::string failing = gang_nodes[0];
   const std::string survivor = gang_nodes[1];
@@ -462,7 +456,7 @@ TEST_CASE("requeues stop at max_requeues: the next failure ends the job") {
     REQUIRE(h.StateOf(victim) == v1::JOB_STATE_STARTING);
     uint64_t urgent = PreemptedBy4GpuJob(h, victim, attempt);
     h.Pass();
-    StartOn(h, urgent);
+    h.StartOnAllNodes(urgent);
     ExitOn(h, urgent, 0);
   }
   CHECK(h.StateOf(victim) == v1::JOB_STATE_PREEMPTED);
@@ -539,7 +533,7 @@ TEST_CASE("a job of another queue's nodes does not inherit a same-shaped job's '
   busy.set_time_limit_s(3600);  // b frees up at a known time: the next job of b gets a reservation
   const uint64_t running = h.Submit(busy);
   h.Pass();
-  StartOn(h, running);
+  h.StartOnAllNodes(running);
   const uint64_t waits_for_b = h.Submit(In("on-b", GpuJob(2)));
   const uint64_t fits_on_a = h.Submit(In("on-a", GpuJob(2)));
   h.Pass();
@@ -555,7 +549,7 @@ TEST_CASE("a blocked head holds back only the jobs that compete with it for node
   // given a reservation, and blocks b's queue.
   const uint64_t running = h.Submit(In("on-b", GpuJob(2)));
   h.Pass();
-  StartOn(h, running);
+  h.StartOnAllNodes(running);
   const uint64_t head = h.Submit(In("on-b", GpuJob(2)));
   const uint64_t behind_on_b = h.Submit(In("on-b", GpuJob(1)));
   const uint64_t on_a = h.Submit(In("on-a", GpuJob(1)));
