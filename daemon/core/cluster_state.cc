@@ -204,6 +204,14 @@ int ClusterState::LargestNodeGpus() const {
   return largest;
 }
 
+uint64_t ClusterState::CompetingQueues(uint64_t queue_bit) const {
+  uint64_t competing = 0;
+  for (const NodeScan& n : scan_) {
+    if ((n.queue_mask & queue_bit) != 0) competing |= n.queue_mask;
+  }
+  return competing;
+}
+
 const NodeSlot* ClusterState::Find(const std::string& name) const {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : &it->second;

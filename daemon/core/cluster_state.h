@@ -158,6 +158,9 @@ class ClusterState {
   const std::vector<NodeScan>& scan() const { return scan_; }
   // The most GPUs one node has: a gang needing more spans nodes.
   int LargestNodeGpus() const;
+  // The queues (as queue_mask bits) that share a node with the queue of
+  // `queue_bit`: whose jobs compete with its jobs for nodes.
+  uint64_t CompetingQueues(uint64_t queue_bit) const;
   // The name behind an interned network id of `tier` ("" when unknown).
   const std::string& NetworkName(NetworkTier tier, int id) const;
   int NetworkIdCount(NetworkTier tier) const { return static_cast<int>(network_names_[tier].size()); }

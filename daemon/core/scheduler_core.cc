@@ -1,7 +1,6 @@
 #include "daemon/core/scheduler_core.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 
 #include "absl/strings/match.h"
@@ -15,21 +14,15 @@
 #include "common/time_limit.h"
 #include "daemon/core/backfill.h"
 #include "daemon/core/ever_fits.h"
+#include "daemon/core/pass_planner.h"
 
 namespace gpusched::core {
-namespace {
-
-// Why a job waits when a job ahead of it can neither start nor be given a
-// reservation (backfill.h).
-constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
-
-// A time in a wait reason, read by people across time zones.
-std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); }
-
-}  // namespace
-
 SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
-    : clock_(clock), options_(std::move(options)), fair_share_(options_.queues.weights.fair_share_half_life) {
+    : clock_(clock),
+      options_(std::move(options)),
+      fair_share_(options_.queues.weights.fair_share_half_life),
+      forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_),
+      limits_(options_.queues) {
   auto policy = MakePlacementPolicy(options_.placement_policy);
   policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
   if (!options_.queues.Compile().ok()) {
@@ -83,7 +76,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
     if (a.job.state() != v1::JOB_STATE_PENDING) {
       // Placed before the restart: its GPUs stay taken until it ends.
       cluster_.Allocate(id, a.job.allocation()).IgnoreError();
-      ChargeLimits(a.job, +1);
+      limits_.Charge(a.job, +1);
       placed_.insert(id);
       for (const auto& part : a.job.allocation().nodes()) {
         a.progress[part.node()].started = a.job.state() == v1::JOB_STATE_RUNNING;
@@ -532,7 +525,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
   cluster_.Release(a.job.id(), a.job.allocation());
-  ChargeLimits(a.job, -1);
+  limits_.Charge(a.job, -1);
   a.job.clear_stopping_as();
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
@@ -565,275 +558,82 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
-absl::Time SchedulerCore::ExpectedEndOf(const v1::Job& job, EndEstimate which) const {
-  const absl::Time now = clock_.Now();
-  if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) return now + options_.kill_grace;  // SIGKILL follows the grace
-  const absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
-  if (job.spec().time_limit_s() > 0) {
-    return std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + options_.kill_grace;
-  }
-  // Strict queue order: estimates would let jobs pass around a reservation.
-  if (options_.head_blocks_after <= absl::ZeroDuration()) return absl::InfiniteFuture();
-  const RuntimeEstimate estimate = runtime_history_.Estimate(job.spec());
-  if (!estimate.known()) return absl::InfiniteFuture();
-  // A job already past its estimate is expected to run a tenth as long
-  // again (at least a minute): jobs that have run long tend to run longer.
-  const absl::Duration ran = now - started;
-  const absl::Duration run = which == EndEstimate::kHigh ? estimate.high : estimate.typical;
-  return std::max(started + run, now + std::max(absl::Minutes(1), ran / 10));
-}
-
-absl::Duration SchedulerCore::ExpectedRun(const v1::JobSpec& spec, bool mean) const {
-  absl::Duration expected = spec.time_limit_s() > 0 ? absl::Seconds(spec.time_limit_s()) : absl::InfiniteDuration();
-  if (const RuntimeEstimate e = runtime_history_.Estimate(spec); e.known()) {
-    expected = std::min(expected, mean ? e.mean : e.typical);
-  }
-  return expected;
-}
-
-void SchedulerCore::AddExpectedEnds(const std::vector<const ActiveJob*>& jobs, EndEstimate which,
-                                    std::vector<ExpectedEnd>& ends) const {
-  for (const ActiveJob* a : jobs) {
-    const absl::Time end = ExpectedEndOf(a->job, which);
-    if (end != absl::InfiniteFuture()) ends.push_back({end, a->job.id(), &a->job.allocation()});
-  }
-}
-
-uint64_t SchedulerCore::CompetingQueues(uint64_t queue_bit) const {
-  uint64_t competing = 0;
-  for (const NodeScan& n : cluster_.scan()) {
-    if ((n.queue_mask & queue_bit) != 0) competing |= n.queue_mask;
-  }
-  return competing;
-}
-
-std::string SchedulerCore::ShapeKey(const GangRequest& r) {
-  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
-                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
-                      r.queue_bit);
-}
-
-bool SchedulerCore::WaitedPastBound(const v1::Job& job) const {
-  return clock_.Now() - FromProtoTime(job.submit_time()) >= options_.head_blocks_after;
-}
-
-bool SchedulerCore::EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const {
-  const absl::Time now = clock_.Now();
-  if (job.spec().time_limit_s() > 0) return now + absl::Seconds(job.spec().time_limit_s()) + options_.kill_grace <= when;
-  if (!trust_estimates) return false;
-  const RuntimeEstimate estimate = runtime_history_.Estimate(job.spec());
-  return estimate.known() && now + estimate.high <= when;
+PassPlan SchedulerCore::PlanPass() {
+  Ranked ranked;
+  ranked.order = RankPending(ranked.throttled, ranked.held);
+  return PlanFor(ranked, /*keep_starts=*/false);
 }
 
 void SchedulerCore::Schedule(Effects& fx) {
-  // Pointers into active_ (whose nodes do not move): a pass over thousands
-  // of jobs looks none of them up again.
-  std::vector<ActiveJob*> to_start;
-  // The queues whose jobs wait behind a head that cannot start and has no
-  // reservation (as queue_mask bits): only jobs that compete with it for
-  // nodes are held back, the way Slurm blocks per partition.
-  uint64_t blocked = 0;
-  std::optional<Reservation> reservation;
-  uint64_t reserved_for = 0;  // the queues that compete with the reserved job
-  // Whether a job may use the reserved GPUs on the strength of its
-  // estimated run time: not once the reserved job has waited
-  // head_blocks_after, so that estimates that run over cannot starve it.
-  bool trust_estimates = true;
-  std::optional<ReservationHold> hold;
-  absl::flat_hash_map<std::string, std::string> failed_shapes;  // request shape -> why it cannot be placed
-  // Request shapes whose wait-or-spread was decided this pass: why the
-  // first of them waits for a better placement ("" = it spread).
-  absl::flat_hash_map<std::string, std::string> waits_for_better;
-  int spread_choices_left = options_.spread_choices_per_pass;
-  // What the pass plans with: the running jobs' expected ends, worked out
-  // once per kind (they change only when a preemption stops some), and those
-  // of the jobs placed earlier in the pass, whose GPUs are as taken.
-  std::array<std::optional<std::vector<ExpectedEnd>>, 2> placed_ends;  // by EndEstimate
-  auto expected_ends = [&](EndEstimate which) {
-    std::optional<std::vector<ExpectedEnd>>& placed = placed_ends[static_cast<size_t>(which)];
-    if (!placed.has_value()) {
-      std::vector<const ActiveJob*> jobs;
-      jobs.reserve(placed_.size());
-      for (uint64_t id : placed_) jobs.push_back(&active_.at(id));
-      AddExpectedEnds(jobs, which, placed.emplace());
-    }
-    std::vector<ExpectedEnd> ends = *placed;
-    AddExpectedEnds({to_start.begin(), to_start.end()}, which, ends);
-    return ends;
-  };
-  // Gives `a` the pass's reservation (already in `reservation`): its GPUs
-  // are held, and only jobs that compete with it for nodes wait behind it.
-  auto hold_reservation_for = [&](ActiveJob& a, uint64_t queue_bit) {
-    reserved_for = CompetingQueues(queue_bit);
-    trust_estimates = !WaitedPastBound(a.job);
-    if (FromProtoTime(a.job.estimated_start_time()) != reservation->start) {
-      *a.job.mutable_estimated_start_time() = ToProtoTime(reservation->start);
-      Touch(a, fx);
-    }
-    hold.emplace(cluster_, *reservation);
-  };
-  std::vector<ActiveJob*> throttled, held;
-  const std::vector<ActiveJob*> order = RankPending(throttled, held);
+  Ranked ranked;
+  ranked.order = RankPending(ranked.throttled, ranked.held);
   KeepFairShare(fx);
-  for (ActiveJob* t : throttled) {
-    ClearEstimatedStart(*t, fx);
-    SetWaitReason(*t, ArrayLimitReason(t->job), fx);
-  }
-  // Like a job over its queue's limit, a held job neither takes the
-  // reservation nor holds back the jobs behind it.
-  for (ActiveJob* h : held) {
-    ClearEstimatedStart(*h, fx);
-    SetWaitReason(*h, "held: waits until released (gpusched release)", fx);
-  }
-  for (ActiveJob* next : order) {
-    ActiveJob& a = *next;
-    const uint64_t job_id = a.job.id();
-    // Waiting for other jobs: it neither takes the reservation nor holds
-    // back the jobs behind it.
-    if (a.job.spec().dependencies_size() > 0) {
-      const DependencyVerdict verdict =
-          CheckDependencies(a.job.spec(), [this](uint64_t id) { return StateOf(id); });
-      if (verdict.kind == DependencyVerdict::kNever) {
-        EndPending(a, v1::JOB_STATE_CANCELLED, verdict.reason, fx);
-        continue;
-      }
-      if (verdict.kind == DependencyVerdict::kWaiting) {
-        ClearEstimatedStart(a, fx);
-        SetWaitReason(a, verdict.reason, fx);
-        continue;
-      }
-    }
-    const GangRequest request = RequestFor(a.job);
-    if ((request.queue_bit & blocked) != 0) {
-      ClearEstimatedStart(a, fx);
-      SetWaitReason(a, std::string(kBlockedBehindHead), fx);
-      continue;
-    }
-    // Over its queue's limit it could not start even on free GPUs: it
-    // neither takes the reservation nor holds back the jobs behind it.
-    if (std::string limit = LimitReason(a.job); !limit.empty()) {
-      ClearEstimatedStart(a, fx);
-      SetWaitReason(a, limit, fx);
-      continue;
-    }
-    // Within a pass free resources only shrink (a backfilled job's brief use
-    // of the reserved GPUs below is never cached), so a shape that failed
-    // once fails again: thousands of queued jobs share a few shapes.
-    const std::string shape = ShapeKey(request);
-    auto failed = failed_shapes.find(shape);
-    PlacementResult placement = failed != failed_shapes.end() ? PlacementResult::Unschedulable(failed->second)
-                                                              : policy_->Place(cluster_, request);
-    if (!placement.placed()) failed_shapes.emplace(shape, placement.reason());
-    if (!placement.placed() && hold.has_value() && EndsBy(a.job, reservation->start, trust_estimates)) {
-      // Done before the reserved job starts: it may use the reserved GPUs.
-      hold->Drop();
-      placement = policy_->Place(cluster_, request);
-      const bool taken = placement.placed() && Take(a, placement.allocation(), fx);
-      if (taken) to_start.push_back(&a);
-      hold->Retake();
-      if (placement.placed()) continue;
-    }
-    if (!placement.placed()) {
-      if (reservation.has_value() && (request.queue_bit & reserved_for) != 0) {
-        ClearEstimatedStart(a, fx);
-        SetWaitReason(a, absl::StrCat(placement.reason(), "; job ", reservation->job_id, " holds a reservation"), fx);
-        continue;
-      }
-      // One reservation a pass: a job of queues apart from the reserved
-      // one's holds its own queues back instead.
-      if (!reservation.has_value()) {
-        reservation = Preempt(a, request, fx);
-        if (reservation.has_value()) {
-          placed_ends = {};  // its victims are stopping
-          reserved_for = CompetingQueues(request.queue_bit);
-          trust_estimates = false;
-          hold.emplace(cluster_, *reservation);
-          continue;
-        }
-        reservation = PlanReservation(cluster_, *policy_, job_id, request, expected_ends(EndEstimate::kHigh));
-      }
-      if (!reservation.has_value() || reservation->job_id != job_id) {
-        ClearEstimatedStart(a, fx);
-        if (!WaitedPastBound(a.job)) {
-          // Jobs behind it may pass it for now.
-          SetWaitReason(a, absl::StrCat(placement.reason(), "; smaller jobs may pass it until it has waited ",
-                                        absl::FormatDuration(options_.head_blocks_after)),
-                        fx);
-          continue;
-        }
-        SetWaitReason(a, placement.reason(), fx);
-        // Nothing guarantees when it could start (running jobs without time
-        // limits): letting smaller jobs of its nodes pass could starve it,
-        // so none do. The reason names no job: it then stays the same while
-        // the head of the queue changes, instead of rewriting (and
-        // persisting) every waiting job's row each time a job starts.
-        blocked |= CompetingQueues(request.queue_bit);
-        continue;
-      }
-      SetWaitReason(a, absl::StrCat(placement.reason(), "; reserved to start by ", UtcTime(reservation->start), " UTC"),
-                    fx);
-      hold_reservation_for(a, request.queue_bit);
-      continue;
-    }
-    if (request.topology == v1::TOPOLOGY_MODE_PREFER && request.total_gpus >= 2 &&
-        options_.head_blocks_after > absl::ZeroDuration()) {
-      auto [verdict, fresh] = waits_for_better.try_emplace(shape, "");
-      std::optional<BetterPlacement> better;
-      // A shape that spread is weighed again for the next job of it: what
-      // is free now is worse for it than it was for the first.
-      if ((fresh || verdict->second.empty()) && spread_choices_left > 0) {
-        --spread_choices_left;
-        better = BetterByWaiting(cluster_, *policy_, job_id, request, placement.allocation(),
-                                 SpreadCost{ExpectedRun(a.job.spec(), /*mean=*/true), options_.spread_comm_share}, clock_.Now(),
-                                 [&] { return expected_ends(EndEstimate::kTypical); });
-      }
-      if (better.has_value()) {
-        verdict->second = absl::StrCat(
-            "waiting for a better placement: on the best free now (~",
-            absl::StrFormat("%.0f", placement.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
-            UtcTime(better->finish_now), " UTC, on ~",
-            absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
-            UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
-        // The first to wait gets the pass's reservation, so that the better
-        // placement is kept for it.
-        if (!reservation.has_value()) {
-          reservation = std::move(better->reservation);
-          hold_reservation_for(a, request.queue_bit);
-        }
-        SetWaitReason(a, verdict->second, fx);
-        continue;
-      }
-      if (!verdict->second.empty()) {
-        // Jobs of the same shape behind it wait too, without a reservation:
-        // each pass weighs it again, so a wait that grows ends in spreading.
-        ClearEstimatedStart(a, fx);
-        SetWaitReason(a, absl::StrCat(verdict->second, " (as the first job of this shape)"), fx);
-        continue;
-      }
-    }
-    if (Take(a, placement.allocation(), fx)) to_start.push_back(&a);
-  }
-  hold.reset();  // before any node is written: the holder is no job
-  for (ActiveJob* a : to_start) {
-    pending_.erase(QueueKey::Of(a->job));
-    Start(*a, fx);
-  }
+  Apply(PlanFor(ranked, /*keep_starts=*/true), ranked, fx);
 }
 
-bool SchedulerCore::Take(ActiveJob& a, const v1::Allocation& allocation, Effects& fx) {
-  if (absl::Status taken = cluster_.Allocate(a.job.id(), allocation); !taken.ok()) {
-    // The policy placed it on what the accounting says is taken: a bug, not
-    // a wait. Said where it is seen, and the job waits for the next pass.
-    std::string what = absl::StrCat("job ", a.job.id(), ": the placement policy chose resources the cluster's ",
-                                    "accounting refused: ", taken.message());
-    ClearEstimatedStart(a, fx);
-    SetWaitReason(a, absl::StrCat("internal error (in the daemon's log): ", what), fx);
-    fx.internal_errors.push_back(std::move(what));
-    return false;
+PassPlan SchedulerCore::PlanFor(const Ranked& ranked, bool keep_starts) {
+  auto jobs_of = [](const std::vector<ActiveJob*>& active) {
+    std::vector<const v1::Job*> jobs;
+    jobs.reserve(active.size());
+    for (const ActiveJob* a : active) jobs.push_back(&a->job);
+    return jobs;
+  };
+  std::vector<const v1::Job*> placed;
+  placed.reserve(placed_.size());
+  for (uint64_t id : placed_) placed.push_back(&active_.at(id).job);
+  // Named, since the inputs only refer to them.
+  auto state_of = [this](uint64_t id) { return StateOf(id); };
+  auto preemption_in_flight = [this](uint64_t id) { return PreemptionInFlight(id); };
+  auto request_for = [this](const v1::Job& job) { return RequestFor(job); };
+  PassPlanner planner(PassInputs{
+      .cluster = cluster_,
+      .policy = *policy_,
+      .forecast = forecast_,
+      .queues = options_.queues,
+      .limits = limits_,
+      .placed = std::move(placed),
+      .spread_comm_share = options_.spread_comm_share,
+      .spread_choices = options_.spread_choices_per_pass,
+      .state_of = state_of,
+      .preemption_in_flight = preemption_in_flight,
+      .request_for = request_for,
+      .keep_starts = keep_starts,
+  });
+  return planner.Plan(jobs_of(ranked.order), jobs_of(ranked.throttled), jobs_of(ranked.held));
+}
+
+void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& fx) {
+  // The plan names jobs by id; a pass over thousands looks each up once.
+  absl::flat_hash_map<uint64_t, ActiveJob*> pending;
+  pending.reserve(ranked.order.size() + ranked.throttled.size() + ranked.held.size());
+  for (const std::vector<ActiveJob*>* list : {&ranked.order, &ranked.throttled, &ranked.held}) {
+    for (ActiveJob* a : *list) pending.emplace(a->job.id(), a);
   }
-  *a.job.mutable_allocation() = allocation;
-  ChargeLimits(a.job, +1);
-  return true;
+  for (const auto& [id, reason] : plan.cancels) EndPending(*pending.at(id), v1::JOB_STATE_CANCELLED, reason, fx);
+  for (const PlannedPreemption& p : plan.preemptions) {
+    for (uint64_t victim : p.victims) BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx);
+    preempting_[p.job_id] = p.victims;
+  }
+  for (const PlannedWait& w : plan.waits) {
+    ActiveJob& a = *pending.at(w.job_id);
+    if (!w.estimated_start.has_value()) {
+      ClearEstimatedStart(a, fx);
+    } else if (!a.job.has_estimated_start_time() || FromProtoTime(a.job.estimated_start_time()) != *w.estimated_start) {
+      *a.job.mutable_estimated_start_time() = ToProtoTime(*w.estimated_start);
+      Touch(a, fx);
+    }
+    SetWaitReason(a, w.reason, fx);
+  }
+  for (const std::string& error : plan.internal_errors) fx.internal_errors.push_back(error);
+  // The planner left the starts taken in the cluster: they are charged to
+  // their jobs here.
+  for (const PlannedStart& start : plan.starts) {
+    ActiveJob& a = *pending.at(start.job_id);
+    *a.job.mutable_allocation() = start.allocation;
+    limits_.Charge(a.job, +1);
+    pending_.erase(QueueKey::Of(a.job));
+    Start(a, fx);
+  }
 }
 
 void SchedulerCore::Start(ActiveJob& a, Effects& fx) {

@@ -18,16 +18,18 @@
 #include "daemon/core/backfill.h"
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/effects.h"
+#include "daemon/core/end_forecast.h"
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_validator.h"
+#include "daemon/core/pass_plan.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/core/probe_verdict.h"
 #include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/fair_share.h"
+#include "daemon/core/queue/limit_ledger.h"
 #include "daemon/core/queue/priority.h"
 #include "daemon/core/queue/queue_policy.h"
 #include "daemon/core/queue/runtime_history.h"
-#include "daemon/core/wait_or_spread.h"
 #include "common/net/network_topology_conf.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -98,6 +100,10 @@ struct SubmitOutcome {
 class SchedulerCore {
  public:
   SchedulerCore(const Clock& clock, CoreOptions options);
+  // Its parts refer to each other (the forecast to the history, the limits
+  // to the queues): it stays where it was made.
+  SchedulerCore(const SchedulerCore&) = delete;
+  SchedulerCore& operator=(const SchedulerCore&) = delete;
 
   // Start-up: the state the store recovered.
   // `ended`: how the jobs that finished before ended (for dependencies).
@@ -156,11 +162,12 @@ class SchedulerCore {
 
   // Time limits and node liveness.
   void Tick(Effects& fx);
-  // Starts what can start, in queue order. The first job that cannot start
-  // gets a reservation (backfill.h) and later jobs start only where they
-  // cannot delay it; when no reservation can be computed (running jobs
-  // without time limits) nothing passes it. Every waiting job is told why.
+  // One scheduling pass: ranks the pending jobs, plans (pass_planner.h)
+  // and applies the plan: starts what can start, stops what a preemption
+  // stops, and tells every waiting job why it waits.
   void Schedule(Effects& fx);
+  // The plan the next pass would apply, without applying it.
+  PassPlan PlanPass();
 
   // Active jobs only (pending, starting, running); nullptr otherwise.
   const v1::Job* FindActive(uint64_t job_id) const;
@@ -231,13 +238,6 @@ class SchedulerCore {
   // Queues an admitted spec as a new pending job; its id.
   uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
                    Effects& fx);
-  // Counts (sign +1) or uncounts (-1) the job's GPUs against its queue's
-  // limits, and the job against its array's.
-  void ChargeLimits(const v1::Job& job, int sign);
-  // Why the job may not start now because of its queue's GPU limits or its
-  // array's limit on tasks at once, or "".
-  std::string LimitReason(const v1::Job& job) const;
-  static std::string ArrayLimitReason(const v1::Job& job);
   // Hands the fair-share usage over to be kept (Effects::fair_share), at
   // most every kFairSharePersistEvery.
   void KeepFairShare(Effects& fx);
@@ -246,9 +246,15 @@ class SchedulerCore {
   // of their array's limit, and `held` the held jobs: the order leaves both
   // out, so that they take no place in queue_depth.
   std::vector<ActiveJob*> RankPending(std::vector<ActiveJob*>& throttled, std::vector<ActiveJob*>& held);
-  // Stops the gangs of lower tiers that keep `a` from being placed, when
-  // that is enough; the placement they make room for, to hold for it.
-  std::optional<Reservation> Preempt(ActiveJob& a, const GangRequest& request, Effects& fx);
+  // The pending jobs a pass looks at (RankPending's lists).
+  struct Ranked {
+    std::vector<ActiveJob*> order, throttled, held;
+  };
+  // Plans a pass over them; `keep_starts`: the plan's starts stay taken in
+  // the cluster, for Apply.
+  PassPlan PlanFor(const Ranked& ranked, bool keep_starts);
+  // Applies a plan made with keep_starts over `ranked`.
+  void Apply(const PassPlan& plan, const Ranked& ranked, Effects& fx);
   bool PreemptionInFlight(uint64_t job_id) const;
   GangRequest RequestForSpec(const v1::JobSpec& spec) const;
   // A node (re)registered or restored: its network tiers from the operator's
@@ -279,38 +285,9 @@ class SchedulerCore {
   void JudgeCalibration(const std::string& node, Effects& fx);
 
   GangRequest RequestFor(const v1::Job& job) const;
-  // Which end of a learned run time to plan with: a reservation plans with
-  // the high one (a job that runs past it delays the reserved job); weighing
-  // a wait against a slower run compares typical with typical.
-  enum class EndEstimate { kHigh, kTypical };
-  // When each of `jobs` is expected to have let go of its GPUs, appended to
-  // `ends`; jobs that neither limit nor history says anything of are left
-  // out (they may never end).
-  void AddExpectedEnds(const std::vector<const ActiveJob*>& jobs, EndEstimate which,
-                       std::vector<ExpectedEnd>& ends) const;
-  // The queues (as NodeSlot::queue_mask bits) that share a node with the
-  // queue of `queue_bit`: whose jobs compete with its jobs for nodes.
-  uint64_t CompetingQueues(uint64_t queue_bit) const;
-  // Everything placement looks at, as one string: equal keys, equal answers.
-  static std::string ShapeKey(const GangRequest& request);
-  // Whether `job` has waited CoreOptions::head_blocks_after (the starvation bound).
-  bool WaitedPastBound(const v1::Job& job) const;
-  // Whether `job`, started now, is gone by `when`: by its time limit, or
-  // (`trust_estimates`) by the high end of its estimated run time.
-  bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;
-  // When a placed job is expected to have let go of its GPUs: its time
-  // limit, else its estimated run time; InfiniteFuture if neither.
-  absl::Time ExpectedEndOf(const v1::Job& job, EndEstimate which) const;
   // A strict gang over several nodes under a policy blind to links is
   // refused: it would otherwise be split as if it had said prefer.
   absl::Status CheckStrictHonoured(const v1::JobSpec& spec) const;
-  // Takes `allocation` for the job in the cluster's accounting and charges
-  // its queue's limits; a refusal is an internal error, reported in `fx`.
-  bool Take(ActiveJob& a, const v1::Allocation& allocation, Effects& fx);
-  // How long the job is expected to run: its time limit, or the history's
-  // typical run of jobs like it if shorter; InfiniteDuration if neither.
-  // `mean`: the history's mean instead of its median (weighing costs).
-  absl::Duration ExpectedRun(const v1::JobSpec& spec, bool mean = false) const;
   // The node as registered, with the network tiers the operator's topology
   // file gives it.
   v1::NodeInfo WithConfiguredNetwork(v1::NodeInfo info) const;
@@ -327,11 +304,10 @@ class SchedulerCore {
   std::map<std::string, absl::Time> last_seen_;
   FairShare fair_share_;
   RuntimeHistory runtime_history_;
+  EndForecast forecast_;
   absl::Time fair_share_kept_ = absl::InfinitePast();
   std::vector<JobScore> scores_;
-  std::map<std::string, int64_t> queue_gpus_;                            // GPUs held, by queue
-  std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;     // by (queue, user)
-  absl::flat_hash_map<uint64_t, int32_t> array_placed_;                  // placed tasks, by array
+  LimitLedger limits_;  // what the placed jobs hold against queue and array limits
   // How many tasks each array submitted here, or unfinished at the restart,
   // has: a dependency on an array's id is on all of them.
   absl::flat_hash_map<uint64_t, int32_t> array_sizes_;

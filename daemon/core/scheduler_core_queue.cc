@@ -40,7 +40,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
   if (!(*a)->job.held()) {
     (*a)->job.set_held(true);
     ClearEstimatedStart(**a, fx);
-    Transition(**a, v1::JOB_STATE_PENDING, "held: waits until released (gpusched release)", fx);
+    Transition(**a, v1::JOB_STATE_PENDING, std::string(kHeldReason), fx);
   }
   return (*a)->job;
 }
@@ -80,7 +80,7 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   std::string reason = a.job.reason();
   if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   cluster_.Release(a.job.id(), a.job.allocation());
-  ChargeLimits(a.job, -1);
+  limits_.Charge(a.job, -1);
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   // The event history shows how this run ended before the job waits again.
   Transition(a, a.job.stopping_as(), reason, fx);
@@ -94,49 +94,6 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   // It keeps its submit time, and with it the age it had earned.
   Transition(a, v1::JOB_STATE_PENDING, absl::StrCat("requeued for attempt ", a.job.attempt() + 1, ": ", reason), fx);
   pending_.emplace(QueueKey::Of(a.job), &a);
-}
-
-void SchedulerCore::ChargeLimits(const v1::Job& job, int sign) {
-  const int64_t gpus = sign * job.spec().resources().gpus();
-  queue_gpus_[job.spec().queue()] += gpus;
-  user_gpus_[{job.spec().queue(), job.spec().user()}] += gpus;
-  if (job.array().max_running() > 0) {
-    auto it = array_placed_.try_emplace(job.array().array_id(), 0).first;
-    if ((it->second += sign) <= 0) array_placed_.erase(it);
-  }
-}
-
-std::string SchedulerCore::ArrayLimitReason(const v1::Job& job) {
-  return absl::StrCat("waiting for array ", job.array().array_id(), "'s limit: at most ", job.array().max_running(),
-                      " of its tasks at once");
-}
-
-std::string SchedulerCore::LimitReason(const v1::Job& job) const {
-  if (const int32_t limit = job.array().max_running(); limit > 0) {
-    auto it = array_placed_.find(job.array().array_id());
-    const int32_t placed = it == array_placed_.end() ? 0 : it->second;
-    if (placed >= limit) return ArrayLimitReason(job);
-  }
-  const QueueSpec* queue = options_.queues.Find(job.spec().queue());
-  if (queue == nullptr) return "";
-  const int64_t gpus = job.spec().resources().gpus();
-  if (queue->max_gpus > 0) {
-    auto it = queue_gpus_.find(queue->name);
-    const int64_t held = it == queue_gpus_.end() ? 0 : it->second;
-    if (held + gpus > queue->max_gpus) {
-      return absl::StrCat("waiting for queue ", queue->name, "'s GPU limit: its jobs hold ", held, " of ",
-                          queue->max_gpus, " GPUs");
-    }
-  }
-  if (queue->max_gpus_per_user > 0) {
-    auto it = user_gpus_.find({queue->name, job.spec().user()});
-    const int64_t held = it == user_gpus_.end() ? 0 : it->second;
-    if (held + gpus > queue->max_gpus_per_user) {
-      return absl::StrCat("waiting for queue ", queue->name, "'s per-user GPU limit: ", job.spec().user(),
-                          "'s jobs hold ", held, " of ", queue->max_gpus_per_user, " GPUs");
-    }
-  }
-  return "";
 }
 
 void SchedulerCore::KeepFairShare(Effects& fx) {
@@ -161,9 +118,8 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
   auto over_limit = [&](const v1::Job& job) {
     const int32_t limit = job.array().max_running();
     if (limit <= 0 || job.held()) return false;  // a held task would take a place it cannot use
-    auto placed = array_placed_.find(job.array().array_id());
     int32_t& taken = admitted[job.array().array_id()];
-    if ((placed == array_placed_.end() ? 0 : placed->second) + taken >= limit) return true;
+    if (limits_.ArrayPlaced(job.array().array_id()) + taken >= limit) return true;
     ++taken;
     return false;
   };
@@ -229,7 +185,7 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
-    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, ExpectedRun(spec), context);
+    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, forecast_.Run(spec), context);
     scores_.emplace_back(key.job_id, score);
     if (a->job.held()) {
       held.push_back(a);
@@ -277,34 +233,6 @@ bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
     if (placed_.contains(victim)) return true;
   }
   return false;
-}
-
-std::optional<Reservation> SchedulerCore::Preempt(ActiveJob& a, const GangRequest& request, Effects& fx) {
-  const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
-  if (queue == nullptr || queue->tier == 0 || PreemptionInFlight(a.job.id())) return std::nullopt;
-  const absl::Time now = clock_.Now();
-  std::vector<PreemptionCandidate> candidates;
-  for (uint64_t id : placed_) {
-    const v1::Job& job = active_.at(id).job;
-    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) continue;
-    const QueueSpec* theirs = options_.queues.Find(job.spec().queue());
-    if (theirs == nullptr || theirs->tier >= queue->tier || theirs->preempt_mode == PreemptMode::kOff) continue;
-    const double ran = job.has_start_time() ? absl::ToDoubleSeconds(now - FromProtoTime(job.start_time())) : 0;
-    candidates.push_back({id, &job.allocation(), std::max(0.0, ran) * job.spec().resources().gpus(), theirs->tier});
-  }
-  std::optional<PreemptionPlan> plan = PlanPreemption(cluster_, *policy_, request, std::move(candidates));
-  if (!plan.has_value()) return std::nullopt;
-  for (uint64_t victim : plan->victims) {
-    BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED,
-              absl::StrCat("preempted by job ", a.job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")"),
-              fx);
-  }
-  preempting_[a.job.id()] = plan->victims;
-  SetWaitReason(a, absl::StrCat("preempting ", plan->victims.size() == 1 ? "job " : "jobs ",
-                                absl::StrJoin(plan->victims, ", "), " of lower tiers to make room"),
-                fx);
-  // Held like a reservation, so that nothing else takes the GPUs they free.
-  return Reservation{a.job.id(), now + options_.kill_grace, std::move(plan->allocation)};
 }
 
 }  // namespace gpusched::core

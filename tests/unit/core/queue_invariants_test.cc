@@ -142,7 +142,7 @@ TEST_CASE("random queues, tiers, arrays, holds and dependencies keep every resou
       default:
         h.clock.Advance(absl::Seconds(pick(60)));
         for (const auto& [name, gpus] : nodes) h.core.AgentHeartbeat(name, h.fx);
-        h.Pass();
+        PlannedPass(h);
         break;
     }
     CheckInvariants(h, ids);

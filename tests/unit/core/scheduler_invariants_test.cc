@@ -81,7 +81,7 @@ TEST_CASE("random submit/cancel/exit/churn never double-books a GPU or splits a 
         for (const auto& [name, gpus] : nodes) {
           if (pick(6) != 0) h.core.AgentHeartbeat(name, h.fx);
         }
-        h.Pass();
+        PlannedPass(h);
         break;
     }
     CheckInvariants(h, ids);

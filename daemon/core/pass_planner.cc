@@ -1,0 +1,272 @@
+#include "daemon/core/pass_planner.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/proto_time.h"
+#include "daemon/core/queue/dependencies.h"
+#include "daemon/core/queue/preemption.h"
+#include "daemon/core/wait_or_spread.h"
+
+namespace gpusched::core {
+namespace {
+
+// Why a job waits when a job ahead of it can neither start nor be given a
+// reservation. It names no job: it then stays the same while the head of
+// the queue changes, instead of rewriting (and persisting) every waiting
+// job's row each time a job starts.
+constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
+
+// A time in a wait reason, read by people across time zones.
+std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); }
+
+}  // namespace
+
+std::string ShapeKey(const GangRequest& r) {
+  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
+                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
+                      r.queue_bit);
+}
+
+PassPlanner::PassPlanner(PassInputs inputs)
+    : in_(std::move(inputs)), now_(in_.forecast.now()), spread_choices_left_(in_.spread_choices) {}
+
+PassPlanner::~PassPlanner() = default;
+
+PassPlan PassPlanner::Plan(const std::vector<const v1::Job*>& order, const std::vector<const v1::Job*>& throttled,
+                           const std::vector<const v1::Job*>& held) {
+  for (const v1::Job* t : throttled) Wait(*t, WaitCause::kArrayLimit, LimitLedger::ArrayLimitReason(*t));
+  // Like a job over its queue's limit, a held job neither takes a
+  // reservation nor holds back the jobs behind it.
+  for (const v1::Job* h : held) Wait(*h, WaitCause::kHeld, std::string(kHeldReason));
+  for (const v1::Job* job : order) PlanJob(*job);
+  // The scratch back as it was: holds first, then the planned starts.
+  holds_.clear();
+  if (!in_.keep_starts) {
+    for (size_t i = plan_.starts.size(); i-- > 0;) {
+      in_.cluster.Release(plan_.starts[i].job_id, plan_.starts[i].allocation);
+    }
+  }
+  plan_.reservations.assign(std::make_move_iterator(reservations_.begin()),
+                            std::make_move_iterator(reservations_.end()));
+  return std::move(plan_);
+}
+
+void PassPlanner::PlanJob(const v1::Job& job) {
+  if (WaitsForDependencies(job)) return;
+  const GangRequest request = in_.request_for(job);
+  if ((request.queue_bit & blocked_) != 0) return Wait(job, WaitCause::kBlocked, std::string(kBlockedBehindHead));
+  // Over a limit it could not start even on free GPUs: it neither takes a
+  // reservation nor holds back the jobs behind it.
+  if (in_.limits.OverArrayLimit(job)) return Wait(job, WaitCause::kArrayLimit, LimitLedger::ArrayLimitReason(job));
+  if (std::string limit = in_.limits.QueueLimitReason(job); !limit.empty()) {
+    return Wait(job, WaitCause::kQueueLimit, std::move(limit));
+  }
+  const std::string shape = ShapeKey(request);
+  const PlacementResult placement = Place(request, shape);
+  if (!placement.placed()) {
+    if (!BackfillOntoReserved(job, request)) WaitOrReserve(job, request, placement.reason());
+    return;
+  }
+  if (WaitsForBetter(job, request, shape, placement)) return;
+  Start(job, placement.allocation());
+}
+
+bool PassPlanner::WaitsForDependencies(const v1::Job& job) {
+  if (job.spec().dependencies_size() == 0) return false;
+  // A job cancelled earlier in this pass counts as cancelled already, so
+  // that a chain of dependants ends in one pass.
+  const DependencyVerdict verdict = CheckDependencies(job.spec(), [this](uint64_t id) -> std::optional<v1::JobState> {
+    if (cancelled_.contains(id)) return v1::JOB_STATE_CANCELLED;
+    return in_.state_of(id);
+  });
+  switch (verdict.kind) {
+    case DependencyVerdict::kMet:
+      return false;
+    case DependencyVerdict::kNever:
+      cancelled_.insert(job.id());
+      plan_.cancels.emplace_back(job.id(), verdict.reason);
+      return true;
+    case DependencyVerdict::kWaiting:
+      Wait(job, WaitCause::kDependency, verdict.reason);
+      return true;
+  }
+  return false;
+}
+
+PlacementResult PassPlanner::Place(const GangRequest& request, const std::string& shape) {
+  if (auto failed = failed_shapes_.find(shape); failed != failed_shapes_.end()) {
+    return PlacementResult::Unschedulable(failed->second);
+  }
+  PlacementResult placement = in_.policy.Place(in_.cluster, request);
+  if (!placement.placed()) failed_shapes_.emplace(shape, placement.reason());
+  return placement;
+}
+
+bool PassPlanner::BackfillOntoReserved(const v1::Job& job, const GangRequest& request) {
+  std::vector<ReservationHold*> competing;
+  for (size_t i = 0; i < reservations_.size(); ++i) {
+    const PlannedReservation& r = reservations_[i];
+    if ((r.competing_queues & request.queue_bit) == 0) continue;
+    if (!in_.forecast.EndsBy(job, r.reservation.start, r.trusts_estimates)) return false;
+    competing.push_back(holds_[i].get());
+  }
+  if (competing.empty()) return false;
+  for (ReservationHold* hold : competing) hold->Drop();
+  const PlacementResult placement = in_.policy.Place(in_.cluster, request);
+  if (placement.placed()) Start(job, placement.allocation());
+  for (ReservationHold* hold : competing) hold->Retake();
+  return placement.placed();
+}
+
+void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, const std::string& why) {
+  if (const PlannedReservation* r = CompetingReservation(request.queue_bit)) {
+    return Wait(job, WaitCause::kBehindReservation,
+                absl::StrCat(why, "; job ", r->reservation.job_id, " holds a reservation"));
+  }
+  if (Preempts(job, request)) return;
+  if (std::optional<Reservation> reservation =
+          PlanReservation(in_.cluster, in_.policy, job.id(), request, ExpectedEnds(EndForecast::Which::kHigh))) {
+    const absl::Time start = reservation->start;
+    Wait(job, WaitCause::kReserved, absl::StrCat(why, "; reserved to start by ", UtcTime(start), " UTC"), start);
+    // Once it has waited its bound, only hard limits let jobs use its GPUs,
+    // so that estimates that run over cannot starve it.
+    return Reserve(job, *std::move(reservation), request.queue_bit, !in_.forecast.WaitedPastBound(job));
+  }
+  if (!in_.forecast.WaitedPastBound(job)) {
+    return Wait(job, WaitCause::kMayBePassed,
+                absl::StrCat(why, "; smaller jobs may pass it until it has waited ",
+                             absl::FormatDuration(in_.forecast.head_blocks_after())));
+  }
+  // Nothing says when it could start (running jobs without time limits or
+  // estimates): letting smaller jobs of its nodes pass could starve it, so
+  // none do.
+  Wait(job, WaitCause::kCannotStart, why);
+  blocked_ |= in_.cluster.CompetingQueues(request.queue_bit);
+}
+
+bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
+  const QueueSpec* queue = in_.queues.Find(job.spec().queue());
+  if (queue == nullptr || queue->tier == 0 || in_.preemption_in_flight(job.id())) return false;
+  std::vector<PreemptionCandidate> candidates;
+  for (const v1::Job* placed : in_.placed) {
+    if (placed->stopping_as() != v1::JOB_STATE_UNSPECIFIED || stopping_.contains(placed->id())) continue;
+    const QueueSpec* theirs = in_.queues.Find(placed->spec().queue());
+    if (theirs == nullptr || theirs->tier >= queue->tier || theirs->preempt_mode == PreemptMode::kOff) continue;
+    const double ran = placed->has_start_time() ? absl::ToDoubleSeconds(now_ - FromProtoTime(placed->start_time())) : 0;
+    candidates.push_back(
+        {placed->id(), &placed->allocation(), std::max(0.0, ran) * placed->spec().resources().gpus(), theirs->tier});
+  }
+  std::optional<PreemptionPlan> preemption = PlanPreemption(in_.cluster, in_.policy, request, std::move(candidates));
+  if (!preemption.has_value()) return false;
+  stopping_.insert(preemption->victims.begin(), preemption->victims.end());
+  placed_ends_ = {};  // its victims end sooner
+  Reservation reservation{job.id(), now_ + in_.forecast.kill_grace(), std::move(preemption->allocation)};
+  Wait(job, WaitCause::kPreempting,
+       absl::StrCat("preempting ", preemption->victims.size() == 1 ? "job " : "jobs ",
+                    absl::StrJoin(preemption->victims, ", "), " of lower tiers to make room"),
+       reservation.start);
+  plan_.preemptions.push_back(
+      {job.id(), std::move(preemption->victims),
+       absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")")});
+  // Held like a reservation, so that nothing else takes the GPUs they free.
+  Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false);
+  return true;
+}
+
+bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request, const std::string& shape,
+                                 const PlacementResult& free_now) {
+  if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 ||
+      in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
+    return false;
+  }
+  auto [verdict, fresh] = waits_for_better_.try_emplace(shape, "");
+  std::optional<BetterPlacement> better;
+  // A shape that spread is weighed again for the next job of it: what is
+  // free now is worse for it than it was for the first.
+  if ((fresh || verdict->second.empty()) && spread_choices_left_ > 0) {
+    --spread_choices_left_;
+    better = BetterByWaiting(in_.cluster, in_.policy, job.id(), request, free_now.allocation(),
+                             SpreadCost{in_.forecast.Run(job.spec(), /*mean=*/true), in_.spread_comm_share}, now_,
+                             [&] { return ExpectedEnds(EndForecast::Which::kTypical); });
+  }
+  if (better.has_value()) {
+    verdict->second = absl::StrCat(
+        "waiting for a better placement: on the best free now (~",
+        absl::StrFormat("%.0f", free_now.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
+        UtcTime(better->finish_now), " UTC, on ~",
+        absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
+        UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
+    // The first to wait where no reservation competes gets one, so that
+    // the better placement is kept for it.
+    if (CompetingReservation(request.queue_bit) != nullptr) {
+      Wait(job, WaitCause::kBetterPlacement, verdict->second);
+    } else {
+      Wait(job, WaitCause::kBetterPlacement, verdict->second, better->reservation.start);
+      Reserve(job, std::move(better->reservation), request.queue_bit, !in_.forecast.WaitedPastBound(job));
+    }
+    return true;
+  }
+  if (verdict->second.empty()) return false;
+  // Jobs of the same shape behind it wait too, without a reservation: each
+  // pass weighs it again, so a wait that grows ends in spreading.
+  Wait(job, WaitCause::kBetterPlacement, absl::StrCat(verdict->second, " (as the first job of this shape)"));
+  return true;
+}
+
+void PassPlanner::Start(const v1::Job& job, const v1::Allocation& allocation) {
+  if (absl::Status taken = in_.cluster.Allocate(job.id(), allocation); !taken.ok()) {
+    // The policy placed it on what the accounting says is taken: a bug, not
+    // a wait. Said where it is seen, and the job waits for the next pass.
+    std::string what = absl::StrCat("job ", job.id(), ": the placement policy chose resources the cluster's ",
+                                    "accounting refused: ", taken.message());
+    Wait(job, WaitCause::kInternalError, absl::StrCat("internal error (in the daemon's log): ", what));
+    plan_.internal_errors.push_back(std::move(what));
+    return;
+  }
+  in_.limits.Charge(job, +1);
+  plan_.starts.push_back({job.id(), allocation});
+  started_.push_back(&job);
+}
+
+void PassPlanner::Wait(const v1::Job& job, WaitCause cause, std::string reason,
+                       std::optional<absl::Time> estimated_start) {
+  plan_.waits.push_back({job.id(), cause, std::move(reason), estimated_start});
+}
+
+void PassPlanner::Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates) {
+  reservation.job_id = job.id();
+  PlannedReservation& r = reservations_.emplace_back(
+      PlannedReservation{std::move(reservation), in_.cluster.CompetingQueues(queue_bit), trusts_estimates,
+                         plan_.starts.size()});
+  holds_.push_back(std::make_unique<ReservationHold>(in_.cluster, r.reservation));
+}
+
+const PlannedReservation* PassPlanner::CompetingReservation(uint64_t queue_bit) const {
+  for (const PlannedReservation& r : reservations_) {
+    if ((r.competing_queues & queue_bit) != 0) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<ExpectedEnd> PassPlanner::ExpectedEnds(EndForecast::Which which) {
+  std::optional<std::vector<ExpectedEnd>>& placed = placed_ends_[static_cast<size_t>(which)];
+  if (!placed.has_value()) {
+    placed.emplace();
+    for (const v1::Job* job : in_.placed) {
+      const absl::Time end =
+          stopping_.contains(job->id()) ? now_ + in_.forecast.kill_grace() : in_.forecast.EndOf(*job, which);
+      if (end != absl::InfiniteFuture()) placed->push_back({end, job->id(), &job->allocation()});
+    }
+  }
+  std::vector<ExpectedEnd> ends = *placed;
+  for (size_t i = 0; i < started_.size(); ++i) {
+    const absl::Time end = in_.forecast.EndOf(*started_[i], which);
+    if (end != absl::InfiniteFuture()) ends.push_back({end, started_[i]->id(), &plan_.starts[i].allocation});
+  }
+  return ends;
+}
+
+}  // namespace gpusched::core
