@@ -10,15 +10,18 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include "cli/address.h"
 #include "cli/cancel_command.h"
 #include "cli/errors.h"
 #include "cli/logs_command.h"
 #include "cli/nodes_command.h"
+#include "cli/script_directives.h"
 #include "cli/history_command.h"
 #include "cli/status_command.h"
 #include "cli/submit_command.h"
+#include "cli/submit_request.h"
 #include "cli/tls_settings.h"
 #include "common/defaults.h"
 
@@ -156,6 +159,87 @@ CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   return sub;
 }
 
+// Submit options that are about this invocation, not the job: never kept
+// as the job's options.
+bool AboutTheInvocation(const std::string& name) {
+  return name == "--script" || name == "--json" || name == "--request-id" || name.empty();
+}
+
+// An option's value as given; "" for a flag, which has none.
+std::string ShownValue(const CLI::Option& option) {
+  return option.get_items_expected_max() == 0 ? "" : absl::StrJoin(option.results(), " ");
+}
+
+// A --script's directives (script_directives.h) as if typed before the
+// command line's options: each line is parsed by the same definitions as
+// the command line, and only options the command line left out are taken.
+// Records where each of the job's options came from.
+absl::Status ApplyScriptDirectives(CLI::App* submit, SubmitOptions& o, const LocalContext& ctx) {
+  const std::string path = AbsolutePath(ctx, *o.script_path);
+  auto text = ReadScript(path);
+  if (!text.ok()) return text.status();
+  auto lines = ReadScriptDirectives(*text, path);
+  if (!lines.ok()) return lines.status();
+  o.script_text = *std::move(text);
+
+  for (const CLI::Option* given : submit->get_options()) {
+    const std::string name = given->get_name();
+    // --wait is about this invocation too, but a script may ask for it.
+    if (given->count() == 0 || AboutTheInvocation(name) || name == "--wait" || given->get_positional()) continue;
+    o.sources.push_back({name, ShownValue(*given), "command line"});
+  }
+  struct FromScript {
+    std::vector<std::string> results;
+    std::string origin;
+  };
+  std::vector<std::pair<std::string, FromScript>> taken;  // in the script's order; a later line wins
+  for (const DirectiveLine& line : *lines) {
+    CLI::App line_app;
+    SubmitOptions scratch;
+    CLI::App* parsed = DefineSubmit(line_app, scratch);
+    std::vector<std::string> words = {"submit"};
+    words.insert(words.end(), line.words.begin(), line.words.end());
+    try {
+      std::vector<std::string> reversed(words.rbegin(), words.rend());
+      line_app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+      return UsageError(absl::StrCat(path, ":", line.line, ": ", e.what()));
+    }
+    // Its values checked on their own, so that a bad one names its line.
+    scratch.script_path = path;
+    scratch.script_text = "#";
+    if (auto alone = BuildSubmitRequest(scratch, ctx); !alone.ok()) {
+      return UsageError(absl::StrCat(path, ":", line.line, ": ", alone.status().message()));
+    }
+    for (const CLI::Option* option : parsed->get_options()) {
+      if (option->count() == 0) continue;
+      if (option->get_positional()) {
+        return UsageError(absl::StrCat(path, ":", line.line, ": \"", absl::StrJoin(option->results(), " "),
+                                       "\" is not an option (the script is the command)"));
+      }
+      const std::string name = option->get_name();
+      auto it = std::find_if(taken.begin(), taken.end(), [&](const auto& t) { return t.first == name; });
+      if (it == taken.end()) it = taken.insert(taken.end(), {name, {}});
+      // --env repeats; every other option is the last line's.
+      if (name != "--env") it->second.results.clear();
+      it->second.results.insert(it->second.results.end(), option->results().begin(), option->results().end());
+      it->second.origin = line.origin;
+    }
+  }
+  for (auto& [name, from] : taken) {
+    CLI::Option* target = submit->get_option(name);
+    if (target->count() > 0) continue;  // the command line wins
+    target->add_result(from.results);
+    o.sources.push_back({name, ShownValue(*target), from.origin});
+    try {
+      target->run_callback();
+    } catch (const CLI::ParseError& e) {
+      return UsageError(absl::StrCat(from.origin, ": ", e.what()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const ClientFactory& make_client,
@@ -178,8 +262,9 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   app.fallthrough();
 
   Commands commands;
+  CLI::App* submit = DefineSubmit(app, commands.submit);
   const std::vector<std::pair<CLI::App*, Runner>> subcommands = {
-      {DefineSubmit(app, commands.submit), [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
+      {submit, [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
       {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
       {DefineJobList(app, "cancel", "Cancel jobs", commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
       {DefineHistory(app, commands.history), [&](CommandContext& c) { return RunHistory(commands.history, c); }},
@@ -213,6 +298,13 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
     }
     err << ErrorLine(UsageError(absl::StrCat(e.what(), " (see ", hint, ")"))) << '\n';
     return kExitUsage;
+  }
+
+  if (submit->parsed() && commands.submit.script_path.has_value() && commands.submit.command.empty()) {
+    if (absl::Status s = ApplyScriptDirectives(submit, commands.submit, ctx); !s.ok()) {
+      err << ErrorLine(s) << '\n';
+      return ExitCodeFor(s);
+    }
   }
 
   auto runner = std::find_if(subcommands.begin(), subcommands.end(),

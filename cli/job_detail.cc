@@ -97,8 +97,8 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   if (job.has_priority()) {
     const v1::PriorityFactors& p = job.priority();
     Field(out, "Priority",
-          absl::StrFormat("%.0f = tier %.2f, fair share %.2f, age %.2f, size %.3f (weighted) + job %d", p.total(),
-                          p.tier(), p.fair_share(), p.age(), p.size(), spec.priority()));
+          absl::StrFormat("%.0f = tier %.2f, fair share %.2f, age %.2f, size %.3f, short work %.2f (weighted) + job %d",
+                          p.total(), p.tier(), p.fair_share(), p.age(), p.size(), p.short_work(), spec.priority()));
   } else {
     Field(out, "Priority", absl::StrCat(spec.priority()));
   }
@@ -121,6 +121,14 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Script", DescribeScript(spec.script()));
   }
   if (!job.details_hidden()) Field(out, "Workdir", spec.workdir());
+  if (!spec.option_sources().empty()) {
+    // One option a line, each with where it came from (a script's directive or the command line).
+    std::vector<std::string> lines;
+    for (const v1::OptionSource& s : spec.option_sources()) {
+      lines.push_back(absl::StrCat(s.option(), s.value().empty() ? "" : " ", s.value(), "  (", s.origin(), ")"));
+    }
+    Field(out, "Options", absl::StrJoin(lines, "\n             "));
+  }
   if (!spec.env().empty()) {
     // Names only: values may hold tokens, and anyone may run `status`.
     std::vector<std::string> names;
@@ -135,7 +143,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   Field(out, "Submitted", FormatTimestamp(job.submit_time(), zone));
   if (job.has_estimated_start_time()) {
     Field(out, "Starts by", absl::StrCat(FormatTimestamp(job.estimated_start_time(), zone),
-                                         " (reserved by backfill from running jobs' time limits)"));
+                                         " (reserved by backfill from when running jobs are expected to end)"));
   }
   Field(out, "Started", FormatTimestamp(job.start_time(), zone));
   Field(out, "Ended", FormatTimestamp(job.end_time(), zone));

@@ -11,6 +11,14 @@ namespace gpusched::cli {
 struct SubmitOptions {
   std::vector<std::string> command;  // after `--`
   std::optional<std::string> script_path;
+  // The script as read once (for its directives, script_directives.h, and
+  // to send); unset: SetCommand reads script_path.
+  std::optional<std::string> script_text;
+  // Where each option given came from, for `status JOB` (JobSpec.option_sources).
+  struct Source {
+    std::string option, value, origin;
+  };
+  std::vector<Source> sources;
 
   std::optional<std::string> gpus;
   std::optional<std::string> nodes;

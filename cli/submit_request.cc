@@ -93,12 +93,16 @@ absl::Status SetCommand(const SubmitOptions& options, const LocalContext& ctx, v
   }
   if (options.script_path.has_value()) {
     const std::string path = AbsolutePath(ctx, *options.script_path);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return UsageError(absl::StrCat("cannot read --script ", path, ": ", std::strerror(errno)));
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.str().empty()) return UsageError(absl::StrCat("--script ", path, " is empty"));
-    spec->set_script(text.str());
+    std::string text;
+    if (options.script_text.has_value()) {
+      text = *options.script_text;
+    } else {
+      auto read = ReadScript(path);
+      if (!read.ok()) return read.status();
+      text = *std::move(read);
+    }
+    if (text.empty()) return UsageError(absl::StrCat("--script ", path, " is empty"));
+    spec->set_script(std::move(text));
     return absl::OkStatus();
   }
   if (!has_command) return UsageError("nothing to run: give a command after -- or --script FILE");
@@ -108,6 +112,14 @@ absl::Status SetCommand(const SubmitOptions& options, const LocalContext& ctx, v
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadScript(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return UsageError(absl::StrCat("cannot read --script ", path, ": ", std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 std::string NewRequestId() {
   std::random_device device;
@@ -221,6 +233,12 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     request.set_client_request_id(*options.request_id);
   } else {
     request.set_client_request_id(NewRequestId());
+  }
+  for (const SubmitOptions::Source& source : options.sources) {
+    v1::OptionSource* s = spec.add_option_sources();
+    s->set_option(source.option);
+    s->set_value(source.value);
+    s->set_origin(source.origin);
   }
   return request;
 }

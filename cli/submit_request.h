@@ -21,4 +21,7 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
 // client may retry a submit whose answer was lost.
 std::string NewRequestId();
 
+// The text of a --script file; a usage error naming it when unreadable.
+absl::StatusOr<std::string> ReadScript(const std::string& path);
+
 }  // namespace gpusched::cli

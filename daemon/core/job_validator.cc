@@ -164,6 +164,18 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
                                     {"resources.gpu_model", &spec.resources().gpu_model()}}) {
     if (absl::Status s = CheckDisplayText(field, *text, limits.max_name_bytes); !s.ok()) return s;
   }
+  // Shown by `status JOB` only, but kept with the job: bounded like its names.
+  constexpr int kMaxOptionSources = 64;
+  if (spec.option_sources_size() > kMaxOptionSources) {
+    return Invalid("spec.option_sources", absl::StrCat("more than ", kMaxOptionSources, " options"));
+  }
+  for (const v1::OptionSource& source : spec.option_sources()) {
+    for (const auto& [field, text] : {std::pair<const char*, const std::string*>{"option_sources.option", &source.option()},
+                                      {"option_sources.value", &source.value()},
+                                      {"option_sources.origin", &source.origin()}}) {
+      if (absl::Status s = CheckDisplayText(field, *text, limits.max_name_bytes); !s.ok()) return s;
+    }
+  }
   return absl::OkStatus();
 }
 

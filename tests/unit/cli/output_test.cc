@@ -170,7 +170,7 @@ TEST_CASE("the detailed job view shows spec, times, allocation and events") {
   CHECK_THAT(view, !Catch::Contains("Starts by"));
   *job.mutable_estimated_start_time() = job.submit_time();
   CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
-             Catch::Contains("Starts by:   2024-05-01 11:00:00 (reserved by backfill from running jobs' time limits)\n"));
+             Catch::Contains("Starts by:   2024-05-01 11:00:00 (reserved by backfill from when running jobs are expected to end)\n"));
   job.clear_estimated_start_time();
   CHECK_THAT(view, !Catch::Contains("Stopping"));
   job.set_stopping_as(v1::JOB_STATE_CANCELLED);

@@ -65,6 +65,18 @@ TEST_CASE("bad specs are rejected naming the field") {
       {"carriage return in user", [](v1::JobSpec& s) { s.set_user("root\r"); }, "spec.user"},
       {"DEL in GPU model", [](v1::JobSpec& s) { s.mutable_resources()->set_gpu_model("H100\x7f"); },
        "resources.gpu_model"},
+      {"too many option sources",
+       [](v1::JobSpec& s) {
+         for (int i = 0; i < 65; ++i) s.add_option_sources()->set_option("--env");
+       },
+       "spec.option_sources"},
+      {"newline in an option's origin",
+       [](v1::JobSpec& s) {
+         v1::OptionSource* o = s.add_option_sources();
+         o->set_option("--gpus");
+         o->set_origin("script line 2\nJOBID 1 root RUNNING");
+       },
+       "option_sources.origin"},
   }));
   INFO(c.what);
   v1::JobSpec spec = GpuJob(2);
