@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -248,8 +249,7 @@ TEST_CASE("a job's end survives its agent: ended while the daemon was down, the 
 
 TEST_CASE("fair-share usage survives a daemon restart", "[integration]") {
   if (geteuid() != 0) {
-    WARN("SKIPPED: not root, so no jobs of other users can run here");
-    return;
+    GPUSCHED_SKIP("not root, so no jobs of other users can run here");
   }
   TestCluster cluster({{"node-a", 4}});
   auto submit = [&](const std::string& user, const std::string& command) {

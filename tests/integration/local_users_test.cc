@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -28,8 +29,7 @@ constexpr const char* kNobody = "65534";
 TEST_CASE("on the Unix socket users act only on their own jobs, which run with their uid; root on all",
           "[integration]") {
   if (geteuid() != 0) {
-    WARN("not root: cannot run the CLI as another user; skipped");
-    return;
+    GPUSCHED_SKIP("not root: cannot run the CLI as another user");
   }
   const std::string dir = OpenSocketDir();
   const std::string socket = dir + "/gpuschedd.sock";

@@ -3,6 +3,7 @@
 // server, while real jobs run.
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -145,8 +146,7 @@ TEST_CASE("the daemon counts recovered jobs after a crash, not as new submits", 
 
 TEST_CASE("a real Prometheus server scrapes daemon and agent and answers queries on them", "[integration][metrics]") {
   if (PrometheusServer::Binary().empty()) {
-    WARN("no prometheus binary (Debian package prometheus), skipped");
-    return;
+    GPUSCHED_SKIP("no prometheus binary (Debian package prometheus)");
   }
   MetricsCluster m;
   PrometheusServer prometheus(m.cluster.dir() + "/prometheus",

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -123,8 +124,7 @@ BeatSpan Beats(const std::string& dir, int attempt) {
 TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and healed it keeps no half of it",
           "[integration]") {
   if (geteuid() != 0 || access(kIp, X_OK) != 0) {
-    WARN("not root, or no ip(8): cannot make network namespaces; skipped");
-    return;
+    GPUSCHED_SKIP("not root, or no ip(8): cannot make network namespaces");
   }
   char tmpl[] = "/tmp/gpusched-netns-XXXXXX";
   const std::string dir = mkdtemp(tmpl);

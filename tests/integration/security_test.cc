@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -235,8 +236,7 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
 TEST_CASE("jobs run as who submitted them, never as root unless allowed; others see no command or environment",
           "[integration][security]") {
   if (geteuid() != 0) {
-    WARN("SKIPPED: not root, so the CLI cannot run as other users (setpriv)");
-    return;
+    GPUSCHED_SKIP("not root, so the CLI cannot run as other users (setpriv)");
   }
   Pki pki;
   pki.Nodes({"node-a"});

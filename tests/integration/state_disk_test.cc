@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 
 #include <cerrno>
 #include <chrono>
@@ -58,15 +59,14 @@ std::string Fill(const std::string& dir) {
 TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads go on, and all resumes with room",
           "[integration]") {
   if (geteuid() != 0) {
-    WARN("SKIPPED: not root, cannot mount a small tmpfs for the state");
-    return;
+    GPUSCHED_SKIP("not root, cannot mount a small tmpfs for the state");
   }
   char tmpl[] = "/tmp/gpusched-fulldisk-XXXXXX";
   const std::string state = mkdtemp(tmpl);
   if (mount("tmpfs", state.c_str(), "tmpfs", 0, "size=4m") != 0) {
-    WARN("SKIPPED: cannot mount a tmpfs here: " << std::strerror(errno));
+    const int error = errno;
     std::filesystem::remove_all(state);
-    return;
+    GPUSCHED_SKIP("cannot mount a tmpfs here: " << std::strerror(error));
   }
   struct Unmount {
     std::string path;

@@ -1,6 +1,7 @@
 #include "agent/runner/cpu_binding.h"
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 
 #include <algorithm>
 #include <iterator>
@@ -200,8 +201,7 @@ TEST_CASE("CPU binding: on a node with NVML, a job runs near its GPU") {
   agent.gpu_source = GpuSource::kNvml;
   auto discovered = DiscoverTopology(agent);
   if (!discovered.ok() || discovered->topology.num_gpus() == 0) {
-    WARN("no NVML GPUs here, skipped: " << (discovered.ok() ? "none found" : discovered.status().ToString()));
-    return;
+    GPUSCHED_SKIP("no NVML GPUs here: " << (discovered.ok() ? "none found" : discovered.status().ToString()));
   }
   const topology::NodeTopology& topo = discovered->topology;
   const int gpu = topo.gpus()[0].index;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 
 #include <chrono>
 #include <cstring>
@@ -360,15 +361,13 @@ TEST_CASE("a requeued job's next attempt runs again, apart from the earlier atte
 
 TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with ENOSPC, and nothing runs") {
   if (geteuid() != 0) {
-    WARN("SKIPPED: not root, cannot mount a small tmpfs to fill");
-    return;
+    GPUSCHED_SKIP("not root, cannot mount a small tmpfs to fill");
   }
   TempDir dir;
   const std::string logs = dir / "logs";
   REQUIRE(mkdir(logs.c_str(), 0755) == 0);
   if (mount("tmpfs", logs.c_str(), "tmpfs", 0, "size=64k") != 0) {
-    WARN("SKIPPED: cannot mount a tmpfs here: " << std::strerror(errno));
-    return;
+    GPUSCHED_SKIP("cannot mount a tmpfs here: " << std::strerror(errno));
   }
   struct Unmount {
     std::string path;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 #include <filesystem>
 
 #include "test_util.h"
@@ -178,8 +179,7 @@ TEST_CASE("a planted job directory is refused, and nothing is chowned through it
   CHECK_FALSE(std::filesystem::exists(elsewhere / "rank-0.log"));
 
   if (geteuid() != 0) {
-    WARN("not root: cannot make a directory another user owns; the rest is skipped");
-    return;
+    GPUSCHED_SKIP("the rest of this case: not root, cannot make a directory another user owns");
   }
   // Made by someone else (here: daemon, uid 1) for a job of nobody.
   REQUIRE(mkdir((dir / "job-14").c_str(), 0755) == 0);
@@ -197,8 +197,7 @@ TEST_CASE("a planted job directory is refused, and nothing is chowned through it
 
 TEST_CASE("a launch that would run as uid 0 needs the daemon's leave, whatever the user is called") {
   if (geteuid() != 0) {
-    WARN("SKIPPED: not root, so no launch can run as uid 0 here");
-    return;
+    GPUSCHED_SKIP("not root, so no launch can run as uid 0 here");
   }
   TempDir dir;
   v1::LaunchJob launch = MakeLaunch(15, {"true"});

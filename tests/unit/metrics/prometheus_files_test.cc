@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 
 #include "tests/support/subprocess.h"
 
@@ -14,7 +15,8 @@ using gpusched::testing::RunCommand;
 
 bool HavePromtool() {
   if (std::string(GPUSCHED_PROMTOOL).empty() || access(GPUSCHED_PROMTOOL, X_OK) != 0) {
-    WARN("promtool not found (Debian package prometheus), skipped");
+    WARN("SKIPPED: promtool not found (Debian package prometheus)");
+    gpusched::testing::MarkSkipped();
     return false;
   }
   return true;

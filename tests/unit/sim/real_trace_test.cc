@@ -5,6 +5,7 @@
 #include <string>
 
 #include <catch2/catch.hpp>
+#include "tests/skip.h"
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/csv_trace.h"
@@ -31,8 +32,7 @@ std::string ReadFile(const std::string& path) {
 
 TEST_CASE("real traces: every CSV in shared/traces loads") {
   if (!std::filesystem::is_directory(kTraces)) {
-    WARN("no " << kTraces << ": skipped");
-    return;
+    GPUSCHED_SKIP("no " << kTraces);
   }
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kTraces)) {
@@ -50,8 +50,7 @@ TEST_CASE("real traces: every CSV in shared/traces loads") {
 
 TEST_CASE("real traces: the ITP header and a slice; one cluster replays") {
   if (!std::filesystem::exists(kItp)) {
-    WARN("no " << kItp << ": skipped");
-    return;
+    GPUSCHED_SKIP("no " << kItp);
   }
   const std::string text = ReadFile(kItp);
   CHECK(text.substr(0, text.find('\n')) == "job_id,submit_time_s,num_gpus,duration_s,user,queue,status");
