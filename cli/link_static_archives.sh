@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The `gpusched` CLI's link (its CXX_LINKER_LAUNCHER, cli/CMakeLists.txt):
+# the link command CMake made, with each shared library that has a static
+# archive beside it (Debian ships them for gRPC, protobuf, Abseil, re2,
+# c-ares, OpenSSL, zlib) taken from the archive, and libstdc++ and libgcc
+# linked in too. A CLI started for every command otherwise spends most of
+# its run in the dynamic loader: 58 shared objects and their relocations.
+set -euo pipefail
+
+system_dirs=(/usr/lib/x86_64-linux-gnu /usr/lib /lib/x86_64-linux-gnu)
+command=()
+archives=()
+search_dirs=()
+for arg in "$@"; do
+  case "$arg" in
+    -L*) search_dirs+=("${arg#-L}") ;;
+  esac
+done
+search_dirs+=("${system_dirs[@]}")
+
+archive_for_name() {  # -lNAME -> the first libNAME.a on the search path
+  local dir
+  for dir in "${search_dirs[@]}"; do
+    if [[ -f "$dir/lib$1.a" ]]; then
+      echo "$dir/lib$1.a"
+      return 0
+    fi
+  done
+  return 1
+}
+
+for arg in "$@"; do
+  case "$arg" in
+    /*.so | /*.so.[0-9]*)
+      archive="${arg%%.so*}.a"
+      if [[ -f "$archive" ]]; then
+        archives+=("$archive")
+        continue
+      fi
+      ;;
+    -l*)
+      name="${arg#-l}"
+      # The C library's parts stay shared.
+      case "$name" in
+        c | m | dl | rt | pthread) ;;
+        *)
+          if archive="$(archive_for_name "$name")"; then
+            archives+=("$archive")
+            continue
+          fi
+          ;;
+      esac
+      ;;
+  esac
+  command+=("$arg")
+done
+
+# Archives refer to each other in no fixed order: one group resolves them,
+# then the C library's parts they use.
+exec "${command[@]}" -static-libstdc++ -static-libgcc \
+  -Wl,--start-group "${archives[@]}" -Wl,--end-group -ldl -lpthread -lm -lrt
