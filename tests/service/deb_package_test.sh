@@ -15,6 +15,7 @@
 set -euo pipefail
 build=$1
 version=$2
+static_cli=${3:-0}  # 1: GPUSCHED_STATIC_CLI, the CLI then needs only the C library
 for tool in cpack dpkg dpkg-deb dpkg-query dpkg-shlibdeps; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     echo "SKIP: $tool not found (dpkg-dev; ./packaging/install-deps.sh installs it)"
@@ -63,7 +64,16 @@ for package in daemon agent cli; do
   [[ $(dpkg-deb -f "$file" Package) == "gpusched-$package" ]] || fail "$file: Package is $(dpkg-deb -f "$file" Package)"
   [[ $(dpkg-deb -f "$file" Version) == "$version" ]] || fail "$file: Version is $(dpkg-deb -f "$file" Version)"
   depends=$(dpkg-deb -f "$file" Depends)
-  for lib in libc6 libgrpc++ libabsl libprotobuf libtomlplusplus3; do
+  [[ $depends == *libc6* ]] || fail "gpusched-$package does not depend on libc6: $depends"
+  # toml++ is compiled in from its headers (common/config).
+  [[ $depends != *libtomlplusplus* ]] || fail "gpusched-$package depends on libtomlplusplus: $depends"
+  if [[ $package == cli && $static_cli == 1 ]]; then
+    for lib in libgrpc libabsl libprotobuf libstdc++; do
+      [[ $depends != *"$lib"* ]] || fail "gpusched-cli is linked statically, yet depends on $lib: $depends"
+    done
+    continue
+  fi
+  for lib in libgrpc++ libabsl libprotobuf; do
     [[ $depends == *"$lib"* ]] || fail "gpusched-$package does not depend on $lib: $depends"
   done
 done
