@@ -300,13 +300,6 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
     return kExitUsage;
   }
 
-  if (submit->parsed() && commands.submit.script_path.has_value() && commands.submit.command.empty()) {
-    if (absl::Status s = ApplyScriptDirectives(submit, commands.submit, ctx); !s.ok()) {
-      err << ErrorLine(s) << '\n';
-      return ExitCodeFor(s);
-    }
-  }
-
   auto runner = std::find_if(subcommands.begin(), subcommands.end(),
                              [](const auto& entry) { return entry.first->parsed(); });
   if (runner == subcommands.end()) {  // require_subcommand makes this unreachable
@@ -315,6 +308,12 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   }
 
   try {
+    if (submit->parsed() && commands.submit.script_path.has_value() && commands.submit.command.empty()) {
+      if (absl::Status s = ApplyScriptDirectives(submit, commands.submit, ctx); !s.ok()) {
+        err << ErrorLine(s) << '\n';
+        return ExitCodeFor(s);
+      }
+    }
     auto address = ResolveDaemonAddress(addr, ctx);
     if (!address.ok()) {
       err << ErrorLine(address.status()) << '\n';

@@ -142,3 +142,18 @@ TEST_CASE("a script's bad directive fails the submit with the line, and nothing 
   CHECK_THAT(run.err, Catch::Contains("badvalue.sh:1: invalid --gpus \"eight\""));
   CHECK(client.submits.empty());
 }
+
+TEST_CASE("any bytes at all are read without harm: a binary file, a huge line, CRLF endings") {
+  std::string binary;
+  for (int i = 0; i < 4096; ++i) binary += static_cast<char>((i * 131) % 256);
+  (void)ReadScriptDirectives(binary, "blob");  // an answer, either way
+  CHECK(ReadScriptDirectives("#GPUSCHED --name " + std::string(1 << 20, 'x') + "\n", "big.sh").ok());
+  auto crlf = ReadScriptDirectives("#!/bin/sh\r\n#SBATCH --gpus=2\r\necho\r\n", "dos.sh");
+  REQUIRE(crlf.ok());
+  REQUIRE(crlf->size() == 1);
+  CHECK(crlf->front().words == std::vector<std::string>{"--gpus", "2"});
+  // The origin kept with the job stays short whatever the line.
+  auto long_line = ReadScriptDirectives("#GPUSCHED --name " + std::string(5000, 'y') + "\n", "long.sh");
+  REQUIRE(long_line.ok());
+  CHECK(long_line->front().origin.size() < 200);
+}
