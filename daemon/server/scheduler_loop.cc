@@ -60,15 +60,23 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   LoopContext ctx{core_, fx, agents_, batch.after_commit};
   for (Command& command : commands) command(ctx);
   if (tick) core_.Tick(fx);
-  // Timed on the steady clock, not the injected one: this is the real cost
-  // of a pass, which a test's manual clock would hide.
-  const auto pass_start = std::chrono::steady_clock::now();
-  if (!store_.failing()) core_.Schedule(fx);
-  priorities_.Publish(core_.priorities());
-  if (metrics_ != nullptr) {
-    metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
-    metrics_->Apply(fx);
+  // A pass when the commands or the tick changed something, else at most
+  // every kIdlePassEvery: heartbeats and ticks alone change nothing a pass
+  // reads but the clock, and what moves with the clock alone (ages, waits
+  // past their bounds) moves slowly, while a pass over thousands of
+  // pending jobs costs milliseconds.
+  const bool changed = !fx.empty() || !batch.after_commit.empty();
+  if (!store_.failing() && (changed || clock_.Now() - last_pass_ >= kIdlePassEvery)) {
+    // Timed on the steady clock, not the injected one: this is the real
+    // cost of a pass, which a test's manual clock would hide.
+    const auto pass_start = std::chrono::steady_clock::now();
+    last_pass_ = clock_.Now();
+    core_.Schedule(fx);
+    priorities_.Publish(core_.priorities());
+    ++passes_;
+    if (metrics_ != nullptr) metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
   }
+  if (metrics_ != nullptr) metrics_->Apply(fx);
   for (const std::string& error : fx.internal_errors) GetLogger("daemon")->error("scheduler: {}", error);
   if (fx.empty() && batch.after_commit.empty()) return;
 

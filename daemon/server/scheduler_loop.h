@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -56,6 +57,10 @@ class SchedulerLoop {
   void Post(Command command);
   // The pending jobs' priority factors of the latest pass.
   const PriorityBoard& priorities() const { return priorities_; }
+  // With nothing changed, a scheduling pass runs at most this often.
+  static constexpr absl::Duration kIdlePassEvery = absl::Seconds(2);
+  // Passes run so far (read on the scheduler thread, or after Stop).
+  uint64_t passes() const { return passes_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
@@ -70,6 +75,8 @@ class SchedulerLoop {
   metrics::DaemonMetrics* const metrics_;
   std::map<std::string, ConnectedAgent> agents_;
   PriorityBoard priorities_;
+  absl::Time last_pass_ = absl::InfinitePast();
+  std::atomic<uint64_t> passes_{0};
 
   std::mutex mu_;
   std::condition_variable wake_;
