@@ -12,7 +12,6 @@
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "common/time_limit.h"
-#include "daemon/core/backfill.h"
 #include "daemon/core/ever_fits.h"
 #include "daemon/core/pass_planner.h"
 
@@ -559,14 +558,11 @@ void SchedulerCore::Tick(Effects& fx) {
 }
 
 PassPlan SchedulerCore::PlanPass() {
-  Ranked ranked;
-  ranked.order = RankPending(ranked.throttled, ranked.held);
-  return PlanFor(ranked, /*keep_starts=*/false);
+  return PlanFor(RankPending(), /*keep_starts=*/false);
 }
 
 void SchedulerCore::Schedule(Effects& fx) {
-  Ranked ranked;
-  ranked.order = RankPending(ranked.throttled, ranked.held);
+  const Ranked ranked = RankPending();
   KeepFairShare(fx);
   Apply(PlanFor(ranked, /*keep_starts=*/true), ranked, fx);
 }

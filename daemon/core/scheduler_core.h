@@ -241,15 +241,15 @@ class SchedulerCore {
   // Hands the fair-share usage over to be kept (Effects::fair_share), at
   // most every kFairSharePersistEvery.
   void KeepFairShare(Effects& fx);
-  // Pending jobs in the order a pass considers them; fills priorities_.
-  // `throttled` gets the array tasks that may not start this pass because
-  // of their array's limit, and `held` the held jobs: the order leaves both
-  // out, so that they take no place in queue_depth.
-  std::vector<ActiveJob*> RankPending(std::vector<ActiveJob*>& throttled, std::vector<ActiveJob*>& held);
-  // The pending jobs a pass looks at (RankPending's lists).
+  // The pending jobs a pass looks at: `order`, in the order the pass
+  // considers them; `throttled`, the array tasks that may not start this
+  // pass because of their array's limit; `held`, the held jobs. The order
+  // leaves the last two out, so that they take no place in queue_depth.
   struct Ranked {
     std::vector<ActiveJob*> order, throttled, held;
   };
+  // Ranks the pending jobs; fills priorities_.
+  Ranked RankPending();
   // Plans a pass over them; `keep_starts`: the plan's starts stay taken in
   // the cluster, for Apply.
   PassPlan PlanFor(const Ranked& ranked, bool keep_starts);

@@ -4,10 +4,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
-#include "daemon/core/queue/preemption.h"
 #include "daemon/core/scheduler_core.h"
 
 namespace gpusched::core {
@@ -108,9 +106,9 @@ void SchedulerCore::KeepFairShareNow(Effects& fx) {
 
 void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { fair_share_.Restore(usage); }
 
-std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<ActiveJob*>& throttled,
-                                                                  std::vector<ActiveJob*>& held) {
+SchedulerCore::Ranked SchedulerCore::RankPending() {
   const absl::Time now = clock_.Now();
+  Ranked out;
   // Tasks of a job array beyond what its limit lets start this pass take no
   // place in the queue depth: a throttled sweep of thousands must not hide
   // the jobs behind it. The array's first tasks in queue order go first.
@@ -127,24 +125,23 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     // The queue's own order is the ranking: only the jobs a pass looks at
     // are touched, as many as queue_depth.
     scores_.clear();
-    std::vector<ActiveJob*> order;
     for (const auto& [key, a] : pending_) {
       if (a->job.held()) {
-        held.push_back(a);
+        out.held.push_back(a);
         continue;
       }
       // Past the depth only the held are looked for, to say why they wait.
-      if (order.size() >= options_.queue_depth) continue;
+      if (out.order.size() >= options_.queue_depth) continue;
       if (over_limit(a->job)) {
-        throttled.push_back(a);
+        out.throttled.push_back(a);
         continue;
       }
       PriorityScore score;
       score.job = score.total = static_cast<double>(key.priority);
       scores_.emplace_back(key.job_id, score);
-      order.push_back(a);
+      out.order.push_back(a);
     }
-    return order;
+    return out;
   }
   std::vector<FairShare::Holding> running, waiting;
   running.reserve(placed_.size());
@@ -171,13 +168,13 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
   // head_blocks_after it is due: ahead of every job that is not, oldest
   // first, and so the first to get a reservation. A job that fits on one
   // node needs no such help: it gets one whenever a node drains.
-  struct Ranked {
+  struct Candidate {
     bool due;
     double total;
     QueueKey key;
     ActiveJob* job;
   };
-  std::vector<Ranked> ranked;
+  std::vector<Candidate> ranked;
   ranked.reserve(pending_.size());
   scores_.clear();
   scores_.reserve(pending_.size());
@@ -188,11 +185,11 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, forecast_.Run(spec), context);
     scores_.emplace_back(key.job_id, score);
     if (a->job.held()) {
-      held.push_back(a);
+      out.held.push_back(a);
       continue;
     }
     if (over_limit(a->job)) {
-      throttled.push_back(a);
+      out.throttled.push_back(a);
       continue;
     }
     const bool due = spec.resources().gpus() > largest_node_gpus &&
@@ -200,7 +197,7 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     ranked.push_back({due, score.total, key, a});
   }
   // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
-  auto before = [](const Ranked& a, const Ranked& b) {
+  auto before = [](const Candidate& a, const Candidate& b) {
     if (a.due != b.due) return a.due;
     if (a.due) return a.key.submit_ns < b.key.submit_ns || (a.key.submit_ns == b.key.submit_ns && a.key < b.key);
     return a.total > b.total || (a.total == b.total && a.key < b.key);
@@ -212,10 +209,9 @@ std::vector<SchedulerCore::ActiveJob*> SchedulerCore::RankPending(std::vector<Ac
     ranked.resize(options_.queue_depth);
   }
   std::sort(ranked.begin(), ranked.end(), before);
-  std::vector<ActiveJob*> order;
-  order.reserve(ranked.size());
-  for (const Ranked& r : ranked) order.push_back(r.job);
-  return order;
+  out.order.reserve(ranked.size());
+  for (const Candidate& r : ranked) out.order.push_back(r.job);
+  return out;
 }
 
 std::optional<PriorityScore> SchedulerCore::PriorityOf(uint64_t job_id) const {
