@@ -8,7 +8,7 @@ namespace gpusched::core {
 
 absl::Time EndForecast::EndOf(const v1::Job& job, Which which) const {
   const absl::Time now = clock_.Now();
-  if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) return now + kill_grace_;  // SIGKILL follows the grace
+  if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) return StoppedBy();
   const absl::Time started = job.has_start_time() ? FromProtoTime(job.start_time()) : now;
   if (job.spec().time_limit_s() > 0) {
     return std::max(now, started + absl::Seconds(job.spec().time_limit_s())) + kill_grace_;

@@ -38,8 +38,9 @@ class EndForecast {
   // Whether `job` has waited head_blocks_after (the starvation bound).
   bool WaitedPastBound(const v1::Job& job) const;
 
+  // When a job told to stop now is gone: SIGKILL follows the kill grace.
+  absl::Time StoppedBy() const { return clock_.Now() + kill_grace_; }
   absl::Time now() const { return clock_.Now(); }
-  absl::Duration kill_grace() const { return kill_grace_; }
   absl::Duration head_blocks_after() const { return head_blocks_after_; }
 
  private:

@@ -163,7 +163,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
   if (!preemption.has_value()) return false;
   stopping_.insert(preemption->victims.begin(), preemption->victims.end());
   placed_ends_ = {};  // its victims end sooner
-  Reservation reservation{job.id(), now_ + in_.forecast.kill_grace(), std::move(preemption->allocation)};
+  Reservation reservation{job.id(), in_.forecast.StoppedBy(), std::move(preemption->allocation)};
   Wait(job, WaitCause::kPreempting,
        absl::StrCat("preempting ", preemption->victims.size() == 1 ? "job " : "jobs ",
                     absl::StrJoin(preemption->victims, ", "), " of lower tiers to make room"),
@@ -257,7 +257,7 @@ std::vector<ExpectedEnd> PassPlanner::ExpectedEnds(EndForecast::Which which) {
     placed.emplace();
     for (const v1::Job* job : in_.placed) {
       const absl::Time end =
-          stopping_.contains(job->id()) ? now_ + in_.forecast.kill_grace() : in_.forecast.EndOf(*job, which);
+          stopping_.contains(job->id()) ? in_.forecast.StoppedBy() : in_.forecast.EndOf(*job, which);
       if (end != absl::InfiniteFuture()) placed->push_back({end, job->id(), &job->allocation()});
     }
   }
