@@ -159,12 +159,6 @@ CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   return sub;
 }
 
-// Submit options that are about this invocation, not the job: never kept
-// as the job's options.
-bool AboutTheInvocation(const std::string& name) {
-  return name == "--script" || name == "--json" || name == "--request-id" || name.empty();
-}
-
 // An option's value as given; "" for a flag, which has none.
 std::string ShownValue(const CLI::Option& option) {
   return option.get_items_expected_max() == 0 ? "" : absl::StrJoin(option.results(), " ");
@@ -185,7 +179,9 @@ absl::Status ApplyScriptDirectives(CLI::App* submit, SubmitOptions& o, const Loc
   for (const CLI::Option* given : submit->get_options()) {
     const std::string name = given->get_name();
     // --wait is about this invocation too, but a script may ask for it.
-    if (given->count() == 0 || AboutTheInvocation(name) || name == "--wait" || given->get_positional()) continue;
+    if (given->count() == 0 || name.empty() || OnlyOnCommandLine(name) || name == "--wait" || given->get_positional()) {
+      continue;
+    }
     o.sources.push_back({name, ShownValue(*given), "command line"});
   }
   struct FromScript {

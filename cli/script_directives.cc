@@ -13,6 +13,10 @@
 
 namespace gpusched::cli {
 
+bool OnlyOnCommandLine(absl::string_view option) {
+  return option == "--script" || option == "--json" || option == "--request-id";
+}
+
 const char* const kHonouredSbatchOptions =
     "--gpus/-G, --nodes/-N, --gpus-per-node, --cpus-per-gpu, --mem-per-gpu, --time/-t, --job-name/-J, "
     "--partition/-p, --account/-A, --array/-a, --dependency/-d, --hold/-H, --chdir/-D";
@@ -63,11 +67,6 @@ std::pair<std::string, std::optional<std::string>> SplitOption(const std::string
   const size_t eq = word.find('=');
   if (!absl::StartsWith(word, "--") || eq == std::string::npos) return {word, std::nullopt};
   return {word.substr(0, eq), word.substr(eq + 1)};
-}
-
-// #GPUSCHED options that say how to submit rather than what the job is.
-bool OnlyOnCommandLine(absl::string_view option) {
-  return option == "--script" || option == "--json" || option == "--request-id";
 }
 
 absl::Status LineError(absl::string_view path, int line, absl::string_view what) {

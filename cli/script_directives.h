@@ -26,6 +26,10 @@ struct DirectiveLine {
 // option that has no place in a script is an error naming the line.
 absl::StatusOr<std::vector<DirectiveLine>> ReadScriptDirectives(absl::string_view script, absl::string_view path);
 
+// Submit options about this invocation rather than the job (--script,
+// --json, --request-id): refused in a script, and not kept with the job.
+bool OnlyOnCommandLine(absl::string_view option);
+
 // The sbatch options ReadScriptDirectives honours, for messages and docs.
 extern const char* const kHonouredSbatchOptions;
 
