@@ -28,6 +28,7 @@
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
 #include "daemon/server/daemon.h"
+#include "daemon/sim/sharing_flags.h"
 #include "daemon/sim/simulate_flags.h"
 #include "common/systemd/systemd_notifier.h"
 #include "common/tls/tls_files.h"
@@ -184,6 +185,12 @@ int RunSimulateCommand(const gpusched::sim::SimulateOptions& options, const sigs
   return 0;
 }
 
+int RunSimulateSharingCommand(const gpusched::sim::SimulateSharingOptions& options, const sigset_t& signals) {
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  if (absl::Status s = gpusched::sim::RunSimulateSharing(options, std::cout, std::cerr); !s.ok()) return Fail(s);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -297,6 +304,7 @@ int main(int argc, char** argv) {
                   "Prometheus metrics address (default: the --listen host and port + 1, 127.0.0.1:6871; off: none)");
 
   gpusched::sim::SimulateFlags simulate(app);
+  gpusched::sim::SimulateSharingFlags simulate_sharing(app);
 
   CLI::App* init = app.add_subcommand(
       "init", "create the empty state database where `serve` will look (state_dir), once, before the first start");
@@ -356,6 +364,7 @@ int main(int argc, char** argv) {
   gpusched::SetLogLevel(log_level);
   if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);
   if (simulate.chosen()) return RunSimulateCommand(simulate.Options(), signals);
+  if (simulate_sharing.chosen()) return RunSimulateSharingCommand(simulate_sharing.Options(), signals);
   options.core.kill_grace = absl::Milliseconds(kill_grace_ms);
   options.tick = absl::Milliseconds(tick_ms);
   options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/job_states.h"
+#include "daemon/sim/csv_table.h"
 
 namespace gpusched::sim {
 namespace {
@@ -19,33 +20,12 @@ namespace {
 constexpr double kBucketS = 3600;
 constexpr int kCdfPoints = 200;
 
-std::string CsvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string quoted = "\"";
-  for (char c : s) {
-    if (c == '"') quoted.push_back('"');
-    quoted.push_back(c);
-  }
-  return quoted + "\"";
-}
-
 std::string Num(double v) { return absl::StrFormat("%.6g", v); }
-
-absl::Status WriteFile(const std::string& dir, const std::string& name, const std::string& text,
-                       std::vector<std::string>& written) {
-  const std::string path = absl::StrCat(dir, "/", name);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  written.push_back(name);
-  return absl::OkStatus();
-}
 
 std::string SummaryCsv(const std::vector<PolicyMetrics>& metrics) {
   std::string out = "policy,metric,size_class,value\n";
   auto row = [&](const PolicyMetrics& m, absl::string_view metric, absl::string_view size, double v) {
-    absl::StrAppend(&out, CsvField(m.policy), ",", metric, ",", size, ",", Num(v), "\n");
+    absl::StrAppend(&out, CsvQuoted(m.policy), ",", metric, ",", size, ",", Num(v), "\n");
   };
   for (const PolicyMetrics& m : metrics) {
     row(m, "jobs", "all", static_cast<double>(m.jobs));
@@ -88,20 +68,20 @@ std::string JobsCsv(const SimResult& r) {
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobOutcome& j = r.jobs[i];
     const bool ran = j.start_s >= 0 && j.end_s >= 0;
-    absl::StrAppend(&out, i, ",", CsvField(j.trace_id), ",", j.job_id, ",", j.gpus, ",", time(j.submit_s), ",",
+    absl::StrAppend(&out, i, ",", CsvQuoted(j.trace_id), ",", j.job_id, ",", j.gpus, ",", time(j.submit_s), ",",
                     ran ? time(j.start_s) : "", ",", ran ? time(j.end_s) : "", ",",
                     ran ? time(j.start_s - j.submit_s) : "", ",", ran ? time(j.end_s - j.submit_s) : "", ",",
                     time(j.trace_duration_s), ",", Num(j.slowdown), ",", Num(j.placed_bw), ",", Num(j.ideal_bw), ",",
-                    j.nodes, ",", CsvField(j.placement), ",", CsvField(j.span), ",", CsvField(j.worst_link), ",",
+                    j.nodes, ",", CsvQuoted(j.placement), ",", CsvQuoted(j.span), ",", CsvQuoted(j.worst_link), ",",
                     j.job_id == 0 ? "REFUSED" : std::string(StateName(j.state)), ",",
-                    j.state == v1::JOB_STATE_COMPLETED ? "" : CsvField(j.reason), "\n");
+                    j.state == v1::JOB_STATE_COMPLETED ? "" : CsvQuoted(j.reason), "\n");
   }
   return out;
 }
 
 std::string Header(const std::vector<PolicyMetrics>& metrics, absl::string_view first) {
   std::string out(first);
-  for (const PolicyMetrics& m : metrics) absl::StrAppend(&out, ",", CsvField(m.policy));
+  for (const PolicyMetrics& m : metrics) absl::StrAppend(&out, ",", CsvQuoted(m.policy));
   return out + "\n";
 }
 
@@ -186,12 +166,28 @@ bool OnPath(const std::string& program) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir,
-                                                         const std::vector<SimResult>& results,
-                                                         const std::vector<PolicyMetrics>& metrics) {
+absl::Status MakeReportDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+absl::Status WriteReportFile(const std::string& dir, const std::string& name, const std::string& text,
+                       std::vector<std::string>& written) {
+  const std::string path = absl::StrCat(dir, "/", name);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  written.push_back(name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir,
+                                                         const std::vector<SimResult>& results,
+                                                         const std::vector<PolicyMetrics>& metrics) {
+  if (absl::Status s = MakeReportDir(dir); !s.ok()) return s;
   std::vector<std::string> written;
   for (const auto& [name, text] :
        {std::pair{std::string("summary.csv"), SummaryCsv(metrics)},
@@ -199,10 +195,10 @@ absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir
         std::pair{std::string("waiting.csv"), UsageCsv(results, metrics, true)},
         std::pair{std::string("jct_cdf.csv"), CdfCsv(results, metrics)},
         std::pair{std::string("plots.gp"), GnuplotScript(metrics.size())}}) {
-    if (absl::Status s = WriteFile(dir, name, text, written); !s.ok()) return s;
+    if (absl::Status s = WriteReportFile(dir, name, text, written); !s.ok()) return s;
   }
   for (const SimResult& r : results) {
-    if (absl::Status s = WriteFile(dir, absl::StrCat("jobs-", r.policy, ".csv"), JobsCsv(r), written); !s.ok()) {
+    if (absl::Status s = WriteReportFile(dir, absl::StrCat("jobs-", r.policy, ".csv"), JobsCsv(r), written); !s.ok()) {
       return s;
     }
   }

@@ -21,6 +21,13 @@ absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir
                                                          const std::vector<SimResult>& results,
                                                          const std::vector<PolicyMetrics>& metrics);
 
+// Creates `dir` and its parents when missing.
+absl::Status MakeReportDir(const std::string& dir);
+
+// Writes `text` to dir/name, whole, and appends name to `written`.
+absl::Status WriteReportFile(const std::string& dir, const std::string& name, const std::string& text,
+                             std::vector<std::string>& written);
+
 // Runs `gnuplot plots.gp` in `dir` when gnuplot is on the PATH, writing
 // jct_cdf.png, utilization.png and waiting.png. false when gnuplot is not
 // installed; an error when it failed.

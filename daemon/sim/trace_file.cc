@@ -11,17 +11,25 @@
 
 namespace gpusched::sim {
 
-absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, const TraceOptions& options) {
+absl::StatusOr<TraceText> ReadTraceText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read trace file ", path));
   std::stringstream buffer;
   buffer << in.rdbuf();
-  std::string text = buffer.str();
+  TraceText read{buffer.str(), false};
   // Spreadsheet exports start with a UTF-8 byte-order mark; the header would
   // then not match.
   constexpr absl::string_view kBom = "\xEF\xBB\xBF";
-  const bool bom = absl::StartsWith(text, kBom);
-  if (bom) text.erase(0, kBom.size());
+  read.had_bom = absl::StartsWith(read.text, kBom);
+  if (read.had_bom) read.text.erase(0, kBom.size());
+  return read;
+}
+
+absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, const TraceOptions& options) {
+  absl::StatusOr<TraceText> read = ReadTraceText(path);
+  if (!read.ok()) return read.status();
+  const std::string& text = read->text;
+  const bool bom = read->had_bom;
   if (format == TraceFormat::kAuto) {
     const std::string header = text.substr(0, text.find('\n'));
     format = header.find('|') != std::string::npos ? TraceFormat::kSacct : TraceFormat::kCsv;

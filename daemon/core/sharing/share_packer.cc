@@ -1,0 +1,151 @@
+#include "daemon/core/sharing/share_packer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+
+namespace gpusched::core::sharing {
+namespace {
+
+struct PolicyName {
+  PackingPolicy policy;
+  absl::string_view name;
+};
+constexpr PolicyName kPolicyNames[] = {
+    {PackingPolicy::kRandom, "random"},
+    {PackingPolicy::kBestFit, "best-fit"},
+    {PackingPolicy::kFgd, "fgd"},
+    {PackingPolicy::kFgdExact, "fgd-exact"},
+};
+
+bool Better(double score, double tie_break, double best_score, double best_tie_break) {
+  if (score != best_score) return score < best_score;
+  return tie_break < best_tie_break;
+}
+
+double Ratio(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0;
+}
+
+// The node score FGD's authors give a placement, negated so that lower is
+// better: floor(100 * sigmoid(fall of expected fragment in whole GPUs)).
+double KubernetesFgdScore(int64_t fragment_sum_growth, int64_t mix_total) {
+  const double fall_gpus = -static_cast<double>(fragment_sum_growth) / static_cast<double>(mix_total) /
+                           static_cast<double>(kWholeGpuMilli);
+  return -std::floor(100.0 / (1.0 + std::exp(-fall_gpus)));
+}
+
+}  // namespace
+
+absl::string_view PackingPolicyName(PackingPolicy policy) {
+  for (const PolicyName& p : kPolicyNames) {
+    if (p.policy == policy) return p.name;
+  }
+  return "unknown";
+}
+
+std::optional<PackingPolicy> ParsePackingPolicy(absl::string_view name) {
+  for (const PolicyName& p : kPolicyNames) {
+    if (p.name == name) return p.policy;
+  }
+  return std::nullopt;
+}
+
+std::string PackingPolicyNames() {
+  std::vector<absl::string_view> names;
+  for (const PolicyName& p : kPolicyNames) names.push_back(p.name);
+  return absl::StrJoin(names, ", ");
+}
+
+SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy policy,
+                         uint64_t seed)
+    : nodes_(std::move(nodes)),
+      mix_(std::move(mix)),
+      policy_(policy),
+      rng_(seed),
+      fragment_sum_(nodes_.size()),
+      best_(nodes_.size()) {}
+
+int64_t SharePacker::FragmentSumOf(int node) {
+  std::optional<int64_t>& cached = fragment_sum_[node];
+  if (!cached) cached = FragmentSum(nodes_[node], mix_);
+  return *cached;
+}
+
+std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
+                                                            const ShareRequest& task) const {
+  const PackNode& before = nodes_[node];
+  std::optional<Scored> best;
+  for (std::vector<int>& gpus : DistinctGpuChoices(before, task)) {
+    PackNode after = before;
+    Take(after, task, gpus);
+    Scored s;
+    switch (policy_) {
+      case PackingPolicy::kRandom:
+        break;
+      case PackingPolicy::kBestFit: {
+        s.score = Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
+                  Ratio(after.cpu_free_milli, after.cpu_capacity_milli);
+        int tightest = 0;
+        for (int g : gpus) tightest += after.gpu_free_milli[g];
+        s.tie_break = tightest;
+        break;
+      }
+      case PackingPolicy::kFgd:
+      case PackingPolicy::kFgdExact: {
+        // fragment_sum_[node] is filled by BestOnNode before this runs.
+        const int64_t growth = FragmentSum(after, mix_) - *fragment_sum_[node];
+        s.score = policy_ == PackingPolicy::kFgd ? KubernetesFgdScore(growth, mix_.total)
+                                                 : static_cast<double>(growth);
+        break;
+      }
+    }
+    s.gpus = std::move(gpus);
+    if (!best || Better(s.score, s.tie_break, best->score, best->tie_break)) best = std::move(s);
+  }
+  return best;
+}
+
+std::optional<SharePacker::Scored> SharePacker::BestOnNode(int node, const ShareRequest& task) {
+  auto it = best_[node].find(task);
+  if (it != best_[node].end()) return it->second;
+  if (policy_ == PackingPolicy::kFgd || policy_ == PackingPolicy::kFgdExact) FragmentSumOf(node);
+  std::optional<Scored> scored = ScoreOnNode(node, task);
+  best_[node].emplace(task, scored);
+  return scored;
+}
+
+std::optional<SharePlacement> SharePacker::PlaceAtRandom(const ShareRequest& task) {
+  std::vector<int> fitting;
+  for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) {
+    if (Fits(nodes_[n], task)) fitting.push_back(n);
+  }
+  if (fitting.empty()) return std::nullopt;
+  const int node = fitting[rng_() % fitting.size()];
+  std::vector<std::vector<int>> choices = DistinctGpuChoices(nodes_[node], task);
+  SharePlacement placement{node, std::move(choices[rng_() % choices.size()])};
+  Take(nodes_[node], task, placement.gpus);
+  return placement;
+}
+
+std::optional<SharePlacement> SharePacker::Place(const ShareRequest& task) {
+  if (policy_ == PackingPolicy::kRandom) return PlaceAtRandom(task);
+  int best_node = -1;
+  std::optional<Scored> best;
+  for (int n = 0; n < static_cast<int>(nodes_.size()); ++n) {
+    std::optional<Scored> s = BestOnNode(n, task);
+    if (s && (!best || Better(s->score, s->tie_break, best->score, best->tie_break))) {
+      best = std::move(s);
+      best_node = n;
+    }
+  }
+  if (!best) return std::nullopt;
+  Take(nodes_[best_node], task, best->gpus);
+  fragment_sum_[best_node].reset();
+  best_[best_node].clear();
+  return SharePlacement{best_node, std::move(best->gpus)};
+}
+
+}  // namespace gpusched::core::sharing
