@@ -13,6 +13,7 @@
 
 #include "agent/runner/cpu_binding.h"
 #include "common/tls/tls_files.h"
+#include "gpusched/v1/types.pb.h"
 
 namespace gpusched::metrics {
 class MetricsEndpoint;
@@ -44,6 +45,10 @@ struct AgentOptions {
   std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log
   // kNuma: each job process runs on the CPUs of its GPUs' NUMA node(s).
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
+  // How the node's GPUs are shared between jobs: EXCLUSIVE (one job per GPU)
+  // or TIMESLICE (jobs with a share take turns; shares and memory limits are
+  // accounted by the scheduler, not enforced on the GPU).
+  v1::GpuShareMode gpu_share_mode = v1::GPU_SHARE_MODE_EXCLUSIVE;
   // Write the topology to <log_dir>/nccl-topo.xml at start and hand it to
   // every job as NCCL_TOPO_FILE. Off by default: only NVML's topology carries
   // the real PCI bus ids NCCL needs to match its devices.

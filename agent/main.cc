@@ -142,6 +142,12 @@ int main(int argc, char** argv) {
                  "none: leave processes where the agent runs")
       ->check(CLI::IsMember({"none", "numa"}))
       ->capture_default_str();
+  std::string gpu_share_mode = "exclusive";
+  app.add_option("--gpu-share-mode", gpu_share_mode,
+                 "how this node's GPUs are shared: exclusive (one job per GPU) or timeslice (jobs asking for a "
+                 "share of a GPU take turns on it; their shares and memory limits are accounted, not enforced)")
+      ->check(CLI::IsMember({"exclusive", "timeslice"}))
+      ->capture_default_str();
   app.add_flag("--nccl-topo-file", options.nccl_topo_file,
                "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
                "none (meant for NVML-discovered nodes)");
@@ -221,6 +227,7 @@ int main(int argc, char** argv) {
   unless_flag("--memory-mb", file->memory_mb, options.memory_mb);
   unless_flag("--log-dir", file->log_dir, options.log_dir);
   unless_flag("--cpu-bind", file->cpu_bind, cpu_bind);
+  unless_flag("--gpu-share-mode", file->gpu_share_mode, gpu_share_mode);
   unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
   unless_flag("--nccl-probe", file->nccl_probe, options.nccl_probe);
   unless_flag("--calibrate-on-start", file->calibrate_on_start, options.calibrate_on_start);
@@ -243,6 +250,8 @@ int main(int argc, char** argv) {
   }
   options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
   options.cpu_bind = cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
+  options.gpu_share_mode =
+      gpu_share_mode == "timeslice" ? gpusched::v1::GPU_SHARE_MODE_TIMESLICE : gpusched::v1::GPU_SHARE_MODE_EXCLUSIVE;
   options.gpu_source = gpu_source == "nvml"   ? gpusched::agent::GpuSource::kNvml
                        : gpu_source == "file" ? gpusched::agent::GpuSource::kFile
                        : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake

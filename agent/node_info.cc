@@ -65,6 +65,7 @@ v1::NodeInfo DescribeNode(const AgentOptions& options, const DiscoveredTopology&
   } else {
     node.set_memory_mb(numa_complete ? numa_memory_mb : DetectMemoryMb());
   }
+  for (v1::GpuInfo& gpu : *node.mutable_gpus()) gpu.set_share_mode(options.gpu_share_mode);
   for (const auto& [key, value] : options.labels) (*node.mutable_labels())[key] = value;
   node.set_agent_version(kVersion);
   return node;

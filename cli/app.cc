@@ -71,6 +71,12 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--mem", &o.mem, "SIZE", "Memory of a CPU-only job: 512M, 16G; a plain number is MB");
   AddText(sub, "--gpu-model", &o.gpu_model, "TEXT", "Only GPUs whose model contains TEXT (H100, A100-SXM4-80GB)");
   AddText(sub, "--gpu-mem", &o.gpu_mem, "SIZE", "Only GPUs with at least this much memory each: 80G");
+  AddText(sub, "--gpu-share", &o.gpu_share, "PERCENT",
+          "A share of each GPU instead of the whole GPU, on GPUs their node shares: 30%. With --gpus N, N distinct "
+          "GPUs of one node (default 1)");
+  AddText(sub, "--gpu-mem-limit", &o.gpu_mem_limit, "SIZE",
+          "With --gpu-share: the GPU memory held on each of its GPUs, 10G (default: the same share of the GPU's "
+          "memory)");
   AddText(sub, "--topology", &o.topology, "MODE",
           "prefer (default: the best placement free now), strict (wait for the ideal one) or any");
   AddText(sub, "--topology-wait", &o.topology_wait, "LIMIT",

@@ -70,6 +70,12 @@ std::string DescribeResources(const v1::Resources& r) {
   if (r.mem_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_mb()), " memory"));
   if (!r.gpu_model().empty()) parts.push_back(absl::StrCat("model ~ \"", r.gpu_model(), "\""));
   if (r.gpu_memory_mb() > 0) parts.push_back(absl::StrCat(">= ", FormatSizeMb(r.gpu_memory_mb()), " per GPU"));
+  if (r.gpu_share_milli() > 0) {
+    parts.push_back(absl::StrCat(r.gpu_share_milli() / 10.0, "% of each GPU",
+                                 r.gpu_mem_limit_mb() > 0
+                                     ? absl::StrCat(" with ", FormatSizeMb(r.gpu_mem_limit_mb()), " of its memory")
+                                     : " and of its memory"));
+  }
   if (parts.empty()) return "daemon defaults";
   return absl::StrJoin(parts, ", ");
 }
@@ -173,6 +179,14 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
       Field(out, "Preflight",
             measured.empty() ? "asked for; no figures yet (or fewer than two GPUs per node)"
                              : absl::StrCat("NCCL all-reduce bus bandwidth ", absl::StrJoin(measured, ", ")));
+    }
+    for (const auto& node : alloc.nodes()) {
+      if (node.gpu_share_milli() == 0) continue;
+      // Time-slicing is the only way agents share GPUs so far.
+      Field(out, "GPU share",
+            absl::StrCat(node.gpu_share_milli() / 10.0, "% and ", FormatSizeMb(node.gpu_mem_limit_mb()),
+                         " of each GPU, time-sliced: accounted by the scheduler, not enforced on the GPU"));
+      break;
     }
     std::vector<const v1::NodeAllocation*> nodes;
     for (const auto& node : alloc.nodes()) nodes.push_back(&node);

@@ -1,6 +1,7 @@
 #include "cli/submit_request.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include "cli/errors.h"
 #include "cli/sizes.h"
@@ -113,6 +115,18 @@ absl::Status SetCommand(const SubmitOptions& options, const LocalContext& ctx, v
 
 }  // namespace
 
+absl::StatusOr<int32_t> ParseGpuShare(absl::string_view text) {
+  absl::string_view number = absl::StripSuffix(absl::StripAsciiWhitespace(text), "%");
+  double percent = 0;
+  if (!absl::SimpleAtod(number, &percent) || !(percent > 0) || percent > 100) {
+    return UsageError(absl::StrCat("invalid --gpu-share \"", text,
+                                   "\": expected a percentage above 0 and at most 100, like 30%"));
+  }
+  const int32_t milli = static_cast<int32_t>(std::lround(percent * 10));
+  if (milli < 1) return UsageError(absl::StrCat("invalid --gpu-share \"", text, "\": the smallest share is 0.1%"));
+  return milli;
+}
+
 absl::StatusOr<std::string> ReadScript(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return UsageError(absl::StrCat("cannot read --script ", path, ": ", std::strerror(errno)));
@@ -163,6 +177,16 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     res.set_gpu_memory_mb(value);
   }
   if (options.gpu_model.has_value()) res.set_gpu_model(*options.gpu_model);
+  if (options.gpu_share.has_value()) {
+    auto milli = ParseGpuShare(*options.gpu_share);
+    if (!milli.ok()) return milli.status();
+    res.set_gpu_share_milli(*milli);
+    if (!options.gpus.has_value() && !options.nodes.has_value()) res.set_gpus(1);
+  }
+  if (options.gpu_mem_limit.has_value()) {
+    if (auto s = ParseSize("--gpu-mem-limit", options.gpu_mem_limit, &value); !s.ok()) return s;
+    res.set_gpu_mem_limit_mb(value);
+  }
   if (options.priority.has_value()) {
     if (auto s = ParseInt("--priority", options.priority, &value, /*allow_negative=*/true); !s.ok()) {
       return s;

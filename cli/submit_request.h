@@ -1,8 +1,10 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include "cli/local_context.h"
 #include "cli/submit_options.h"
@@ -23,5 +25,9 @@ std::string NewRequestId();
 
 // The text of a --script file; a usage error naming it when unreadable.
 absl::StatusOr<std::string> ReadScript(const std::string& path);
+
+// "30%" or "30" into thousandths of a GPU (300); a usage error naming
+// --gpu-share when it is not above 0 and at most 100.
+absl::StatusOr<int32_t> ParseGpuShare(absl::string_view text);
 
 }  // namespace gpusched::cli

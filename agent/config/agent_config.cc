@@ -47,7 +47,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
-                    kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind",
+                    kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind", "gpu_share_mode",
                     "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
                     tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
@@ -72,6 +72,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   config.memory_mb = Int(reader, kMemoryMb);
   config.log_dir = reader.Path("log_dir");
   config.cpu_bind = reader.OneOf("cpu_bind", {"none", "numa"});
+  config.gpu_share_mode = reader.OneOf("gpu_share_mode", {"exclusive", "timeslice"});
   config.nccl_topo_file = reader.Bool("nccl_topo_file");
   if (std::optional<std::string> probe = reader.String("nccl_probe")) {
     config.nccl_probe = *probe == "auto" || probe->empty() ? *probe : reader.Path("nccl_probe").value_or(*probe);
@@ -128,6 +129,7 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   add(kMemoryMb.key, config.memory_mb);
   add("log_dir", config.log_dir);
   add("cpu_bind", config.cpu_bind);
+  add("gpu_share_mode", config.gpu_share_mode);
   if (config.nccl_topo_file) set.push_back(absl::StrCat("nccl_topo_file=", *config.nccl_topo_file ? "true" : "false"));
   if (config.nccl_probe) set.push_back(absl::StrCat("nccl_probe=", *config.nccl_probe));
   if (config.calibrate_on_start) {

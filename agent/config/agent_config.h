@@ -48,6 +48,7 @@ struct AgentConfig {
   std::optional<int64_t> memory_mb;
   std::optional<std::string> log_dir;  // resolved against the file's directory
   std::optional<std::string> cpu_bind;  // none or numa
+  std::optional<std::string> gpu_share_mode;  // exclusive or timeslice
   std::optional<bool> nccl_topo_file;
   std::optional<std::string> nccl_probe;  // "auto", "" or a path (resolved against the file's directory)
   std::optional<bool> calibrate_on_start;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace gpusched::agent {
@@ -64,6 +65,14 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   // No port from the daemon: leave whatever spec.env chose rather than invent one
   // that could collide with another job's rendezvous on this node.
   if (launch.master_port() > 0) env["MASTER_PORT"] = std::to_string(launch.master_port());
+  if (launch.gpu_share_milli() > 0) {
+    // Agents share GPUs only by time-slicing so far: the scheduler kept the
+    // shares and memory within each GPU, nothing on the GPU enforces them.
+    env["GPUSCHED_GPU_SHARE_PERCENT"] = absl::StrCat(launch.gpu_share_milli() / 10.0);
+    env["GPUSCHED_GPU_MEM_LIMIT_MB"] = std::to_string(launch.gpu_mem_limit_mb());
+    env["GPUSCHED_GPU_SHARING"] = "timeslice";
+    env["GPUSCHED_GPU_LIMITS_ENFORCED"] = "0";
+  }
   env["GPUSCHED_JOB_ID"] = std::to_string(launch.job_id());
   env["GPUSCHED_JOB_NAME"] = launch.spec().name();
   // How often it was requeued (preempted, or a node failed): a training

@@ -99,11 +99,16 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   const bool is_new = !nodes_.contains(info.name());
   NodeSlot& slot = nodes_[info.name()];
   std::vector<uint64_t> owners(info.gpus_size(), 0);
+  std::vector<GpuShares> shares(info.gpus_size());
   // Carry over holders of GPUs that the node still has (matched by index).
   for (int i = 0; i < info.gpus_size(); ++i) {
     int old = slot.PositionOf(info.gpus(i).index());
-    if (old >= 0 && old < static_cast<int>(slot.gpu_owner.size())) owners[i] = slot.gpu_owner[old];
+    if (old >= 0 && old < static_cast<int>(slot.gpu_owner.size())) {
+      owners[i] = slot.gpu_owner[old];
+      shares[i] = std::move(slot.gpu_shares[old]);
+    }
   }
+  slot.gpu_shares = std::move(shares);
   slot.info = info;
   auto topo = convert::TopologyFromProto(info);
   slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
@@ -217,6 +222,42 @@ const NodeSlot* ClusterState::Find(const std::string& name) const {
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
+bool NodeSlot::Shareable(int pos) const {
+  return pos >= 0 && pos < info.gpus_size() && info.gpus(pos).share_mode() == v1::GPU_SHARE_MODE_TIMESLICE;
+}
+
+int NodeSlot::FreeShareMilli(int pos) const {
+  if (!Shareable(pos)) return 0;
+  if (gpu_owner[pos] == 0) return 1000;
+  if (gpu_owner[pos] != kSharedGpuOwner) return 0;
+  return std::max(0, 1000 - gpu_shares[pos].milli_used);
+}
+
+int64_t NodeSlot::FreeShareMemMb(int pos) const {
+  if (!Shareable(pos)) return 0;
+  const int64_t total = info.gpus(pos).memory_mb();
+  return gpu_owner[pos] == kSharedGpuOwner ? std::max<int64_t>(0, total - gpu_shares[pos].mem_used_mb) : total;
+}
+
+namespace {
+
+absl::Status CheckShareFits(const NodeSlot& slot, int pos, uint64_t job_id, const v1::NodeAllocation& part) {
+  const int32_t index = slot.info.gpus(pos).index();
+  if (!slot.Shareable(pos)) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is not shared"));
+  }
+  if (slot.gpu_owner[pos] == kSharedGpuOwner && slot.gpu_shares[pos].jobs.contains(job_id)) return absl::OkStatus();
+  if (slot.FreeShareMilli(pos) < part.gpu_share_milli() || slot.FreeShareMemMb(pos) < part.gpu_mem_limit_mb()) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " has ",
+                                                      slot.FreeShareMilli(pos) / 10, "% and ", slot.FreeShareMemMb(pos),
+                                                      " MB free, not ", part.gpu_share_milli() / 10, "% and ",
+                                                      part.gpu_mem_limit_mb(), " MB"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& allocation) {
   for (const v1::NodeAllocation& part : allocation.nodes()) {
     const NodeSlot* slot = Find(part.node());
@@ -224,6 +265,14 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
     for (int32_t index : part.gpu_indices()) {
       int pos = slot->PositionOf(index);
       if (pos < 0) return absl::FailedPreconditionError(absl::StrCat(part.node(), " has no GPU ", index));
+      if (part.gpu_share_milli() > 0) {
+        if (absl::Status s = CheckShareFits(*slot, pos, job_id, part); !s.ok()) return s;
+        continue;
+      }
+      if (slot->gpu_owner[pos] == kSharedGpuOwner) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("GPU ", index, " of ", part.node(), " is shared by ", slot->gpu_shares[pos].jobs.size(), " jobs"));
+      }
       if (slot->gpu_owner[pos] != 0 && slot->gpu_owner[pos] != job_id) {
         return absl::FailedPreconditionError(
             absl::StrCat("GPU ", index, " of ", part.node(), " is held by job ", slot->gpu_owner[pos]));
@@ -232,7 +281,19 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
   }
   for (const v1::NodeAllocation& part : allocation.nodes()) {
     NodeSlot& slot = nodes_[part.node()];
-    for (int32_t index : part.gpu_indices()) slot.gpu_owner[slot.PositionOf(index)] = job_id;
+    for (int32_t index : part.gpu_indices()) {
+      const int pos = slot.PositionOf(index);
+      if (part.gpu_share_milli() == 0) {
+        slot.gpu_owner[pos] = job_id;
+        continue;
+      }
+      GpuShares& shares = slot.gpu_shares[pos];
+      if (shares.jobs.emplace(job_id, part.gpu_share_milli()).second) {
+        shares.milli_used += part.gpu_share_milli();
+        shares.mem_used_mb += part.gpu_mem_limit_mb();
+      }
+      slot.gpu_owner[pos] = kSharedGpuOwner;
+    }
     slot.RecountFree();
     slot.cpus_used += part.cpus();
     slot.mem_used_mb += part.mem_mb();
@@ -250,7 +311,16 @@ void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
     if (slot.jobs.erase(job_id) == 0) continue;
     for (int32_t index : part.gpu_indices()) {
       int pos = slot.PositionOf(index);
-      if (pos >= 0 && slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
+      if (pos < 0) continue;
+      if (slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
+      GpuShares& shares = slot.gpu_shares[pos];
+      if (slot.gpu_owner[pos] != kSharedGpuOwner || shares.jobs.erase(job_id) == 0) continue;
+      shares.milli_used = std::max(0, shares.milli_used - part.gpu_share_milli());
+      shares.mem_used_mb = std::max<int64_t>(0, shares.mem_used_mb - part.gpu_mem_limit_mb());
+      if (shares.jobs.empty()) {
+        shares = GpuShares{};
+        slot.gpu_owner[pos] = 0;
+      }
     }
     slot.RecountFree();
     slot.cpus_used = std::max<int64_t>(0, slot.cpus_used - part.cpus());

@@ -33,6 +33,17 @@ struct GpuKind {
   static GpuKind Of(const v1::NodeInfo& info);
 };
 
+// What the jobs that share one GPU (GangRequest::gpu_share_milli) hold of it.
+struct GpuShares {
+  int milli_used = 0;      // thousandths of the GPU
+  int64_t mem_used_mb = 0;
+  std::map<uint64_t, int> jobs;  // job id -> its thousandths
+};
+
+// NodeSlot::gpu_owner of a GPU that jobs share: busy for whole-GPU jobs, its
+// holders in NodeSlot::gpu_shares.
+inline constexpr uint64_t kSharedGpuOwner = ~uint64_t{0};
+
 // Accounting for one node: who holds each GPU, how many CPUs and how much
 // memory are spoken for. Decides nothing.
 struct NodeSlot {
@@ -50,7 +61,8 @@ struct NodeSlot {
   topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
   std::string reason;              // why it is not up
   std::string drain_reason;        // non-empty: drained by an operator
-  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free
+  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
+  std::vector<GpuShares> gpu_shares;  // by position; holders only where gpu_owner is kSharedGpuOwner
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
   // Killed at registration (RegisterAck.kill_job_ids), not yet reported
   // gone: the node takes no new job until it is empty.
@@ -91,6 +103,13 @@ struct NodeSlot {
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const;
+  // Whether the operator lets jobs share the GPU at `pos` (GpuInfo.share_mode).
+  bool Shareable(int pos) const;
+  // The thousandths of the GPU at `pos` a job with a share can still get: 0
+  // when it is not shareable or a whole-GPU job holds it.
+  int FreeShareMilli(int pos) const;
+  // GPU memory (MB) not yet held by the jobs sharing the GPU at `pos`.
+  int64_t FreeShareMemMb(int pos) const;
   // The bandwidth placement counts between the GPUs at positions a and b
   // (GB/s: estimated, or measured by the NCCL probe);
   // 0 for a position the node does not have.

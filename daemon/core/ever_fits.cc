@@ -11,6 +11,46 @@
 #include "daemon/core/policy/node_fit.h"
 
 namespace gpusched::core {
+namespace {
+
+// A job with a GPU share: some node of its queue must share GPUs, and, idle,
+// give it that many of them with room for its memory limit.
+absl::Status CheckSharesEverFit(const ClusterState& cluster, const GangRequest& req) {
+  int64_t most_on_one_node = 0, largest_shared_gpu_mb = 0;
+  bool any_shared = false;
+  for (const auto& [name, slot] : cluster.nodes()) {
+    if (!policy::QueueMayUse(slot, req)) continue;
+    const uint64_t eligible = policy::EligibleGpus(slot, req);
+    int64_t fitting = 0;
+    for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
+      if (!slot.Shareable(p)) continue;
+      any_shared = true;
+      const int64_t memory = slot.info.gpus(p).memory_mb();
+      largest_shared_gpu_mb = std::max(largest_shared_gpu_mb, memory);
+      if ((eligible >> p & 1) != 0 && memory >= req.gpu_mem_limit_mb) ++fitting;
+    }
+    if (slot.info.cpus() < req.CpusFor(req.total_gpus) || slot.info.memory_mb() < req.MemFor(req.total_gpus)) continue;
+    most_on_one_node = std::max(most_on_one_node, fitting);
+  }
+  if (!any_shared) {
+    return absl::InvalidArgumentError(
+        "resources.gpu_share_milli: no node of this cluster shares its GPUs (an operator sets gpu_share_mode in the "
+        "agents' agent.toml)");
+  }
+  if (req.gpu_mem_limit_mb > largest_shared_gpu_mb) {
+    return absl::InvalidArgumentError(absl::StrCat("resources.gpu_mem_limit_mb: ", req.gpu_mem_limit_mb,
+                                                   " MB of one GPU, but the largest shared GPU has ",
+                                                   largest_shared_gpu_mb, " MB"));
+  }
+  if (req.total_gpus > most_on_one_node) {
+    return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", req.total_gpus,
+                                                   " GPUs with a share on one node (and its CPUs and memory), but the "
+                                                   "most any node could give is ", most_on_one_node));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) {
   if (cluster.nodes().empty()) return absl::OkStatus();
@@ -38,6 +78,7 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
         req.gpu_memory_mb > 0 ? absl::StrCat(" with >= ", req.gpu_memory_mb, " MB") : "", " (this cluster has: ",
         models.empty() ? "no GPUs" : absl::StrJoin(models, ", "), ")"));
   }
+  if (req.shares_gpus()) return CheckSharesEverFit(cluster, req);
   if (req.total_gpus == 0) {
     if (req.cpus > largest_cpus) {
       return absl::InvalidArgumentError(absl::StrCat("resources.cpus: ", req.cpus,

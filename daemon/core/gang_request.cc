@@ -16,6 +16,8 @@ GangRequest ToGangRequest(const v1::JobSpec& spec) {
   g.mem_mb = r.mem_mb();
   g.gpu_model = r.gpu_model();
   g.gpu_memory_mb = r.gpu_memory_mb();
+  g.gpu_share_milli = r.gpu_share_milli();
+  g.gpu_mem_limit_mb = r.gpu_mem_limit_mb();
   g.topology = spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED ? v1::TOPOLOGY_MODE_PREFER : spec.topology();
   return g;
 }

@@ -19,6 +19,10 @@ struct GangRequest {
   int64_t mem_mb = 0;         // CPU-only jobs
   std::string gpu_model;      // substring of the GPU model, any case; "" = any
   int64_t gpu_memory_mb = 0;  // per GPU, at least
+  // A share of each of total_gpus distinct GPUs of one node, in thousandths
+  // (v1::Resources.gpu_share_milli); 0 = whole GPUs.
+  int gpu_share_milli = 0;
+  int64_t gpu_mem_limit_mb = 0;  // per GPU; 0 = gpu_share_milli of its memory
   // PREFER, STRICT or ANY as the job asked; the core turns a STRICT whose
   // wait is over into PREFER before placing.
   v1::TopologyMode topology = v1::TOPOLOGY_MODE_PREFER;
@@ -26,6 +30,7 @@ struct GangRequest {
   // set are used. All ones: any node.
   uint64_t queue_bit = ~uint64_t{0};
 
+  bool shares_gpus() const { return gpu_share_milli > 0; }
   int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
   int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }
 };

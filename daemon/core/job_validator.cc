@@ -67,6 +67,27 @@ absl::Status ValidateEnvironment(const v1::JobSpec& spec, const SpecLimits& limi
   return absl::OkStatus();
 }
 
+// A share of each GPU (and the memory held with it) asks for GPUs on one
+// node. Whether any node shares GPUs at all is the core's check at submit
+// (EverFits), since it needs the cluster.
+absl::Status ValidateGpuShare(const v1::Resources& r, const SpecLimits& limits) {
+  if (r.gpu_share_milli() == 0) {
+    if (r.gpu_mem_limit_mb() != 0) {
+      return Invalid("resources.gpu_mem_limit_mb", "a GPU memory limit goes with a GPU share: ask for gpu_share_milli too");
+    }
+    return absl::OkStatus();
+  }
+  if (absl::Status s = CheckRange("resources.gpu_share_milli", r.gpu_share_milli(), 1, 1000); !s.ok()) return s;
+  if (absl::Status s = CheckRange("resources.gpu_mem_limit_mb", r.gpu_mem_limit_mb(), 0, limits.max_mem_mb); !s.ok()) {
+    return s;
+  }
+  if (r.gpus() == 0) return Invalid("resources.gpu_share_milli", "a GPU share needs GPUs: ask for gpus too");
+  if (r.nodes() > 1) {
+    return Invalid("resources.nodes", absl::StrCat("a job with a GPU share runs on one node, got ", r.nodes()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
   for (auto [field, value, hi] : {std::tuple{"resources.gpus", r.gpus(), limits.max_gpus},
                                   std::tuple{"resources.nodes", r.nodes(), limits.max_nodes},
@@ -114,7 +135,7 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
   if (r.gpus() == 0 && (!r.gpu_model().empty() || r.gpu_memory_mb() > 0)) {
     return Invalid("resources.gpu_model", "GPU constraints need GPUs: ask for gpus too");
   }
-  return absl::OkStatus();
+  return ValidateGpuShare(r, limits);
 }
 
 }  // namespace

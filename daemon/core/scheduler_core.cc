@@ -645,7 +645,11 @@ void SchedulerCore::Start(ActiveJob& a, Effects& fx) {
     a.progress[part.node()] = NodeProgress{};
     fx.agent_commands.push_back({part.node(), LaunchMessage(a.job, part)});
     where.push_back(absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "",
-                                 absl::StrJoin(part.gpu_indices(), ",")));
+                                 absl::StrJoin(part.gpu_indices(), ","),
+                                 part.gpu_share_milli() > 0
+                                     ? absl::StrCat(" (", part.gpu_share_milli() / 10.0, "% and ",
+                                                    part.gpu_mem_limit_mb(), " MB of each)")
+                                     : ""));
     NoteUsage(part.node(), fx);
   }
   Transition(a, v1::JOB_STATE_STARTING, absl::StrCat("placed on ", absl::StrJoin(where, "; ")), fx);
@@ -660,6 +664,8 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   if (job.has_array()) *launch->mutable_array() = job.array();
   *launch->mutable_spec() = job.spec();
   *launch->mutable_gpu_indices() = part.gpu_indices();
+  launch->set_gpu_share_milli(part.gpu_share_milli());
+  launch->set_gpu_mem_limit_mb(part.gpu_mem_limit_mb());
   launch->set_node_rank(part.node_rank());
   launch->set_nnodes(job.allocation().nodes_size());
   // Ranks number one worker per GPU (one per node without GPUs). In per-GPU

@@ -46,7 +46,7 @@ class OrderedPolicy final : public PlacementPolicy {
   bool weighs_links() const override { return false; }
   PreemptionOrder preemption_order() const override { return preemption_; }
 
-  PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {
+  PlacementResult PlaceWholeGpus(const ClusterState& cluster, const GangRequest& req) override {
     std::vector<const NodeSlot*> cpu_order;
     if (req.total_gpus == 0) {
       for (const auto& [name, slot] : cluster.nodes()) {

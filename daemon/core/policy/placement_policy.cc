@@ -3,9 +3,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/core/policy/blind_policies.h"
+#include "daemon/core/policy/share_placement.h"
 #include "daemon/core/policy/topology_policy.h"
 
 namespace gpusched::core {
+
+PlacementResult PlacementPolicy::Place(const ClusterState& cluster, const GangRequest& request) {
+  if (request.shares_gpus()) return policy::PlaceShares(cluster, request);
+  return PlaceWholeGpus(cluster, request);
+}
 
 std::vector<std::string> PlacementPolicyNames() { return {"topology", "best-fit", "first-fit", "spread"}; }
 

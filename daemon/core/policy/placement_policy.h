@@ -49,12 +49,17 @@ class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual absl::string_view name() const = 0;
-  virtual PlacementResult Place(const ClusterState& cluster, const GangRequest& request) = 0;
+  // Whole GPUs by the policy's own rule; a job with a share of its GPUs by
+  // PlaceShares (share_placement.h), whatever the policy.
+  PlacementResult Place(const ClusterState& cluster, const GangRequest& request);
   virtual PreemptionOrder preemption_order() const { return PreemptionOrder::kBestPlacement; }
   // Whether it weighs the links between GPUs and nodes: one that does not
   // can honour --topology strict only for a job one node holds (it waits for
   // one node), so a strict gang over several nodes is refused at submit.
   virtual bool weighs_links() const { return true; }
+
+ protected:
+  virtual PlacementResult PlaceWholeGpus(const ClusterState& cluster, const GangRequest& request) = 0;
 };
 
 // "topology" (the default), "best-fit", "first-fit" or "spread";

@@ -72,7 +72,7 @@ class TopologyPolicy final : public PlacementPolicy {
   TopologyPolicy() : first_fit_(MakeFirstFitPolicy()) {}
   absl::string_view name() const override { return "topology"; }
 
-  PlacementResult Place(const ClusterState& cluster, const GangRequest& req) override {
+  PlacementResult PlaceWholeGpus(const ClusterState& cluster, const GangRequest& req) override {
     if (req.total_gpus == 0) return PlaceCpuOnly(cluster, req);
     if (req.topology == v1::TOPOLOGY_MODE_ANY) return Stamped(cluster, first_fit_->Place(cluster, req));
 

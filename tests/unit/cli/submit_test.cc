@@ -71,6 +71,12 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
       {{"submit", "--launch", "per-gpu", "--", "x"}, R"(argv: "x" launch_mode: LAUNCH_MODE_PER_GPU)"},
       {{"--addr", "h:1", "submit", "--gpus", "1", "--", "x"}, R"(argv: "x" resources { gpus: 1 })"},
       {{"submit", "--addr", "h:1", "--gpus", "1", "--", "x"}, R"(argv: "x" resources { gpus: 1 })"},
+      // A share of a GPU is one GPU unless --gpus says more; --gpu-mem stays a filter.
+      {{"submit", "--gpu-share", "30%", "--", "x"}, R"(argv: "x" resources { gpus: 1 gpu_share_milli: 300 })"},
+      {{"submit", "--gpu-share", "12.5", "--gpus", "2", "--gpu-mem-limit", "10G", "--", "x"},
+       R"(argv: "x" resources { gpus: 2 gpu_share_milli: 125 gpu_mem_limit_mb: 10240 })"},
+      {{"submit", "--gpu-share", "100%", "--gpu-mem", "80G", "--", "x"},
+       R"(argv: "x" resources { gpus: 1 gpu_share_milli: 1000 gpu_memory_mb: 81920 })"},
   }));
   INFO(Describe(c.args));
   FakeHost host;
@@ -115,6 +121,12 @@ TEST_CASE("malformed submit input is a usage error that names the flag, and noth
       {{"submit", "--", ""}, "empty string"},
       {{"submit", "--script", "/nonexistent/job.sh"}, "cannot read --script /nonexistent/job.sh"},
       {{"submit", "--gpus"}, "--gpus"},
+      {{"submit", "--gpu-share", "0%", "--", "x"},
+       "invalid --gpu-share \"0%\": expected a percentage above 0 and at most 100, like 30%"},
+      {{"submit", "--gpu-share", "101", "--", "x"}, "invalid --gpu-share \"101\""},
+      {{"submit", "--gpu-share", "half", "--", "x"}, "invalid --gpu-share \"half\""},
+      {{"submit", "--gpu-share", "0.01%", "--", "x"}, "the smallest share is 0.1%"},
+      {{"submit", "--gpu-share", "30%", "--gpu-mem-limit", "lots", "--", "x"}, "invalid --gpu-mem-limit"},
       {{"submit", "--frobnicate", "--", "x"}, "--frobnicate"},
   }));
   INFO(Describe(c.args));

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "daemon/core/cluster_state.h"
+#include "daemon/core/gang_request.h"
+#include "daemon/core/policy/placement_policy.h"
+
+namespace gpusched::core::policy {
+
+// Where a job with a share of each of its GPUs goes (request.shares_gpus()):
+// one up node of its queue with the CPUs and memory for it and
+// request.total_gpus distinct GPUs that their node shares, each within the
+// model and memory constraints and with the share and the GPU memory limit
+// still free (a GPU a whole-GPU job holds is never one of them). Among those:
+// best fit, so that the fewest GPUs are opened to sharing. On each node the
+// GPUs left with the least share free after the job (already shared ones
+// before fresh ones); across nodes the smallest such leftover, then the node
+// whose GPUs are most shared already, then node name order. Every placement
+// policy places shares this way (PlacementPolicy::Place).
+PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request);
+
+// The GPU memory (MB) the request holds on a GPU with `gpu_memory_mb`: its
+// explicit limit, else its share of the GPU's memory.
+int64_t ShareMemMb(const GangRequest& request, int64_t gpu_memory_mb);
+
+}  // namespace gpusched::core::policy
