@@ -18,7 +18,37 @@ constexpr PolicyName kPolicyNames[] = {
     {PackingPolicy::kBestFit, "best-fit"},
     {PackingPolicy::kFgd, "fgd"},
     {PackingPolicy::kFgdExact, "fgd-exact"},
+    {PackingPolicy::kFillFgd, "fill-fgd"},
 };
+
+bool UsesFragment(PackingPolicy policy) {
+  return policy == PackingPolicy::kFgd || policy == PackingPolicy::kFgdExact || policy == PackingPolicy::kFillFgd;
+}
+
+// FillableLeftover by h = 0..kWholeGpuMilli: an unbounded knapsack over the
+// fractional one-GPU sizes at least kFillSizeShare of the mix asks for.
+std::vector<int> FillableLeftovers(const TaskMix& mix) {
+  std::vector<int64_t> count_by_size(kWholeGpuMilli, 0);
+  for (size_t i = 0; i < mix.tasks.size(); ++i) {
+    const ShareRequest& t = mix.tasks[i];
+    if (t.num_gpus == 1 && !t.whole_gpus() && t.gpu_milli > 0) count_by_size[t.gpu_milli] += mix.counts[i];
+  }
+  std::vector<int> sizes;
+  for (int size = 1; size < kWholeGpuMilli; ++size) {
+    if (static_cast<double>(count_by_size[size]) >= kFillSizeShare * static_cast<double>(mix.total)) {
+      sizes.push_back(size);
+    }
+  }
+  std::vector<int> leftover(kWholeGpuMilli + 1, 0);
+  for (int h = 0; h < kWholeGpuMilli; ++h) {
+    leftover[h] = h;
+    for (int size : sizes) {
+      if (size <= h) leftover[h] = std::min(leftover[h], leftover[h - size]);
+    }
+  }
+  leftover[kWholeGpuMilli] = 0;
+  return leftover;
+}
 
 bool Better(double score, double tie_break, double best_score, double best_tie_break) {
   if (score != best_score) return score < best_score;
@@ -66,7 +96,9 @@ SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy
       policy_(policy),
       rng_(seed),
       fragment_sum_(nodes_.size()),
-      best_(nodes_.size()) {}
+      best_(nodes_.size()) {
+  if (policy_ == PackingPolicy::kFillFgd) fillable_leftover_ = FillableLeftovers(mix_);
+}
 
 int64_t SharePacker::FragmentSumOf(int node) {
   std::optional<int64_t>& cached = fragment_sum_[node];
@@ -101,6 +133,23 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
                                                  : static_cast<double>(growth);
         break;
       }
+      case PackingPolicy::kFillFgd: {
+        const double fgd = KubernetesFgdScore(FragmentSum(after, mix_) - *fragment_sum_[node], mix_.total);
+        if (task.num_gpus == 1 && !task.whole_gpus()) {
+          const int g = gpus[0];
+          s.score = fillable_leftover_[after.gpu_free_milli[g]] - fillable_leftover_[before.gpu_free_milli[g]];
+          s.tie_break = fgd;
+        } else if (task.num_gpus == 0) {
+          // FGD sees no cost in a CPU-only task until the CPU is gone; it
+          // should go where CPU is left over once the free GPUs are fed.
+          s.score = fgd;
+          s.tie_break = -static_cast<double>(after.cpu_free_milli -
+                                             kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli);
+        } else {
+          s.tie_break = fgd;
+        }
+        break;
+      }
     }
     s.gpus = std::move(gpus);
     if (!best || Better(s.score, s.tie_break, best->score, best->tie_break)) best = std::move(s);
@@ -111,7 +160,7 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
 std::optional<SharePacker::Scored> SharePacker::BestOnNode(int node, const ShareRequest& task) {
   auto it = best_[node].find(task);
   if (it != best_[node].end()) return it->second;
-  if (policy_ == PackingPolicy::kFgd || policy_ == PackingPolicy::kFgdExact) FragmentSumOf(node);
+  if (UsesFragment(policy_)) FragmentSumOf(node);
   std::optional<Scored> scored = ScoreOnNode(node, task);
   best_[node].emplace(task, scored);
   return scored;

@@ -28,11 +28,24 @@ enum class PackingPolicy {
   // default pod list against 5.7% compared exactly).
   kFgd,
   kFgdExact,  // FGD with the fragment growth compared exactly
+  // FGD where it knows least. A fractional task on one GPU first keeps each
+  // GPU fillable: it takes the GPU whose best possible fill (FillableLeftover)
+  // it spoils least, FGD among equals. A CPU-only task goes by FGD, then to
+  // the node left with the most CPU beyond what its free GPUs will need at
+  // kCpuMilliPerFreeGpu. Whole-GPU tasks as FGD.
+  kFillFgd,
 };
+
+// A fractional size counts for FillableLeftover when at least this share of
+// the mix asks for it: rarer sizes cannot be counted on to fill a hole.
+inline constexpr double kFillSizeShare = 0.01;
+// The CPU a free GPU is expected to need, for kFillFgd's CPU-only rule: a
+// typical GPU server's cores per GPU.
+inline constexpr int64_t kCpuMilliPerFreeGpu = 12000;
 
 absl::string_view PackingPolicyName(PackingPolicy policy);
 std::optional<PackingPolicy> ParsePackingPolicy(absl::string_view name);
-// "random, best-fit, fgd, fgd-exact", for help texts and errors.
+// "random, best-fit, fgd, fgd-exact, fill-fgd", for help texts and errors.
 std::string PackingPolicyNames();
 
 struct SharePlacement {
@@ -70,6 +83,10 @@ class SharePacker {
 
   std::vector<PackNode> nodes_;
   TaskMix mix_;
+  // kFillFgd: by free thousandths h, the least a GPU with h free can be left
+  // with once filled by the mix's common fractional sizes (any number of
+  // each); 0 for a whole free GPU, which a whole-GPU task takes.
+  std::vector<int> fillable_leftover_;
   PackingPolicy policy_;
   std::mt19937_64 rng_;
   // Per node: its FragmentSum and its best answer per task, both valid until

@@ -33,7 +33,8 @@ TaskMix MixOf(std::initializer_list<std::pair<ShareRequest, int>> counts) {
   return TaskMix::Of(requests);
 }
 
-constexpr PackingPolicy kDeterministic[] = {PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact};
+constexpr PackingPolicy kDeterministic[] = {PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact,
+                                            PackingPolicy::kFillFgd};
 
 }  // namespace
 
@@ -64,6 +65,36 @@ TEST_CASE("FGD puts a share on a GPU already shared before it breaks a whole one
   }
 }
 
+TEST_CASE("fill-fgd keeps a GPU fillable: a 0.32 task opens a fresh GPU rather than strand 0.21 beside a 0.47") {
+  // Common sizes 0.47 and 0.32. Beside the 0.47, a 0.32 leaves 0.21 that
+  // neither fills (the hole could have taken another 0.47, leaving 0.06);
+  // on a fresh GPU it leaves 0.68, which 0.32 + 0.32 fill to 0.04.
+  const std::vector<PackNode> nodes = {Node({530}), Node({1000})};
+  const TaskMix mix = MixOf({{Task(1, 470), 50}, {Task(1, 320), 50}});
+  SharePacker fill(nodes, mix, PackingPolicy::kFillFgd, 1);
+  auto placed = fill.Place(Task(1, 320));
+  REQUIRE(placed);
+  CHECK(placed->node == 1);
+  // A 0.47 still goes beside the 0.47: that fill leaves only 0.06.
+  placed = fill.Place(Task(1, 470));
+  REQUIRE(placed);
+  CHECK(placed->node == 0);
+}
+
+TEST_CASE("fill-fgd sends a CPU-only task where CPU is left over once the free GPUs are fed") {
+  // Node 0: 8 GPUs and 96 cores, 12 a GPU; node 1: 2 GPUs and 104 cores.
+  PackNode gpu_dense = Node(std::vector<int>(8, 1000), 96000);
+  gpu_dense.cpu_capacity_milli = 96000;
+  PackNode cpu_rich = Node({1000, 1000}, 104000);
+  cpu_rich.cpu_capacity_milli = 104000;
+  const TaskMix mix = MixOf({{Task(0, 0, 16000), 1}, {Task(1, 1000, 12000), 4}});
+  SharePacker fill({gpu_dense, cpu_rich}, mix, PackingPolicy::kFillFgd, 1);
+  auto placed = fill.Place(Task(0, 0, 16000));
+  REQUIRE(placed);
+  CHECK(placed->node == 1);
+  CHECK(placed->gpus.empty());
+}
+
 TEST_CASE("a task that fits nowhere is refused and changes nothing") {
   const std::vector<PackNode> nodes = {Node({300, 1000}, 500), Node({400})};
   const TaskMix mix = MixOf({{Task(1, 500), 1}});
@@ -78,11 +109,12 @@ TEST_CASE("a task that fits nowhere is refused and changes nothing") {
 
 TEST_CASE("policy names parse back, and an unknown one does not") {
   for (PackingPolicy policy :
-       {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact}) {
+       {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact,
+        PackingPolicy::kFillFgd}) {
     CHECK(ParsePackingPolicy(PackingPolicyName(policy)) == policy);
   }
   CHECK_FALSE(ParsePackingPolicy("tetris"));
-  CHECK(PackingPolicyNames() == "random, best-fit, fgd, fgd-exact");
+  CHECK(PackingPolicyNames() == "random, best-fit, fgd, fgd-exact, fill-fgd");
 }
 
 TEST_CASE("random placement is the same for the same seed") {
