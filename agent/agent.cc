@@ -186,6 +186,7 @@ absl::Status Agent::Start() {
   runner_options.log_dir = options.log_dir;
   runner_options.advertise_address = options.advertise_address;
   runner_options.cpu_bind = options.cpu_bind;
+  runner_options.timesliced_gpus = options.gpu_share_mode == v1::GPU_SHARE_MODE_TIMESLICE;
   if (options.nccl_topo_file) {
     auto written = WriteNcclTopoFile(discovered->topology, options.log_dir);
     if (!written.ok()) return written.status();

@@ -79,6 +79,17 @@ int64_t RequestedGpus(const v1::Resources& resources) {
   return resources.nodes() * resources.gpus_per_node();
 }
 
+double HeldGpus(const v1::Resources& resources) {
+  const double gpus = static_cast<double>(RequestedGpus(resources));
+  return resources.gpu_share_milli() > 0 ? gpus * resources.gpu_share_milli() / 1000.0 : gpus;
+}
+
+std::string GpusLabel(const v1::Resources& resources) {
+  const int64_t gpus = RequestedGpus(resources);
+  if (resources.gpu_share_milli() == 0) return absl::StrCat(gpus);
+  return absl::StrCat(gpus, "x", resources.gpu_share_milli() / 10.0, "%");
+}
+
 std::string FormatTimestamp(const google::protobuf::Timestamp& ts, absl::TimeZone zone) {
   if (!IsSet(ts)) return "-";
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", FromProtoTime(ts), zone);

@@ -24,7 +24,7 @@ JobAccounting AccountFor(const v1::Job& job) {
   } else if (IsSet(job.end_time())) {
     a.waited = ended - submitted;
   }
-  a.gpu_hours = static_cast<double>(RequestedGpus(job.spec().resources())) * absl::ToDoubleHours(a.ran);
+  a.gpu_hours = HeldGpus(job.spec().resources()) * absl::ToDoubleHours(a.ran);
   return a;
 }
 
@@ -38,7 +38,7 @@ std::string RenderHistoryTable(const google::protobuf::RepeatedPtrField<v1::Job>
     total_gpu_hours += a.gpu_hours;
     total_wait += a.waited;
     table.AddRow({ArrayTaskLabel(job), spec.name(), spec.user(), spec.queue(), std::string(StateName(job.state())),
-                  absl::StrCat(RequestedGpus(spec.resources())), FormatElapsed(a.waited), FormatElapsed(a.ran),
+                  GpusLabel(spec.resources()), FormatElapsed(a.waited), FormatElapsed(a.ran),
                   absl::StrFormat("%.2f", a.gpu_hours), FormatTimestamp(job.end_time(), zone),
                   FormatPlacement(job.allocation())});
   }
@@ -72,6 +72,9 @@ std::string RenderHistoryJson(const google::protobuf::RepeatedPtrField<v1::Job>&
     f["queue"].set_string_value(spec.queue());
     f["state"].set_string_value(std::string(StateName(job.state())));
     f["gpus"].set_number_value(static_cast<double>(RequestedGpus(spec.resources())));
+    if (spec.resources().gpu_share_milli() > 0) {
+      f["gpu_share_percent"].set_number_value(spec.resources().gpu_share_milli() / 10.0);
+    }
     f["submit_time"].set_string_value(TimeUtil::ToString(job.submit_time()));
     if (IsSet(job.start_time())) f["start_time"].set_string_value(TimeUtil::ToString(job.start_time()));
     if (IsSet(job.end_time())) f["end_time"].set_string_value(TimeUtil::ToString(job.end_time()));

@@ -43,7 +43,7 @@ std::string RenderJobTable(const google::protobuf::RepeatedPtrField<v1::Job>& jo
     // Pending jobs only: the rank the last scheduling pass gave them.
     const std::string priority = job.has_priority() ? absl::StrFormat("%.0f", job.priority().total()) : "";
     table.AddRow({GroupLabel(jobs, first, last), spec.name(), spec.user(), spec.queue(),
-                  std::string(StateName(job.state())), priority, absl::StrCat(RequestedGpus(spec.resources())),
+                  std::string(StateName(job.state())), priority, GpusLabel(spec.resources()),
                   FormatPlacement(job.allocation()), FormatElapsed(JobElapsed(job, now)), job.reason()});
     first = last + 1;
   }

@@ -40,11 +40,33 @@ std::string Network(const v1::NetworkLocation& net) {
   return parts.empty() ? "unknown (no rack/leaf/spine/nvlink-domain labels)" : absl::StrJoin(parts, ", ");
 }
 
+std::string ShareModeWord(v1::GpuShareMode mode) {
+  return mode == v1::GPU_SHARE_MODE_TIMESLICE ? "timeslice" : "exclusive";
+}
+
+// "job 12", "jobs 3 (30%), 4 (30%); 40% and 32G free", or "-".
+std::string HeldBy(const v1::Node& node, int position) {
+  if (position >= node.gpu_holders_size()) return "-";
+  const v1::GpuHolders& holders = node.gpu_holders(position);
+  if (holders.job_id() != 0) return absl::StrCat("job ", holders.job_id());
+  if (holders.shares().empty()) return "-";
+  std::vector<std::string> jobs;
+  int used = 0;
+  for (const v1::GpuShareHolder& share : holders.shares()) {
+    jobs.push_back(absl::StrCat(share.job_id(), " (", share.milli() / 10.0, "%)"));
+    used += share.milli();
+  }
+  const int64_t memory = node.info().gpus(position).memory_mb();
+  return absl::StrCat(jobs.size() == 1 ? "job " : "jobs ", absl::StrJoin(jobs, ", "), "; ",
+                      std::max(0, 1000 - used) / 10.0, "% and ",
+                      FormatSizeMb(std::max<int64_t>(0, memory - holders.shared_mem_mb())), " free");
+}
+
 std::string GpuTable(const v1::Node& node) {
   const v1::NodeInfo& info = node.info();
-  // Who holds each GPU is not on the wire per GPU; the count is.
-  Table table({"GPU", "MODEL", "MEMORY", "PCI", "NUMA", "CC", "PCIE", "MIG", "UUID"});
-  for (const v1::GpuInfo& gpu : info.gpus()) {
+  Table table({"GPU", "MODEL", "MEMORY", "PCI", "NUMA", "CC", "PCIE", "MIG", "SHARING", "HELD BY", "UUID"});
+  for (int position = 0; position < info.gpus_size(); ++position) {
+    const v1::GpuInfo& gpu = info.gpus(position);
     table.AddRow({absl::StrCat(gpu.index()), absl::StrReplaceAll(gpu.model(), {{" ", "-"}}),
                   gpu.memory_mb() > 0 ? FormatSizeMb(gpu.memory_mb()) : "",
                   gpu.pci_bus_id(), NumaWord(gpu.numa_node()),
@@ -52,7 +74,8 @@ std::string GpuTable(const v1::Node& node) {
                       ? absl::StrCat(gpu.compute_capability() / 10, ".", gpu.compute_capability() % 10)
                       : "",
                   gpu.pcie_generation() > 0 ? absl::StrCat("gen", gpu.pcie_generation(), "x", gpu.pcie_width()) : "",
-                  gpu.mig_enabled() ? "on" : "off", gpu.uuid()});
+                  gpu.mig_enabled() ? "on" : "off", ShareModeWord(gpu.share_mode()), HeldBy(node, position),
+                  gpu.uuid()});
   }
   return table.ToString();
 }

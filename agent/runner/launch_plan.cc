@@ -164,6 +164,13 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   if (!spec.argv().empty() && !spec.script().empty()) {
     return absl::InvalidArgumentError("the job has both argv and script; it must have exactly one");
   }
+  // The daemon shares only GPUs the node said it shares; a launch that asks
+  // otherwise (another daemon's idea of this node) would run unaccounted.
+  if (launch.gpu_share_milli() > 0 && !context.timesliced_gpus) {
+    return absl::FailedPreconditionError(absl::StrCat("the job asks for ", launch.gpu_share_milli() / 10.0,
+                                                      "% of its GPUs, but ", context.node_name,
+                                                      " does not share its GPUs (gpu_share_mode = exclusive)"));
+  }
   auto identity = ResolveJobUser(spec.user());
   if (!identity.ok()) return identity.status();
   // By uid, not by name: an alias of root (toor, a directory entry) is root.

@@ -26,6 +26,7 @@ struct LaunchContext {
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
   std::vector<int> agent_cpus;  // the CPUs the agent may use; bindings stay within them
   std::string nccl_topo_file;   // NCCL_TOPO_FILE unless the job sets it; "" = none
+  bool timesliced_gpus = false;  // JobRunnerOptions::timesliced_gpus
 };
 
 struct LaunchPlan {

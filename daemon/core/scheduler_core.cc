@@ -726,6 +726,21 @@ void SetUsage(const NodeSlot& slot, v1::Node& node) {
   node.set_mem_free_mb(slot.FreeMemMb());
   node.clear_running_jobs();
   for (uint64_t id : slot.jobs) node.add_running_jobs(id);
+  node.clear_gpu_holders();
+  for (int p = 0; p < slot.info.gpus_size(); ++p) {
+    v1::GpuHolders& holders = *node.add_gpu_holders();
+    holders.set_index(slot.info.gpus(p).index());
+    if (slot.gpu_owner[p] != kSharedGpuOwner) {
+      holders.set_job_id(slot.gpu_owner[p]);
+      continue;
+    }
+    holders.set_shared_mem_mb(slot.gpu_shares[p].mem_used_mb);
+    for (const auto& [job, milli] : slot.gpu_shares[p].jobs) {
+      v1::GpuShareHolder& share = *holders.add_shares();
+      share.set_job_id(job);
+      share.set_milli(milli);
+    }
+  }
 }
 
 }  // namespace

@@ -145,14 +145,20 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   }
   std::vector<FairShare::Holding> running, waiting;
   running.reserve(placed_.size());
+  // A job with a share of its GPUs is charged that fraction of each.
+  auto held_gpus = [](const v1::JobSpec& spec) {
+    const double gpus = static_cast<double>(spec.resources().gpus());
+    const int share = spec.resources().gpu_share_milli();
+    return share > 0 ? gpus * share / 1000.0 : gpus;
+  };
   for (uint64_t id : placed_) {
     const v1::JobSpec& spec = active_.at(id).job.spec();
-    running.push_back({&spec.user(), &spec.account(), spec.resources().gpus()});
+    running.push_back({&spec.user(), &spec.account(), held_gpus(spec)});
   }
   fair_share_.Advance(now, running);
   waiting.reserve(pending_.size());
   for (const auto& [key, a] : pending_) {
-    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), a->job.spec().resources().gpus()});
+    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), held_gpus(a->job.spec())});
   }
   fair_share_.SetWaiting(waiting);
 

@@ -14,8 +14,10 @@ std::vector<DevNode> DefaultDevNodes() {
   return {
       {"hgx-h200-01", EmbeddedTopology(hgx), hgx, 8, "NVIDIA H200", 143771, 224, 2063937,
        {{"rack", "r01"}, {"leaf", "leaf-01"}, {"spine", "spine-01"}}},
+      // Its GPUs are time-sliced, so that `gpusched submit --gpu-share 30%`
+      // has somewhere to go.
       {"pcie-4090-01", EmbeddedTopology(pcie), pcie, 8, "NVIDIA GeForce RTX 4090", 24564, 224, 1031560,
-       {{"rack", "r02"}, {"leaf", "leaf-02"}, {"spine", "spine-01"}}},
+       {{"rack", "r02"}, {"leaf", "leaf-02"}, {"spine", "spine-01"}}, v1::GPU_SHARE_MODE_TIMESLICE},
   };
 }
 
@@ -45,6 +47,7 @@ absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::Daem
     options.memory_mb = node.memory_mb;
     options.log_dir = absl::StrCat(daemon_options.state_dir, "/logs/", node.name);
     options.labels = node.labels;
+    options.gpu_share_mode = node.share_mode;
     options.labels["gpusched.dev/fake"] = "true";
     options.heartbeat_interval = absl::Seconds(2);
     auto agent = std::make_unique<agent::Agent>(std::move(options));

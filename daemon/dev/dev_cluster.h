@@ -24,6 +24,7 @@ struct DevNode {
   int64_t cpus;
   int64_t memory_mb;
   std::map<std::string, std::string> labels;
+  v1::GpuShareMode share_mode = v1::GPU_SHARE_MODE_EXCLUSIVE;  // agent gpu_share_mode
 };
 
 // The nodes `gpuschedd dev` starts, wired like two real machines: an HGX H200

@@ -35,7 +35,7 @@ void FairShare::Advance(absl::Time now, const std::vector<Holding>& running) {
     }
   }
   for (const Holding& h : running) {
-    const double used = static_cast<double>(h.gpus) * dt;
+    const double used = h.gpus * dt;
     if (used <= 0) continue;
     users_.usage[*h.user] += used;
     users_.total += used;

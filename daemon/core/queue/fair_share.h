@@ -24,7 +24,8 @@ class FairShare {
   struct Holding {
     const std::string* user;
     const std::string* account;
-    int64_t gpus;
+    // GPUs held: a job with a share of its GPUs holds that fraction of each.
+    double gpus;
   };
 
   explicit FairShare(absl::Duration half_life) : half_life_(half_life) {}

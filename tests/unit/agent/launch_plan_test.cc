@@ -217,3 +217,17 @@ TEST_CASE("a launch that would run as uid 0 needs the daemon's leave, whatever t
   launch.mutable_spec()->set_user("nobody");
   CHECK(PrepareLaunch(launch, Context(dir)).ok());
 }
+
+TEST_CASE("a launch with a GPU share is refused on a node whose GPUs are not time-sliced") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(7, {"/bin/true"});
+  launch.set_gpu_share_milli(300);
+  launch.set_gpu_mem_limit_mb(8000);
+  auto refused = PrepareLaunch(launch, Context(dir));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message() ==
+        "the job asks for 30% of its GPUs, but node-a does not share its GPUs (gpu_share_mode = exclusive)");
+  LaunchContext sliced = Context(dir);
+  sliced.timesliced_gpus = true;
+  CHECK(PrepareLaunch(launch, sliced).ok());
+}

@@ -418,3 +418,17 @@ TEST_CASE("history lists finished jobs with their wait, run time and GPU-hours, 
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("invalid --state \"running\""));
 }
+
+TEST_CASE("history charges a job with a share of a GPU that fraction of its GPU-hours; status shows the share") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  client.list_pages.resize(1);
+  v1::Job shared = FailedJob();  // 1 GPU, ran 27 h
+  shared.mutable_spec()->mutable_resources()->set_gpu_share_milli(250);
+  *client.list_pages[0].add_jobs() = shared;
+  Invocation run = RunGpusched({"history"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("1x25%") && Catch::Contains("1 job, 6.75 GPU-hours"));
+  Invocation json = RunGpusched({"history", "--json"}, client, host);
+  CHECK_THAT(json.out, Catch::Contains("\"gpu_share_percent\":25") && Catch::Contains("\"gpu_hours\":6.75"));
+}

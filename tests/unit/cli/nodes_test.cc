@@ -117,3 +117,26 @@ TEST_CASE("nodes show of an unknown node fails naming it; without a name it is a
   run = RunGpusched({"nodes", "show"}, client, host);
   CHECK(run.exit_code == 2);
 }
+
+TEST_CASE("nodes show says how each GPU is shared and who holds it") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node node = FixtureNode("pcie-01", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB");
+  for (auto& gpu : *node.mutable_info()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  for (const auto& gpu : node.info().gpus()) node.add_gpu_holders()->set_index(gpu.index());
+  node.mutable_gpu_holders(0)->set_job_id(12);
+  v1::GpuHolders& shared = *node.mutable_gpu_holders(1);
+  shared.set_shared_mem_mb(49152);
+  for (auto [job, milli] : {std::pair{3, 300}, std::pair{4, 300}}) {
+    v1::GpuShareHolder& holder = *shared.add_shares();
+    holder.set_job_id(job);
+    holder.set_milli(milli);
+  }
+  *client.nodes.add_nodes() = node;
+  Invocation run = RunGpusched({"nodes", "show", "pcie-01"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("SHARING    HELD BY"));
+  CHECK_THAT(run.out, Catch::Contains("timeslice  job 12 "));
+  CHECK_THAT(run.out, Catch::Contains("timeslice  jobs 3 (30%), 4 (30%); 40% and 32G free "));
+  CHECK_THAT(run.out, Catch::Contains("timeslice  -  "));
+}

@@ -40,6 +40,7 @@ TEST_CASE("agent.toml: the shipped example holds the agent's defaults") {
   CHECK(config->memory_mb == 0);
   CHECK(config->log_dir == kDefaultAgentLogDir);
   CHECK(config->cpu_bind == "numa");
+  CHECK(config->gpu_share_mode == "exclusive");
   CHECK(config->nccl_topo_file == false);
   CHECK(config->nccl_probe == "auto");
   CHECK(config->calibrate_on_start == true);
@@ -71,6 +72,8 @@ TEST_CASE("agent.toml: each mistake names the file and the line") {
   CHECK(ErrorOf("fake_gpus = 4096\n") == at + "1: fake_gpus must be between 0 and 1024, got 4096");
   CHECK(ErrorOf("heartbeat_interval_ms = 0\n") == at + "1: heartbeat_interval_ms must be between 1 and 3600000, got 0");
   CHECK(ErrorOf("cpu_bind = \"sideways\"\n") == at + "1: cpu_bind \"sideways\" is not one of none, numa");
+  CHECK(ErrorOf("gpu_share_mode = \"mps\"\n") ==
+        at + "1: gpu_share_mode \"mps\" is not one of exclusive, timeslice");
   CHECK(ErrorOf("gpu_source = \"cuda\"\n") == at + "1: gpu_source \"cuda\" is not one of auto, nvml, file, fake");
   CHECK(ErrorOf("daemon = \"head\"\n") == at + "1: daemon \"head\" is not HOST:PORT");
   CHECK(ErrorOf("[labels]\nrack = \"\"\n") == at + "2: labels.rack is empty");

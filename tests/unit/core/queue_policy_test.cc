@@ -579,3 +579,27 @@ TEST_CASE("held jobs take no place in the queue depth: thousands of them cannot 
     CHECK_THAT(h.Persisted(id).reason(), Catch::StartsWith("held"));
   }
 }
+
+TEST_CASE("fair share charges a job with a share of a GPU that fraction of it") {
+  CoreHarness h(FairShareQueue());
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("s", 2);
+  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  v1::JobSpec share = GpuJob(1);
+  share.mutable_resources()->set_gpu_share_milli(300);
+  const uint64_t alices = h.Submit(In("shared", share, "alice"));
+  const uint64_t bobs = h.Submit(In("shared", GpuJob(1), "bob"));
+  h.Pass();
+  h.StartOnAllNodes(alices);
+  h.StartOnAllNodes(bobs);
+  for (int i = 0; i < 10; ++i) {
+    h.clock.Advance(absl::Hours(1));
+    Heartbeats(h, {"s"});
+    h.Pass();
+  }
+  REQUIRE(h.fx.fair_share.has_value());
+  const v1::FairShareUsage& kept = *h.fx.fair_share;
+  CHECK(kept.users().at("alice") == Approx(0.3 * kept.users().at("bob")));
+}
