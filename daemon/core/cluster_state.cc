@@ -84,13 +84,27 @@ void ClusterState::Refresh(const NodeSlot& slot) {
   scan_[slot.scan_index] = {&slot,           slot.free_mask,      slot.FreeCpus(),  slot.FreeMemMb(),
                             slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.queue_mask,
                             slot.generation, slot.network_ids};
+  std::vector<ShareableGpu>& entries = share_entries_[slot.scan_index];
+  for (const ShareableGpu& e : entries) share_index_.erase(e);
+  entries.clear();
+  if (slot.shareable_mask == 0 || !slot.accepts_jobs()) return;
+  for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
+    const int free = slot.FreeShareMilli(p);
+    if (free <= 0) continue;
+    entries.push_back({free, slot.scan_index, p});
+    share_index_.insert(entries.back());
+  }
 }
 
 void ClusterState::RebuildScan() {
   scan_.resize(nodes_.size());
+  share_index_.clear();
+  share_entries_.assign(nodes_.size(), {});
+  shareable_gpus_ = 0;
   size_t i = 0;
   for (auto& [name, slot] : nodes_) {
     slot.scan_index = i++;
+    shareable_gpus_ += std::popcount(slot.shareable_mask);
     Refresh(slot);
   }
 }
@@ -109,6 +123,12 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     }
   }
   slot.gpu_shares = std::move(shares);
+  shareable_gpus_ -= std::popcount(slot.shareable_mask);
+  slot.shareable_mask = 0;
+  for (int i = 0; i < info.gpus_size() && i < 64; ++i) {
+    if (info.gpus(i).share_mode() == v1::GPU_SHARE_MODE_TIMESLICE) slot.shareable_mask |= uint64_t{1} << i;
+  }
+  shareable_gpus_ += std::popcount(slot.shareable_mask);
   slot.info = info;
   auto topo = convert::TopologyFromProto(info);
   slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
@@ -222,9 +242,7 @@ const NodeSlot* ClusterState::Find(const std::string& name) const {
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
-bool NodeSlot::Shareable(int pos) const {
-  return pos >= 0 && pos < info.gpus_size() && info.gpus(pos).share_mode() == v1::GPU_SHARE_MODE_TIMESLICE;
-}
+bool NodeSlot::Shareable(int pos) const { return pos >= 0 && pos < 64 && (shareable_mask >> pos & 1) != 0; }
 
 int NodeSlot::FreeShareMilli(int pos) const {
   if (!Shareable(pos)) return 0;

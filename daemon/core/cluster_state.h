@@ -44,6 +44,15 @@ struct GpuShares {
 // holders in NodeSlot::gpu_shares.
 inline constexpr uint64_t kSharedGpuOwner = ~uint64_t{0};
 
+// One GPU a share could go to now (ClusterState::share_index()): on a node
+// that accepts jobs, shareable, not held whole, with free_milli > 0.
+struct ShareableGpu {
+  int free_milli = 0;
+  size_t scan_index = 0;  // its node's NodeSlot::scan_index
+  int position = 0;
+  auto operator<=>(const ShareableGpu&) const = default;
+};
+
 // Accounting for one node: who holds each GPU, how many CPUs and how much
 // memory are spoken for. Decides nothing.
 struct NodeSlot {
@@ -63,6 +72,7 @@ struct NodeSlot {
   std::string drain_reason;        // non-empty: drained by an operator
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
   std::vector<GpuShares> gpu_shares;  // by position; holders only where gpu_owner is kSharedGpuOwner
+  uint64_t shareable_mask = 0;  // bit p: the operator lets jobs share the GPU at position p (< 64)
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
   // Killed at registration (RegisterAck.kill_job_ids), not yet reported
   // gone: the node takes no new job until it is empty.
@@ -175,6 +185,12 @@ class ClusterState {
   uint64_t topology_epoch() const { return topology_epoch_; }
   // Every node's NodeScan, in name order (the order of nodes()).
   const std::vector<NodeScan>& scan() const { return scan_; }
+  // Every GPU a share could go to now, by free share, then node and position
+  // order: best fit for a share of one GPU is the first entry from its size
+  // up whose node suits the job.
+  const std::set<ShareableGpu>& share_index() const { return share_index_; }
+  // Whether any GPU of the cluster may be shared at all (up or not).
+  bool any_shareable_gpu() const { return shareable_gpus_ > 0; }
   // The most GPUs one node has: a gang needing more spans nodes.
   int LargestNodeGpus() const;
   // The queues (as queue_mask bits) that share a node with the queue of
@@ -201,6 +217,9 @@ class ClusterState {
 
   std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
   std::vector<NodeScan> scan_;
+  std::set<ShareableGpu> share_index_;
+  std::vector<std::vector<ShareableGpu>> share_entries_;  // by scan index: what share_index_ holds of it
+  int64_t shareable_gpus_ = 0;
   uint64_t topology_epoch_ = 0;
   std::array<std::vector<std::string>, 3> network_names_;
   std::array<std::map<std::string, int>, 3> network_ids_;

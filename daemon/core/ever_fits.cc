@@ -18,16 +18,18 @@ namespace {
 absl::Status CheckSharesEverFit(const ClusterState& cluster, const GangRequest& req) {
   int64_t most_on_one_node = 0, largest_shared_gpu_mb = 0;
   bool any_shared = false;
-  for (const auto& [name, slot] : cluster.nodes()) {
-    if (!policy::QueueMayUse(slot, req)) continue;
-    const uint64_t eligible = policy::EligibleGpus(slot, req);
+  const policy::EligibleByKind eligible(cluster, req);
+  for (const NodeScan& n : cluster.scan()) {
+    const NodeSlot& slot = *n.slot;
+    if (slot.shareable_mask == 0 || !policy::QueueMayUse(slot, req)) continue;
+    any_shared = true;
+    const uint64_t usable = slot.shareable_mask & eligible.Of(n);
     int64_t fitting = 0;
-    for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
-      if (!slot.Shareable(p)) continue;
-      any_shared = true;
-      const int64_t memory = slot.info.gpus(p).memory_mb();
+    for (uint64_t bits = slot.shareable_mask; bits != 0; bits &= bits - 1) {
+      const int p = std::countr_zero(bits);
+      const int64_t memory = slot.gpus.memory_mb[p];
       largest_shared_gpu_mb = std::max(largest_shared_gpu_mb, memory);
-      if ((eligible >> p & 1) != 0 && memory >= req.gpu_mem_limit_mb) ++fitting;
+      if ((usable >> p & 1) != 0 && memory >= req.gpu_mem_limit_mb) ++fitting;
     }
     if (slot.info.cpus() < req.CpusFor(req.total_gpus) || slot.info.memory_mb() < req.MemFor(req.total_gpus)) continue;
     most_on_one_node = std::max(most_on_one_node, fitting);

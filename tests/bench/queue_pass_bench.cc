@@ -18,8 +18,12 @@
 // Two cores side by side, on the same jobs: the configured multifactor
 // weights, and all weights 0 (submission order, the cost without ranking).
 //
+// With --fractional F, a third lane runs the same passes on the same nodes
+// with their GPUs time-sliced and a share F of the jobs (running and
+// pending) asking for 25-81% of one GPU instead: what sharing costs a pass.
+//
 //   queue_pass_bench [--nodes 5000 --running 5000 --pending 10000 --users 50 --urgent 0.01 --seed 1]
-//                    [--no-time-limits]
+//                    [--no-time-limits] [--fractional 0.5]
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -51,7 +55,10 @@ struct Options {
   // ranking then come from run times learned from a history of ended jobs,
   // and multi-GPU jobs weigh waiting against spreading.
   bool no_time_limits = false;
+  double fractional = 0;  // --fractional: the share of jobs asking for part of one GPU
 };
+
+constexpr int kShareMilli[] = {250, 320, 470, 500, 650, 810};
 
 std::string ClusterToml(int nodes) {
   std::string toml = absl::StrCat(
@@ -73,7 +80,7 @@ std::string ClusterToml(int nodes) {
   return toml;
 }
 
-v1::JobSpec MakeJob(std::mt19937_64& rng, const Options& o, bool running) {
+v1::JobSpec MakeJob(std::mt19937_64& rng, const Options& o, bool running, double fractional = 0) {
   std::uniform_real_distribution<double> u(0, 1);
   v1::JobSpec spec;
   spec.add_argv("/bin/true");
@@ -86,6 +93,13 @@ v1::JobSpec MakeJob(std::mt19937_64& rng, const Options& o, bool running) {
     gpus = r < 0.35 ? 1 : r < 0.50 ? 2 : r < 0.60 ? 4 : r < 0.85 ? 8 : r < 0.95 ? 16 : r < 0.99 ? 32 : 64;
   }
   spec.mutable_resources()->set_gpus(gpus);
+  // Drawn for every job, so that both lanes draw the same sequence.
+  const bool shares = u(rng) < fractional;
+  const int share = kShareMilli[std::uniform_int_distribution<int>(0, 5)(rng)];
+  if (shares) {
+    spec.mutable_resources()->set_gpus(1);
+    spec.mutable_resources()->set_gpu_share_milli(share);
+  }
   if (!o.no_time_limits) spec.set_time_limit_s(3600 * std::uniform_int_distribution<int>(1, 72)(rng));
   spec.set_queue(!running && u(rng) < o.urgent ? "urgent" : "batch");
   return spec;
@@ -130,7 +144,7 @@ void TimedPass(Lane& lane, int pass) {
 }
 
 std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const sim::SimCluster& cluster,
-                               bool weighted) {
+                               bool weighted, double fractional = 0) {
   auto lane = std::make_unique<Lane>();
   lane->name = name;
   lane->clock = std::make_unique<ManualClock>(absl::FromUnixSeconds(1'750'000'000));
@@ -144,6 +158,9 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
   for (const v1::NodeInfo& info : cluster.nodes) {
     v1::RegisterNode reg;
     *reg.mutable_node() = info;
+    if (fractional > 0) {
+      for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+    }
     core::Effects fx;
     v1::RegisterAck ack;
     lane->core->AgentRegistered(reg, fx, ack);
@@ -166,7 +183,7 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
   std::mt19937_64 rng(o.seed);
   for (int i = 0; i < o.running; ++i) {
     core::Effects fx;
-    if (!lane->core->Submit(MakeJob(rng, o, true), "", fx).ok()) std::abort();
+    if (!lane->core->Submit(MakeJob(rng, o, true, fractional), "", fx).ok()) std::abort();
   }
   core::Effects fx;
   lane->core->Schedule(fx);
@@ -176,7 +193,7 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
   const SteadyClock::time_point t0 = SteadyClock::now();
   for (int i = 0; i < o.pending; ++i) {
     core::Effects submit_fx;
-    if (!lane->core->Submit(MakeJob(pending_rng, o, false), "", submit_fx).ok()) std::abort();
+    if (!lane->core->Submit(MakeJob(pending_rng, o, false, fractional), "", submit_fx).ok()) std::abort();
     lane->clock->Advance(absl::Milliseconds(100));
   }
   lane->submit_ms = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count();
@@ -229,6 +246,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "random seed")->capture_default_str();
   app.add_flag("--no-time-limits", o.no_time_limits,
                "jobs without time limits: plans from run times learned from a history of ended jobs");
+  app.add_option("--fractional", o.fractional,
+                 "add a lane where this share of the jobs asks for part of one time-sliced GPU")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   auto spec = gpusched::sim::ParseClusterSpec(ClusterToml(o.nodes));
@@ -247,6 +268,10 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Lane>> lanes;
   lanes.push_back(MakeLane("multifactor", o, *cluster, true));
   lanes.push_back(MakeLane("weights 0", o, *cluster, false));
+  if (o.fractional > 0) {
+    lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true,
+                             o.fractional));
+  }
   for (auto& lane : lanes) TimedPass(*lane, 0);
   for (auto& lane : lanes) {
     EndTenPercent(*lane, o.seed + 2);
@@ -271,5 +296,11 @@ int main(int argc, char** argv) {
   std::cout << "\n" << table.Render();
   std::cout << "ratio multifactor / weights 0, pass 1 CPU: "
             << Fixed(lanes[0]->pass_cpu_ms[0] / lanes[1]->pass_cpu_ms[0], 2) << "x\n";
+  if (o.fractional > 0) {
+    std::cout << "ratio with shares / whole GPUs (multifactor), CPU: pass 1 "
+              << Fixed(lanes[2]->pass_cpu_ms[0] / lanes[0]->pass_cpu_ms[0], 2) << "x, pass 2 "
+              << Fixed(lanes[2]->pass_cpu_ms[1] / lanes[0]->pass_cpu_ms[1], 2) << "x, pass 3 "
+              << Fixed(lanes[2]->pass_cpu_ms[2] / lanes[0]->pass_cpu_ms[2], 2) << "x\n";
+  }
   return 0;
 }

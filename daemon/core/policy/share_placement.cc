@@ -21,8 +21,8 @@ struct NodeChoice {
 
 // The request's GPUs on one node, tightest first; nullopt when fewer than
 // request.total_gpus GPUs there can take the share.
-std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& request, int& most_fitting) {
-  const uint64_t eligible = EligibleGpus(slot, request);
+std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& request, uint64_t eligible,
+                                       int& most_fitting) {
   std::vector<std::pair<int, int>> fitting;  // (free share after, position)
   for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
     if ((eligible >> p & 1) == 0) continue;
@@ -46,6 +46,33 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
   return choice;
 }
 
+// Whether the node of `n` can host the request's CPUs and memory and its
+// queue may use it.
+bool NodeSuits(const NodeScan& n, const GangRequest& request) {
+  return n.up && (n.queue_mask & request.queue_bit) != 0 && n.free_cpus >= request.CpusFor(request.total_gpus) &&
+         n.free_mem_mb >= request.MemFor(request.total_gpus);
+}
+
+// A share of one GPU: the first GPU of the share index, from the share's
+// size up, whose node suits the job. The index is in best-fit order.
+std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRequest& request,
+                                       const EligibleByKind& eligible) {
+  for (auto it = cluster.share_index().lower_bound({request.gpu_share_milli, 0, 0});
+       it != cluster.share_index().end(); ++it) {
+    const NodeScan& n = cluster.scan()[it->scan_index];
+    if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;
+    const NodeSlot& slot = *n.slot;
+    if (slot.FreeShareMemMb(it->position) < ShareMemMb(request, slot.info.gpus(it->position).memory_mb())) continue;
+    NodeChoice choice;
+    choice.slot = &slot;
+    choice.positions = {it->position};
+    choice.leftover_milli = it->free_milli - request.gpu_share_milli;
+    choice.fresh_gpus = slot.gpu_owner[it->position] == 0 ? 1 : 0;
+    return choice;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t ShareMemMb(const GangRequest& request, int64_t gpu_memory_mb) {
@@ -54,22 +81,22 @@ int64_t ShareMemMb(const GangRequest& request, int64_t gpu_memory_mb) {
 }
 
 PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request) {
+  const EligibleByKind eligible(cluster, request);
   std::optional<NodeChoice> best;
   int most_fitting = 0;
-  bool any_shared_gpu = false;
-  for (const NodeScan& n : cluster.scan()) {
-    const NodeSlot& slot = *n.slot;
-    for (int p = 0; p < slot.info.gpus_size() && !any_shared_gpu; ++p) any_shared_gpu = slot.Shareable(p);
-    if (!n.up || !QueueMayUse(slot, request)) continue;
-    const int64_t gpus = request.total_gpus;
-    if (slot.FreeCpus() < request.CpusFor(gpus) || slot.FreeMemMb() < request.MemFor(gpus)) continue;
-    std::optional<NodeChoice> choice = ChooseOnNode(slot, request, most_fitting);
-    if (choice && (!best || choice->Key() < best->Key())) best = std::move(choice);
+  if (request.total_gpus == 1) {
+    best = ChooseOneGpu(cluster, request, eligible);
+  } else {
+    for (const NodeScan& n : cluster.scan()) {
+      if (!NodeSuits(n, request) || n.slot->shareable_mask == 0) continue;
+      std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting);
+      if (choice && (!best || choice->Key() < best->Key())) best = std::move(choice);
+    }
   }
   const std::string want = absl::StrCat(request.total_gpus, request.total_gpus == 1 ? " GPU" : " GPUs", " with ",
                                         request.gpu_share_milli / 10.0, "% free");
   if (!best) {
-    if (!any_shared_gpu) {
+    if (!cluster.any_shareable_gpu()) {
       return PlacementResult::Unschedulable(
           absl::StrCat("waits for ", want, ": no node shares its GPUs (agent gpu_share_mode)"));
     }

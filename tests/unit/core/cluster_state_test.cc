@@ -2,6 +2,8 @@
 // hardware kind share it, and a constraint matched per kind gives what it
 // gives matched per node.
 
+#include <random>
+
 #include <catch2/catch.hpp>
 
 #include "daemon/core/cluster_state.h"
@@ -161,4 +163,50 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
 }
 
 }  // namespace
+
+// The share index is kept up to date on every change; a copy builds its own
+// from scratch. After any sequence of shares, whole-GPU jobs, releases and
+// node state changes, the two must hold the same GPUs at the same levels.
+TEST_CASE("the share index kept on every change equals one built from scratch") {
+  std::mt19937_64 rng(5);
+  ClusterState cluster;
+  for (int n = 0; n < 6; ++n) {
+    v1::NodeInfo info = MakeNode("s" + std::to_string(n), 4);
+    for (int g = 0; g < 4; ++g) {
+      if (n % 3 != 0 || g < 2) info.mutable_gpus(g)->set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+    }
+    cluster.UpsertNode(info);
+  }
+  struct Held {
+    uint64_t job;
+    v1::Allocation allocation;
+  };
+  std::vector<Held> held;
+  uint64_t next_job = 1;
+  for (int step = 0; step < 2000; ++step) {
+    const int action = static_cast<int>(rng() % 10);
+    const std::string node = "s" + std::to_string(rng() % 6);
+    if (action < 6) {
+      v1::Allocation allocation;
+      v1::NodeAllocation& part = *allocation.add_nodes();
+      part.set_node(node);
+      part.add_gpu_indices(static_cast<int32_t>(rng() % 4));
+      if (action < 5) {
+        part.set_gpu_share_milli(static_cast<int32_t>(100 * (1 + rng() % 6)));
+        part.set_gpu_mem_limit_mb(static_cast<int64_t>(1000 * (rng() % 20)));
+      }
+      const uint64_t job = next_job++;
+      if (cluster.Allocate(job, allocation).ok()) held.push_back({job, allocation});
+    } else if (action < 9 && !held.empty()) {
+      const size_t i = rng() % held.size();
+      cluster.Release(held[i].job, held[i].allocation);
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      cluster.SetState(node, rng() % 2 ? v1::NODE_STATE_UP : v1::NODE_STATE_DOWN, "test");
+    }
+    const ClusterState rebuilt = cluster;
+    REQUIRE(rebuilt.share_index() == cluster.share_index());
+  }
+  CHECK_FALSE(cluster.share_index().empty());
+}
 }  // namespace gpusched::core
