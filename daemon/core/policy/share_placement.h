@@ -14,8 +14,10 @@ namespace gpusched::core::policy {
 // best fit, so that the fewest GPUs are opened to sharing. On each node the
 // GPUs left with the least share free after the job (already shared ones
 // before fresh ones); across nodes the smallest such leftover, then the node
-// whose GPUs are most shared already, then node name order. Every placement
-// policy places shares this way (PlacementPolicy::Place).
+// whose GPUs are most shared already, then node name order. A share of one
+// GPU is read off ClusterState::share_index() in that order, without a scan
+// of the nodes. Every placement policy places shares this way
+// (PlacementPolicy::Place).
 PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request);
 
 // The GPU memory (MB) the request holds on a GPU with `gpu_memory_mb`: its
