@@ -2,31 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/core/sharing/pack_node.h"
+#include "tests/unit/sharing/sharing_test_util.h"
 
 using namespace gpusched::core::sharing;
-
-namespace {
-
-PackNode Node(std::vector<int> gpu_free, int64_t cpu_free = 32000, int model = 0) {
-  PackNode n;
-  n.model = model;
-  n.cpu_capacity_milli = 64000;
-  n.cpu_free_milli = cpu_free;
-  n.memory_free_mib = 65536;
-  n.gpu_free_milli = std::move(gpu_free);
-  return n;
-}
-
-ShareRequest Task(int num_gpus, int gpu_milli, int64_t cpu = 1000) {
-  ShareRequest r;
-  r.cpu_milli = cpu;
-  r.memory_mib = 1024;
-  r.num_gpus = num_gpus;
-  r.gpu_milli = gpu_milli;
-  return r;
-}
-
-}  // namespace
+using namespace gpusched::core::sharing::testing;
 
 TEST_CASE("a share fits a GPU with that much free; a whole GPU only a GPU nobody shares") {
   const PackNode node = Node({1000, 600, 300});

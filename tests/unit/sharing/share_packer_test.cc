@@ -5,33 +5,12 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/core/sharing/share_packer.h"
+#include "tests/unit/sharing/sharing_test_util.h"
 
 using namespace gpusched::core::sharing;
+using namespace gpusched::core::sharing::testing;
 
 namespace {
-
-PackNode Node(std::vector<int> gpu_free, int64_t cpu_free = 32000) {
-  PackNode n;
-  n.cpu_capacity_milli = 32000;
-  n.cpu_free_milli = cpu_free;
-  n.memory_free_mib = 65536;
-  n.gpu_free_milli = std::move(gpu_free);
-  return n;
-}
-
-ShareRequest Task(int num_gpus, int gpu_milli, int64_t cpu = 1000) {
-  ShareRequest r;
-  r.cpu_milli = cpu;
-  r.num_gpus = num_gpus;
-  r.gpu_milli = gpu_milli;
-  return r;
-}
-
-TaskMix MixOf(std::initializer_list<std::pair<ShareRequest, int>> counts) {
-  std::vector<ShareRequest> requests;
-  for (const auto& [task, n] : counts) requests.insert(requests.end(), n, task);
-  return TaskMix::Of(requests);
-}
 
 constexpr PackingPolicy kDeterministic[] = {PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact,
                                             PackingPolicy::kFillFgd};

@@ -6,9 +6,11 @@
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/sim_cluster.h"
+#include "tests/unit/sim/read_file.h"
 #include "tests/unit/sim/test_specs.h"
 
 using namespace gpusched::sim;
+using gpusched::sim::testing::ReadFile;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using testing::L40sType;
@@ -22,14 +24,6 @@ std::string ErrorOf(const std::string& text) {
   REQUIRE_FALSE(spec.ok());
   CHECK(spec.status().code() == absl::StatusCode::kInvalidArgument);
   return std::string(spec.status().message());
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // L40sType() is 7 lines: the first table after it starts on line 8.

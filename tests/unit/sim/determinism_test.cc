@@ -14,18 +14,12 @@
 #include "daemon/sim/report_files.h"
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/simulator.h"
+#include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;
+using gpusched::sim::testing::ReadFile;
 
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A busy synthetic trace: sizes and durations from a fixed LCG.
 Trace Synthetic(int jobs) {

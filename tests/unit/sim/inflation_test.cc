@@ -11,8 +11,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "daemon/sim/inflation.h"
 #include "daemon/sim/sharing_command.h"
+#include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;
+using gpusched::sim::testing::ReadFile;
 using gpusched::core::sharing::PackingPolicy;
 
 namespace {
@@ -39,13 +41,6 @@ OpenbPod Pod(const std::string& name, int num_gpu, int gpu_milli, int64_t cpu = 
   p.num_gpu = num_gpu;
   p.gpu_milli = gpu_milli;
   return p;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace

@@ -13,20 +13,15 @@
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/simulator.h"
 #include "daemon/sim/trace_file.h"
+#include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;
+using gpusched::sim::testing::ReadFile;
 
 namespace {
 
 const std::string kTraces = GPUSCHED_TRACES_DIR;
 const std::string kItp = kTraces + "/microsoft_itp_2021.csv";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace
 
