@@ -24,6 +24,7 @@
 #include "agent/metrics/agent_collector.h"
 #include "agent/metrics/gpu_collector.h"
 #include "agent/node_info.h"
+#include "agent/node_sharing.h"
 #include "agent/route_address.h"
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
@@ -186,7 +187,9 @@ absl::Status Agent::Start() {
   runner_options.log_dir = options.log_dir;
   runner_options.advertise_address = options.advertise_address;
   runner_options.cpu_bind = options.cpu_bind;
-  runner_options.timesliced_gpus = options.gpu_share_mode == v1::GPU_SHARE_MODE_TIMESLICE;
+  auto sharing = StartGpuSharing(options, node, log, &mps_);
+  if (!sharing.ok()) return sharing.status();
+  runner_options.sharing = *std::move(sharing);
   if (options.nccl_topo_file) {
     auto written = WriteNcclTopoFile(discovered->topology, options.log_dir);
     if (!written.ok()) return written.status();
@@ -287,10 +290,14 @@ void Agent::Stop() {
   // comes back, where leaseless ones (no registration yet, or a daemon that
   // gives none) would run on unwatched.
   if (options_.keep_jobs_on_stop && runner_->JobsFenceThemselves()) {
-    runner_->Detach();
+    const int left = runner_->Detach();
+    // The jobs left running are its clients; the next agent adopts it.
+    if (mps_ && left > 0) mps_->Detach();
+    if (mps_ && left == 0) mps_->Stop();
   } else {
     // Jobs first, while still connected, so that their exits reach the daemon.
     runner_->Shutdown(kStopGrace);
+    if (mps_) mps_->Stop();
   }
   session_->Stop();
 }

@@ -45,10 +45,18 @@ struct AgentOptions {
   std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log
   // kNuma: each job process runs on the CPUs of its GPUs' NUMA node(s).
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
-  // How the node's GPUs are shared between jobs: EXCLUSIVE (one job per GPU)
-  // or TIMESLICE (jobs with a share take turns; shares and memory limits are
-  // accounted by the scheduler, not enforced on the GPU).
+  // How the node's GPUs are shared between jobs: EXCLUSIVE (one job per GPU),
+  // TIMESLICE (jobs with a share take turns; shares and memory limits are
+  // accounted by the scheduler, not enforced on the GPU) or MPS (jobs are
+  // clients of the agent's MPS control daemon, held to their share of the
+  // compute threads and their pinned-memory limit).
   v1::GpuShareMode gpu_share_mode = v1::GPU_SHARE_MODE_EXCLUSIVE;
+  // Per GPU (by index), over gpu_share_mode.
+  std::map<int32_t, v1::GpuShareMode> gpu_share_modes;
+  // The MPS control daemon the agent runs for its MPS GPUs, and where its
+  // pipe/ and log/ directories go ("" = <log_dir>/mps).
+  std::string mps_control_program = "nvidia-cuda-mps-control";
+  std::string mps_dir;
   // Write the topology to <log_dir>/nccl-topo.xml at start and hand it to
   // every job as NCCL_TOPO_FILE. Off by default: only NVML's topology carries
   // the real PCI bus ids NCCL needs to match its devices.
@@ -81,6 +89,7 @@ class DaemonSession;
 class GpuSampler;
 class JobRunner;
 class LinkCalibrator;
+class MpsControlDaemon;
 
 // One node's agent: registers the node with gpuschedd, runs the jobs it is sent
 // and reports their end. Holds no process-wide state (no signal handlers, reaps
@@ -113,6 +122,8 @@ class Agent {
   bool stopped_ = false;
   std::unique_ptr<DaemonSession> session_;
   std::atomic<DaemonSession*> reports_to_{nullptr};  // session_, once it exists
+  // Before the runner: jobs under MPS need it until the runner is gone.
+  std::unique_ptr<MpsControlDaemon> mps_;
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   std::unique_ptr<GpuSampler> gpu_sampler_;  // NVML nodes with metrics only

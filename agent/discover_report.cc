@@ -24,6 +24,10 @@ std::string Text(const v1::NodeInfo& node, const topology::NodeTopology& topo) {
       absl::StrAppend(&out, ", fabric ", g.fabric_cluster_uuid, " clique ", g.fabric_clique_id);
     }
     absl::StrAppend(&out, "\n");
+    for (const topology::MigDevice& m : g.mig_devices) {
+      absl::StrAppend(&out, "  MIG ", m.index, ": ", m.profile, ", ", m.memory_mb, " MB, ", m.slices, " slices, ",
+                      m.uuid, ", gi ", m.gpu_instance_id, " ci ", m.compute_instance_id, "\n");
+    }
   }
   for (int k = 0; k < topo.num_nics(); ++k) {
     const topology::NicInfo& n = topo.nics()[k];

@@ -17,6 +17,7 @@
 
 #include "agent/agent.h"
 #include "agent/config/agent_config.h"
+#include "agent/config/gpu_share_modes.h"
 #include "agent/discover_report.h"
 #include "agent/host_info.h"
 #include "agent/node_info.h"
@@ -24,6 +25,7 @@
 #include "common/defaults.h"
 #include "common/grpc_logging.h"
 #include "common/logging.h"
+#include "common/share_mode_name.h"
 #include "common/systemd/systemd_notifier.h"
 #include "common/tls/tls_files.h"
 
@@ -144,10 +146,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string gpu_share_mode = "exclusive";
   app.add_option("--gpu-share-mode", gpu_share_mode,
-                 "how this node's GPUs are shared: exclusive (one job per GPU) or timeslice (jobs asking for a "
-                 "share of a GPU take turns on it; their shares and memory limits are accounted, not enforced)")
-      ->check(CLI::IsMember({"exclusive", "timeslice"}))
+                 "how this node's GPUs are shared: exclusive (one job per GPU), timeslice (jobs asking for a "
+                 "share of a GPU take turns on it; their shares and memory limits are accounted, not enforced) "
+                 "or mps (jobs run as clients of the agent's MPS control daemon, held to their share and memory "
+                 "limit); GPUs in MIG mode are shared as their MIG instances (mig) whatever this says")
+      ->check(CLI::IsMember({"exclusive", "timeslice", "mps", "mig"}))
       ->capture_default_str();
+  std::vector<std::string> gpu_share_modes;
+  app.add_option("--gpu-share-modes", gpu_share_modes,
+                 "GPUS=MODE, per GPU over --gpu-share-mode (repeatable): e.g. 0-3=mps 4-7=timeslice");
+  app.add_option("--mps-control-program", options.mps_control_program,
+                 "the MPS control daemon the agent runs for its MPS GPUs (a name in PATH or a path)")
+      ->capture_default_str();
+  app.add_option("--mps-dir", options.mps_dir,
+                 "where the MPS control daemon's pipe/ and log/ directories go (default <log-dir>/mps)");
   app.add_flag("--nccl-topo-file", options.nccl_topo_file,
                "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
                "none (meant for NVML-discovered nodes)");
@@ -228,6 +240,8 @@ int main(int argc, char** argv) {
   unless_flag("--log-dir", file->log_dir, options.log_dir);
   unless_flag("--cpu-bind", file->cpu_bind, cpu_bind);
   unless_flag("--gpu-share-mode", file->gpu_share_mode, gpu_share_mode);
+  unless_flag("--mps-control-program", file->mps_control_program, options.mps_control_program);
+  unless_flag("--mps-dir", file->mps_dir, options.mps_dir);
   unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
   unless_flag("--nccl-probe", file->nccl_probe, options.nccl_probe);
   unless_flag("--calibrate-on-start", file->calibrate_on_start, options.calibrate_on_start);
@@ -250,8 +264,18 @@ int main(int argc, char** argv) {
   }
   options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
   options.cpu_bind = cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
-  options.gpu_share_mode =
-      gpu_share_mode == "timeslice" ? gpusched::v1::GPU_SHARE_MODE_TIMESLICE : gpusched::v1::GPU_SHARE_MODE_EXCLUSIVE;
+  gpusched::ParseShareModeName(gpu_share_mode, &options.gpu_share_mode);
+  // The flags replace the file's table as a whole: per GPU, one source.
+  std::vector<std::pair<std::string, std::string>> per_gpu = file->gpu_share_modes;
+  if (!gpu_share_modes.empty()) per_gpu.clear();
+  for (const std::string& flag : gpu_share_modes) {
+    auto entry = gpusched::agent::SplitGpuShareModesFlag(flag);
+    if (!entry.ok()) return UsageError(std::string(entry.status().message()));
+    per_gpu.push_back(*std::move(entry));
+  }
+  auto modes = gpusched::agent::ParseGpuShareModes(per_gpu);
+  if (!modes.ok()) return UsageError(std::string(modes.status().message()));
+  for (const auto& [index, word] : *modes) gpusched::ParseShareModeName(word, &options.gpu_share_modes[index]);
   options.gpu_source = gpu_source == "nvml"   ? gpusched::agent::GpuSource::kNvml
                        : gpu_source == "file" ? gpusched::agent::GpuSource::kFile
                        : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake

@@ -65,7 +65,13 @@ v1::NodeInfo DescribeNode(const AgentOptions& options, const DiscoveredTopology&
   } else {
     node.set_memory_mb(numa_complete ? numa_memory_mb : DetectMemoryMb());
   }
-  for (v1::GpuInfo& gpu : *node.mutable_gpus()) gpu.set_share_mode(options.gpu_share_mode);
+  for (v1::GpuInfo& gpu : *node.mutable_gpus()) {
+    auto mode = options.gpu_share_modes.find(gpu.index());
+    // A GPU in MIG mode is its instances (CUDA sees nothing else of it),
+    // unless the operator says otherwise for it (StartGpuSharing refuses that).
+    const v1::GpuShareMode fallback = gpu.mig_enabled() ? v1::GPU_SHARE_MODE_MIG : options.gpu_share_mode;
+    gpu.set_share_mode(mode == options.gpu_share_modes.end() ? fallback : mode->second);
+  }
   for (const auto& [key, value] : options.labels) (*node.mutable_labels())[key] = value;
   node.set_agent_version(kVersion);
   return node;

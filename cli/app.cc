@@ -77,6 +77,12 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
   AddText(sub, "--gpu-mem-limit", &o.gpu_mem_limit, "SIZE",
           "With --gpu-share: the GPU memory held on each of its GPUs, 10G (default: the same share of the GPU's "
           "memory)");
+  AddText(sub, "--gpu-sharing", &o.gpu_sharing, "HOW",
+          "With --gpu-share: only GPUs shared this way, mps (the share and memory limit are enforced) or "
+          "timeslice (accounted, not enforced); default either");
+  AddText(sub, "--mig", &o.mig, "PROFILE",
+          "MIG instances of this profile instead of whole GPUs: 3g.40gb. With --gpus N, N instances of one node "
+          "(default 1)");
   AddText(sub, "--topology", &o.topology, "MODE",
           "prefer (default: the best placement free now), strict (wait for the ideal one) or any");
   AddText(sub, "--topology-wait", &o.topology_wait, "LIMIT",

@@ -86,6 +86,7 @@ double HeldGpus(const v1::Resources& resources) {
 
 std::string GpusLabel(const v1::Resources& resources) {
   const int64_t gpus = RequestedGpus(resources);
+  if (!resources.mig_profile().empty()) return absl::StrCat(gpus, "x", resources.mig_profile());
   if (resources.gpu_share_milli() == 0) return absl::StrCat(gpus);
   return absl::StrCat(gpus, "x", resources.gpu_share_milli() / 10.0, "%");
 }

@@ -72,6 +72,7 @@ std::string RenderHistoryJson(const google::protobuf::RepeatedPtrField<v1::Job>&
     f["queue"].set_string_value(spec.queue());
     f["state"].set_string_value(std::string(StateName(job.state())));
     f["gpus"].set_number_value(static_cast<double>(RequestedGpus(spec.resources())));
+    if (!spec.resources().mig_profile().empty()) f["mig_profile"].set_string_value(spec.resources().mig_profile());
     if (spec.resources().gpu_share_milli() > 0) {
       f["gpu_share_percent"].set_number_value(spec.resources().gpu_share_milli() / 10.0);
     }

@@ -13,11 +13,19 @@
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "common/job_states.h"
+#include "common/share_mode_name.h"
 #include "common/proto_time.h"
 #include "common/time_limit.h"
 
 namespace gpusched::cli {
 namespace {
+
+// "0:1,0:2": a MIG job's instances as GPU:MIG device, for the allocation table.
+std::string MigGpus(const v1::NodeAllocation& node) {
+  std::vector<std::string> out;
+  for (const v1::MigSlice& mig : node.mig_slices()) out.push_back(absl::StrCat(mig.gpu_index(), ":", mig.mig_index()));
+  return absl::StrJoin(out, ",");
+}
 
 void Field(std::ostream& out, absl::string_view label, absl::string_view value) {
   std::string padded = absl::StrCat(label, ":");
@@ -70,11 +78,15 @@ std::string DescribeResources(const v1::Resources& r) {
   if (r.mem_mb() > 0) parts.push_back(absl::StrCat(FormatSizeMb(r.mem_mb()), " memory"));
   if (!r.gpu_model().empty()) parts.push_back(absl::StrCat("model ~ \"", r.gpu_model(), "\""));
   if (r.gpu_memory_mb() > 0) parts.push_back(absl::StrCat(">= ", FormatSizeMb(r.gpu_memory_mb()), " per GPU"));
+  if (!r.mig_profile().empty()) parts.push_back(absl::StrCat("MIG instances of ", r.mig_profile()));
   if (r.gpu_share_milli() > 0) {
     parts.push_back(absl::StrCat(r.gpu_share_milli() / 10.0, "% of each GPU",
                                  r.gpu_mem_limit_mb() > 0
                                      ? absl::StrCat(" with ", FormatSizeMb(r.gpu_mem_limit_mb()), " of its memory")
-                                     : " and of its memory"));
+                                     : " and of its memory",
+                                 r.gpu_sharing() == v1::GPU_SHARE_MODE_UNSPECIFIED
+                                     ? ""
+                                     : absl::StrCat(", shared by ", ShareModeName(r.gpu_sharing()))));
   }
   if (parts.empty()) return "daemon defaults";
   return absl::StrJoin(parts, ", ");
@@ -182,11 +194,22 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     }
     for (const auto& node : alloc.nodes()) {
       if (node.gpu_share_milli() == 0) continue;
-      // Time-slicing is the only way agents share GPUs so far.
+      const bool mps = node.gpu_share_mode() == v1::GPU_SHARE_MODE_MPS;
       Field(out, "GPU share",
             absl::StrCat(node.gpu_share_milli() / 10.0, "% and ", FormatSizeMb(node.gpu_mem_limit_mb()),
-                         " of each GPU, time-sliced: accounted by the scheduler, not enforced on the GPU"));
+                         " of each GPU, ",
+                         mps ? absl::StrCat("through MPS as ", node.mps_user(),
+                                            ": enforced (compute threads and pinned memory)")
+                             : "time-sliced: accounted by the scheduler, not enforced on the GPU"));
       break;
+    }
+    for (const auto& node : alloc.nodes()) {
+      if (node.mig_slices().empty()) continue;
+      std::vector<std::string> slices;
+      for (const v1::MigSlice& mig : node.mig_slices()) {
+        slices.push_back(absl::StrCat(mig.profile(), " on GPU ", mig.gpu_index(), " (", mig.uuid(), ")"));
+      }
+      Field(out, "MIG", absl::StrCat(node.node(), ": ", absl::StrJoin(slices, ", "), "; isolated by the GPU"));
     }
     std::vector<const v1::NodeAllocation*> nodes;
     for (const auto& node : alloc.nodes()) nodes.push_back(&node);
@@ -196,7 +219,8 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Table table({"NODE", "RANK", "ADDRESS", "GPUS", "CPUS", "MEMORY", "LOG DIR"});
     for (const v1::NodeAllocation* node : nodes) {
       table.AddRow({node->node(), absl::StrCat(node->node_rank()), node->address(),
-                    absl::StrJoin(node->gpu_indices(), ","), node->cpus() > 0 ? absl::StrCat(node->cpus()) : "",
+                    node->mig_slices().empty() ? absl::StrJoin(node->gpu_indices(), ",") : MigGpus(*node),
+                    node->cpus() > 0 ? absl::StrCat(node->cpus()) : "",
                     node->mem_mb() > 0 ? FormatSizeMb(node->mem_mb()) : "", node->log_dir()});
     }
     out << "Allocation:\n" << Indent(table.ToString());

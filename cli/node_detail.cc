@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "cli/format.h"
 #include "common/proto_time.h"
+#include "common/share_mode_name.h"
 #include "cli/node_table.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
@@ -40,16 +41,27 @@ std::string Network(const v1::NetworkLocation& net) {
   return parts.empty() ? "unknown (no rack/leaf/spine/nvlink-domain labels)" : absl::StrJoin(parts, ", ");
 }
 
-std::string ShareModeWord(v1::GpuShareMode mode) {
-  return mode == v1::GPU_SHARE_MODE_TIMESLICE ? "timeslice" : "exclusive";
+// "off", "on" (no instances), or the instances' profiles: "3g.40gb,3g.40gb".
+std::string MigWord(const v1::GpuInfo& gpu) {
+  if (!gpu.mig_enabled()) return "off";
+  if (gpu.mig_instances().empty()) return "on";
+  std::vector<std::string> profiles;
+  for (const v1::MigInstance& mig : gpu.mig_instances()) profiles.push_back(mig.profile());
+  return absl::StrJoin(profiles, ",");
 }
 
-// "job 12", "jobs 3 (30%), 4 (30%); 40% and 32G free", or "-".
+// "job 12", "jobs 3 (30%), 4 (30%); 40% and 32G free", "MIG 5,-", or "-".
 std::string HeldBy(const v1::Node& node, int position) {
   if (position >= node.gpu_holders_size()) return "-";
   const v1::GpuHolders& holders = node.gpu_holders(position);
   if (holders.job_id() != 0) return absl::StrCat("job ", holders.job_id());
+  if (holders.mig_holders_size() > 0) {
+    std::vector<std::string> each;
+    for (uint64_t job : holders.mig_holders()) each.push_back(job == 0 ? "-" : absl::StrCat(job));
+    return absl::StrCat("MIG ", absl::StrJoin(each, ","));
+  }
   if (holders.shares().empty()) return "-";
+  const std::string user = holders.mps_user().empty() ? "" : absl::StrCat(" as ", holders.mps_user());
   std::vector<std::string> jobs;
   int used = 0;
   for (const v1::GpuShareHolder& share : holders.shares()) {
@@ -57,7 +69,7 @@ std::string HeldBy(const v1::Node& node, int position) {
     used += share.milli();
   }
   const int64_t memory = node.info().gpus(position).memory_mb();
-  return absl::StrCat(jobs.size() == 1 ? "job " : "jobs ", absl::StrJoin(jobs, ", "), "; ",
+  return absl::StrCat(jobs.size() == 1 ? "job " : "jobs ", absl::StrJoin(jobs, ", "), user, "; ",
                       std::max(0, 1000 - used) / 10.0, "% and ",
                       FormatSizeMb(std::max<int64_t>(0, memory - holders.shared_mem_mb())), " free");
 }
@@ -74,7 +86,7 @@ std::string GpuTable(const v1::Node& node) {
                       ? absl::StrCat(gpu.compute_capability() / 10, ".", gpu.compute_capability() % 10)
                       : "",
                   gpu.pcie_generation() > 0 ? absl::StrCat("gen", gpu.pcie_generation(), "x", gpu.pcie_width()) : "",
-                  gpu.mig_enabled() ? "on" : "off", ShareModeWord(gpu.share_mode()), HeldBy(node, position),
+                  MigWord(gpu), std::string(ShareModeName(gpu.share_mode())), HeldBy(node, position),
                   gpu.uuid()});
   }
   return table.ToString();

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "common/allocation_ranks.h"
 #include "common/job_states.h"
 
 namespace gpusched::cli {
@@ -44,14 +45,14 @@ absl::StatusOr<RankLog> ExpectedRankLog(const v1::Job& job, int rank) {
   std::stable_sort(nodes.begin(), nodes.end(),
                    [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
 
-  // The daemon numbers one worker per GPU (one per node without GPUs) in
-  // node-rank order, whatever the launch mode. A per-node launch runs one
+  // The daemon numbers one worker per GPU or MIG instance (one per node
+  // without either) in node-rank order, whatever the launch mode. A per-node launch runs one
   // process per node, ranked as the node's first worker, whose log holds the
   // output of every worker on that node.
   const bool per_node = job.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE;
   int first = 0;
   for (const v1::NodeAllocation* node : nodes) {
-    const int workers = std::max(1, node->gpu_indices_size());
+    const int workers = RanksOn(*node);
     if (rank < first + workers) {
       if (node->log_dir().empty()) {
         return absl::FailedPreconditionError(absl::StrCat("node ", node->node(),

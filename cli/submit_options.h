@@ -31,6 +31,8 @@ struct SubmitOptions {
   std::optional<std::string> gpu_mem;        // only GPUs with this much memory
   std::optional<std::string> gpu_share;      // "30%": a share of each GPU
   std::optional<std::string> gpu_mem_limit;  // GPU memory held on each shared GPU
+  std::optional<std::string> gpu_sharing;    // mps or timeslice
+  std::optional<std::string> mig;            // a MIG profile: 3g.40gb
   std::optional<std::string> topology;       // prefer, strict, any
   std::optional<std::string> topology_wait;  // Slurm time notation
   std::optional<std::string> time;

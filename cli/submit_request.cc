@@ -17,6 +17,7 @@
 #include "cli/errors.h"
 #include "cli/sizes.h"
 #include "common/job_states.h"
+#include "common/share_mode_name.h"
 #include "common/time_limit.h"
 
 namespace gpusched::cli {
@@ -182,6 +183,19 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     if (!milli.ok()) return milli.status();
     res.set_gpu_share_milli(*milli);
     if (!options.gpus.has_value() && !options.nodes.has_value()) res.set_gpus(1);
+  }
+  if (options.mig.has_value()) {
+    if (options.gpu_share.has_value()) return UsageError("--mig and --gpu-share: a MIG instance is not shared; give one");
+    res.set_mig_profile(*options.mig);
+    if (!options.gpus.has_value() && !options.nodes.has_value()) res.set_gpus(1);
+  }
+  if (options.gpu_sharing.has_value()) {
+    v1::GpuShareMode how = v1::GPU_SHARE_MODE_UNSPECIFIED;
+    if (!ParseShareModeName(*options.gpu_sharing, &how) || how == v1::GPU_SHARE_MODE_EXCLUSIVE) {
+      return UsageError(absl::StrCat("invalid --gpu-sharing \"", *options.gpu_sharing, "\": expected mps or timeslice"));
+    }
+    if (!options.gpu_share.has_value()) return UsageError("--gpu-sharing goes with --gpu-share");
+    res.set_gpu_sharing(how);
   }
   if (options.gpu_mem_limit.has_value()) {
     if (auto s = ParseSize("--gpu-mem-limit", options.gpu_mem_limit, &value); !s.ok()) return s;

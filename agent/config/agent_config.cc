@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/config/gpu_share_modes.h"
 #include "common/config/host_port.h"
 #include "common/config/log_levels.h"
 #include "common/config/toml_document.h"
@@ -48,6 +49,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   TomlTableReader reader(*doc, path, "");
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
                     kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind", "gpu_share_mode",
+                    "gpu_share_modes", "mps_control_program", "mps_dir",
                     "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
                     tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
@@ -72,7 +74,19 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   config.memory_mb = Int(reader, kMemoryMb);
   config.log_dir = reader.Path("log_dir");
   config.cpu_bind = reader.OneOf("cpu_bind", {"none", "numa"});
-  config.gpu_share_mode = reader.OneOf("gpu_share_mode", {"exclusive", "timeslice"});
+  config.gpu_share_mode = reader.OneOf("gpu_share_mode", {std::begin(kGpuShareModeWords), std::end(kGpuShareModeWords)});
+  if (auto modes = reader.StringTable("gpu_share_modes")) {
+    if (auto parsed = ParseGpuShareModes(*modes); !parsed.ok()) {
+      reader.Error(reader.LineOf("gpu_share_modes"), std::string(parsed.status().message()));
+    }
+    config.gpu_share_modes = *std::move(modes);
+  }
+  if (std::optional<std::string> program = reader.String("mps_control_program")) {
+    // A bare name is looked up in PATH; anything with a '/' is a path.
+    config.mps_control_program =
+        program->find('/') == std::string::npos ? *program : reader.Path("mps_control_program").value_or(*program);
+  }
+  config.mps_dir = reader.Path("mps_dir");
   config.nccl_topo_file = reader.Bool("nccl_topo_file");
   if (std::optional<std::string> probe = reader.String("nccl_probe")) {
     config.nccl_probe = *probe == "auto" || probe->empty() ? *probe : reader.Path("nccl_probe").value_or(*probe);
@@ -130,6 +144,9 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   add("log_dir", config.log_dir);
   add("cpu_bind", config.cpu_bind);
   add("gpu_share_mode", config.gpu_share_mode);
+  for (const auto& [gpus, mode] : config.gpu_share_modes) set.push_back(absl::StrCat("gpu_share_modes.", gpus, "=", mode));
+  add("mps_control_program", config.mps_control_program);
+  add("mps_dir", config.mps_dir);
   if (config.nccl_topo_file) set.push_back(absl::StrCat("nccl_topo_file=", *config.nccl_topo_file ? "true" : "false"));
   if (config.nccl_probe) set.push_back(absl::StrCat("nccl_probe=", *config.nccl_probe));
   if (config.calibrate_on_start) {

@@ -48,7 +48,13 @@ struct AgentConfig {
   std::optional<int64_t> memory_mb;
   std::optional<std::string> log_dir;  // resolved against the file's directory
   std::optional<std::string> cpu_bind;  // none or numa
-  std::optional<std::string> gpu_share_mode;  // exclusive or timeslice
+  std::optional<std::string> gpu_share_mode;  // exclusive, timeslice or mps
+  // [gpu_share_modes]: GPU indices -> mode, over gpu_share_mode (in file
+  // order; checked by ParseGpuShareModes). The flag is repeated
+  // --gpu-share-modes 0-3=mps.
+  std::vector<std::pair<std::string, std::string>> gpu_share_modes;
+  std::optional<std::string> mps_control_program;  // nvidia-cuda-mps-control, or a path
+  std::optional<std::string> mps_dir;              // resolved against the file's directory
   std::optional<bool> nccl_topo_file;
   std::optional<std::string> nccl_probe;  // "auto", "" or a path (resolved against the file's directory)
   std::optional<bool> calibrate_on_start;

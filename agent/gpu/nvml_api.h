@@ -117,6 +117,19 @@ struct nvmlGpuFabricInfo_t {
   nvmlGpuFabricState_t state;
 };
 
+// nvmlDeviceGetAttributes_v2, asked of a MIG device handle.
+struct nvmlDeviceAttributes_t {
+  unsigned int multiprocessorCount;
+  unsigned int sharedCopyEngineCount;
+  unsigned int sharedDecoderCount;
+  unsigned int sharedEncoderCount;
+  unsigned int sharedJpegCount;
+  unsigned int sharedOfaCount;
+  unsigned int gpuInstanceSliceCount;
+  unsigned int computeInstanceSliceCount;
+  unsigned long long memorySizeMB;
+};
+
 // Function types, one per symbol we look up; the symbol names are next to
 // the lookups in nvml_library.cc. All NVML functions have C linkage.
 using nvmlInit_v2_fn = nvmlReturn_t();
@@ -140,6 +153,11 @@ using nvmlDeviceGetCpuAffinity_fn = nvmlReturn_t(nvmlDevice_t device, unsigned i
                                                  unsigned long* cpu_set);
 using nvmlDeviceGetMigMode_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* current_mode,
                                              unsigned int* pending_mode);
+using nvmlDeviceGetMaxMigDeviceCount_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* count);
+using nvmlDeviceGetMigDeviceHandleByIndex_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int index,
+                                                            nvmlDevice_t* mig_device);
+using nvmlDeviceGetInstanceId_fn = nvmlReturn_t(nvmlDevice_t mig_device, unsigned int* id);
+using nvmlDeviceGetAttributes_v2_fn = nvmlReturn_t(nvmlDevice_t mig_device, nvmlDeviceAttributes_t* attributes);
 using nvmlDeviceGetCudaComputeCapability_fn = nvmlReturn_t(nvmlDevice_t device, int* major, int* minor);
 using nvmlDeviceGetPcieLink_fn = nvmlReturn_t(nvmlDevice_t device, unsigned int* value);
 using nvmlDeviceGetGpuFabricInfo_fn = nvmlReturn_t(nvmlDevice_t device, nvmlGpuFabricInfo_t* info);

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/gpu/nvlink_matrix.h"
+#include "agent/gpu/nvml_mig_reader.h"
 #include "agent/gpu/pci_address.h"
 #include "common/topology/cpu_list.h"
 
@@ -57,6 +58,7 @@ void ReadOptional(const NvmlApi& api, nvmlDevice_t h, topology::GpuInfo& gpu) {
   if (api.mig_mode != nullptr && api.mig_mode(h, &current, &pending) == NVML_SUCCESS) {
     gpu.mig_enabled = current == nvml::NVML_DEVICE_MIG_ENABLE;
   }
+  if (gpu.mig_enabled) gpu.mig_devices = ReadMigDevices(api, h);
   int major = 0, minor = 0;
   if (api.compute_capability != nullptr && api.compute_capability(h, &major, &minor) == NVML_SUCCESS) {
     gpu.compute_capability = major * 10 + minor;

@@ -36,6 +36,12 @@ std::string Bind(void* h, NvmlApi& api) {
   api.p2p_status = Lookup<nvml::nvmlDeviceGetP2PStatus_fn>(h, "nvmlDeviceGetP2PStatus");
   api.cpu_affinity = Lookup<nvml::nvmlDeviceGetCpuAffinity_fn>(h, "nvmlDeviceGetCpuAffinity");
   api.mig_mode = Lookup<nvml::nvmlDeviceGetMigMode_fn>(h, "nvmlDeviceGetMigMode");
+  api.max_mig_devices = Lookup<nvml::nvmlDeviceGetMaxMigDeviceCount_fn>(h, "nvmlDeviceGetMaxMigDeviceCount");
+  api.mig_device_by_index =
+      Lookup<nvml::nvmlDeviceGetMigDeviceHandleByIndex_fn>(h, "nvmlDeviceGetMigDeviceHandleByIndex");
+  api.gpu_instance_id = Lookup<nvml::nvmlDeviceGetInstanceId_fn>(h, "nvmlDeviceGetGpuInstanceId");
+  api.compute_instance_id = Lookup<nvml::nvmlDeviceGetInstanceId_fn>(h, "nvmlDeviceGetComputeInstanceId");
+  api.attributes = Lookup<nvml::nvmlDeviceGetAttributes_v2_fn>(h, "nvmlDeviceGetAttributes_v2");
   api.compute_capability = Lookup<nvml::nvmlDeviceGetCudaComputeCapability_fn>(h, "nvmlDeviceGetCudaComputeCapability");
   api.max_pcie_generation = Lookup<nvml::nvmlDeviceGetPcieLink_fn>(h, "nvmlDeviceGetMaxPcieLinkGeneration");
   api.curr_pcie_generation = Lookup<nvml::nvmlDeviceGetPcieLink_fn>(h, "nvmlDeviceGetCurrPcieLinkGeneration");

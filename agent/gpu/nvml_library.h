@@ -32,6 +32,12 @@ struct NvmlApi {
   nvml::nvmlDeviceGetP2PStatus_fn* p2p_status = nullptr;
   nvml::nvmlDeviceGetCpuAffinity_fn* cpu_affinity = nullptr;
   nvml::nvmlDeviceGetMigMode_fn* mig_mode = nullptr;
+  // A MIG-mode GPU's devices (R470 and later).
+  nvml::nvmlDeviceGetMaxMigDeviceCount_fn* max_mig_devices = nullptr;
+  nvml::nvmlDeviceGetMigDeviceHandleByIndex_fn* mig_device_by_index = nullptr;
+  nvml::nvmlDeviceGetInstanceId_fn* gpu_instance_id = nullptr;
+  nvml::nvmlDeviceGetInstanceId_fn* compute_instance_id = nullptr;
+  nvml::nvmlDeviceGetAttributes_v2_fn* attributes = nullptr;
   nvml::nvmlDeviceGetCudaComputeCapability_fn* compute_capability = nullptr;
   nvml::nvmlDeviceGetPcieLink_fn* max_pcie_generation = nullptr;
   nvml::nvmlDeviceGetPcieLink_fn* curr_pcie_generation = nullptr;

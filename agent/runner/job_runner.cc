@@ -238,7 +238,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   context.agent_env = agent_env_;
   context.topology = &options_.topology;
   context.cpu_bind = options_.cpu_bind;
-  context.timesliced_gpus = options_.timesliced_gpus;
+  context.sharing = &options_.sharing;
   context.nccl_topo_file = options_.nccl_topo_file;
   if (options_.cpu_bind != CpuBindMode::kNone) {
     // Asked at each launch: an operator may move the agent (taskset, cgroup)

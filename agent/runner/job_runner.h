@@ -24,6 +24,7 @@
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/nccl/preflight_check.h"
 #include "agent/runner/cpu_binding.h"
+#include "agent/runner/gpu_sharing.h"
 #include "agent/runner/recent_exits.h"
 #include "common/topology/node_topology.h"
 #include "agent/runner/job_shim.h"
@@ -40,9 +41,9 @@ struct JobRunnerOptions {
   // PrepareLaunch). Empty (no GPUs, no NICs): neither.
   topology::NodeTopology topology;
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
-  // Whether the node's GPUs are time-sliced (AgentOptions::gpu_share_mode):
-  // a launch with a GPU share is refused on a node whose GPUs are not.
-  bool timesliced_gpus = false;
+  // How the node's GPUs are shared (AgentOptions::gpu_share_mode): a launch
+  // with a GPU share is refused on GPUs not shared the way it was placed.
+  GpuSharing sharing;
   std::string nccl_topo_file;  // NCCL_TOPO_FILE for every job that sets none; "" = none
   // For a KillJob with grace_ms <= 0: an unset grace should not cost a job its checkpoint.
   absl::Duration default_kill_grace = absl::Seconds(10);

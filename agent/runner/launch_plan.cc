@@ -164,13 +164,13 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   if (!spec.argv().empty() && !spec.script().empty()) {
     return absl::InvalidArgumentError("the job has both argv and script; it must have exactly one");
   }
-  // The daemon shares only GPUs the node said it shares; a launch that asks
-  // otherwise (another daemon's idea of this node) would run unaccounted.
-  if (launch.gpu_share_milli() > 0 && !context.timesliced_gpus) {
-    return absl::FailedPreconditionError(absl::StrCat("the job asks for ", launch.gpu_share_milli() / 10.0,
-                                                      "% of its GPUs, but ", context.node_name,
-                                                      " does not share its GPUs (gpu_share_mode = exclusive)"));
-  }
+  // The daemon shares only GPUs the node said it shares, the way it said; a
+  // launch that asks otherwise (another daemon's idea of this node) would run
+  // unaccounted, or without the limits it was promised.
+  static const GpuSharing kNoSharing;
+  auto share_env = GpuShareEnvironment(launch, context.sharing ? *context.sharing : kNoSharing, context.topology,
+                                       context.node_name);
+  if (!share_env.ok()) return share_env.status();
   auto identity = ResolveJobUser(spec.user());
   if (!identity.ok()) return identity.status();
   // By uid, not by name: an alias of root (toor, a directory entry) is root.
@@ -186,7 +186,7 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
 
   RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
                              identity->user.shell, context.node_name,      context.advertise_address,
-                             plan.job_log_dir,     NodeSuggestions(launch, context)};
+                             plan.job_log_dir,     NodeSuggestions(launch, context), *std::move(share_env)};
 
   std::vector<std::string> argv;
   std::string executable;

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 
 #include "agent/runner/cpu_binding.h"
+#include "agent/runner/gpu_sharing.h"
 #include "agent/runner/process_spawner.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
@@ -26,7 +27,7 @@ struct LaunchContext {
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
   std::vector<int> agent_cpus;  // the CPUs the agent may use; bindings stay within them
   std::string nccl_topo_file;   // NCCL_TOPO_FILE unless the job sets it; "" = none
-  bool timesliced_gpus = false;  // JobRunnerOptions::timesliced_gpus
+  const GpuSharing* sharing = nullptr;  // JobRunnerOptions::sharing; null: no GPU is shared
 };
 
 struct LaunchPlan {

@@ -186,8 +186,11 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   auto cpus = CpuMask::Of(spec.cpus);
   if (!cpus.ok()) return cpus.status();
 
-  Fd devnull(AboveStdio(open("/dev/null", O_RDONLY | O_CLOEXEC)));
-  if (devnull.get() < 0) return absl::InternalError(absl::StrCat("open /dev/null: ", std::strerror(errno)));
+  const std::string stdin_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
+  Fd devnull(AboveStdio(open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC)));
+  if (devnull.get() < 0) {
+    return absl::FailedPreconditionError(absl::StrCat("open ", stdin_path, ": ", std::strerror(errno)));
+  }
   auto log_fd = OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0640, "log file");
   if (!log_fd.ok()) return log_fd.status();
   Fd log(AboveStdio(*log_fd));

@@ -26,6 +26,7 @@ struct ProcessSpec {
   std::vector<std::string> env;    // "KEY=value"
   std::string workdir;
   std::string log_path;            // stdout and stderr, appended
+  std::string stdin_path;          // read as stdin; "" = /dev/null
   std::optional<Credentials> credentials;
   // CPUs to bind the process to (sched_setaffinity before exec); empty: it
   // keeps the affinity of the thread that spawns it.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -20,7 +22,7 @@ bool PerNode(const v1::LaunchJob& launch) {
 
 int LocalProcessCount(const v1::LaunchJob& launch) {
   if (PerNode(launch)) return 1;
-  return std::max(1, launch.gpu_indices_size());
+  return std::max({1, launch.gpu_indices_size(), launch.mig_slices_size()});
 }
 
 std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, int local_index,
@@ -45,7 +47,7 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   for (const auto& [key, value] : launch.spec().env()) env[key] = value;
 
   const bool per_node = PerNode(launch);
-  const int gpus_here = launch.gpu_indices_size();
+  const int gpus_here = std::max(launch.gpu_indices_size(), launch.mig_slices_size());
   const int local_rank = per_node ? 0 : local_index;
   const int local_world_size = std::max(1, gpus_here);
   // Defensive defaults so that a launch from an older or sloppy daemon still
@@ -55,6 +57,14 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
 
   // "" rather than unset: an unset CUDA_VISIBLE_DEVICES shows every GPU of the node.
   env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(launch.gpu_indices(), ",");
+  if (launch.mig_slices_size() > 0) {
+    // CUDA drives one MIG instance per process: each rank gets its own; a
+    // per-node process gets them all, in order.
+    std::vector<std::string> uuids;
+    for (const v1::MigSlice& mig : launch.mig_slices()) uuids.push_back(mig.uuid());
+    env["CUDA_VISIBLE_DEVICES"] =
+        per_node || local_index >= launch.mig_slices_size() ? absl::StrJoin(uuids, ",") : uuids[local_index];
+  }
   env["WORLD_SIZE"] = std::to_string(world_size);
   env["RANK"] = std::to_string(launch.rank_offset() + local_rank);
   env["LOCAL_RANK"] = std::to_string(local_rank);
@@ -65,14 +75,7 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   // No port from the daemon: leave whatever spec.env chose rather than invent one
   // that could collide with another job's rendezvous on this node.
   if (launch.master_port() > 0) env["MASTER_PORT"] = std::to_string(launch.master_port());
-  if (launch.gpu_share_milli() > 0) {
-    // Agents share GPUs only by time-slicing so far: the scheduler kept the
-    // shares and memory within each GPU, nothing on the GPU enforces them.
-    env["GPUSCHED_GPU_SHARE_PERCENT"] = absl::StrCat(launch.gpu_share_milli() / 10.0);
-    env["GPUSCHED_GPU_MEM_LIMIT_MB"] = std::to_string(launch.gpu_mem_limit_mb());
-    env["GPUSCHED_GPU_SHARING"] = "timeslice";
-    env["GPUSCHED_GPU_LIMITS_ENFORCED"] = "0";
-  }
+  for (const auto& [key, value] : context.share_env) env[key] = value;
   env["GPUSCHED_JOB_ID"] = std::to_string(launch.job_id());
   env["GPUSCHED_JOB_NAME"] = launch.spec().name();
   // How often it was requeued (preempted, or a node failed): a training

@@ -20,6 +20,9 @@ struct RankEnvContext {
   // What the node suggests (NCCL NIC hints, NCCL_TOPO_FILE): applied before
   // spec.env, so the job's own value wins.
   std::map<std::string, std::string> node_suggestions;
+  // A GPU share's variables (GpuShareEnvironment), which win over the rest,
+  // CUDA_VISIBLE_DEVICES included.
+  std::map<std::string, std::string> share_env;
 };
 
 // How many processes this node starts for the job: one per allocated GPU (at

@@ -92,6 +92,16 @@ void TopologyToProto(const topology::NodeTopology& topo, v1::NodeInfo* node) {
     gpu->set_pcie_width(g.pcie_width);
     gpu->set_fabric_cluster_uuid(g.fabric_cluster_uuid);
     gpu->set_fabric_clique_id(g.fabric_clique_id);
+    for (const topology::MigDevice& m : g.mig_devices) {
+      v1::MigInstance& mig = *gpu->add_mig_instances();
+      mig.set_index(m.index);
+      mig.set_uuid(m.uuid);
+      mig.set_profile(m.profile);
+      mig.set_gpu_instance_id(m.gpu_instance_id);
+      mig.set_compute_instance_id(m.compute_instance_id);
+      mig.set_memory_mb(m.memory_mb);
+      mig.set_slices(m.slices);
+    }
   }
   v1::NodeTopology* out = node->mutable_topology();
   std::string source = out->source();
@@ -174,6 +184,10 @@ absl::StatusOr<topology::NodeTopology> TopologyFromProto(const v1::NodeInfo& nod
     gpu.pcie_width = g.pcie_width();
     gpu.fabric_cluster_uuid = g.fabric_cluster_uuid();
     gpu.fabric_clique_id = g.fabric_clique_id();
+    for (const v1::MigInstance& m : g.mig_instances()) {
+      gpu.mig_devices.push_back({m.index(), m.uuid(), m.profile(), m.gpu_instance_id(), m.compute_instance_id(),
+                                 m.memory_mb(), m.slices()});
+    }
   }
   for (int k = 0; k < nics; ++k) {
     const v1::NicInfo& n = in.nics(k);

@@ -10,6 +10,19 @@
 
 namespace gpusched::topology {
 
+// One MIG device of a GPU in MIG mode: a GPU instance with a compute
+// instance in it, as NVML reports it.
+struct MigDevice {
+  int index = 0;             // nvmlDeviceGetMigDeviceHandleByIndex's index
+  std::string uuid;          // "MIG-…": what CUDA_VISIBLE_DEVICES names
+  std::string profile;       // "3g.40gb" ("1c.3g.40gb" for a smaller compute instance)
+  int gpu_instance_id = 0;
+  int compute_instance_id = 0;
+  int64_t memory_mb = 0;
+  int slices = 0;            // the GPU instance's multiprocessor slices
+  friend bool operator==(const MigDevice&, const MigDevice&) = default;
+};
+
 struct GpuInfo {
   int index = 0;            // CUDA/NVML index, GPU<index> in topo -m
   std::string uuid;         // "GPU-…"; empty when unknown (not in topo -m)
@@ -19,6 +32,7 @@ struct GpuInfo {
   int numa_node = -1;       // -1 when unknown
   std::vector<int> cpu_affinity;  // CPUs near this GPU; empty when unknown
   bool mig_enabled = false;
+  std::vector<MigDevice> mig_devices;  // with MIG on, its devices by index
   // CUDA compute capability as major*10+minor (90 for H100); 0 when unknown.
   // NCCL's topology XML calls it "sm".
   int compute_capability = 0;

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
+#include "common/share_mode_name.h"
 #include "common/topology/link_bandwidth.h"
 #include "daemon/core/placement/gpu_graph.h"
 
@@ -125,8 +126,36 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_shares = std::move(shares);
   shareable_gpus_ -= std::popcount(slot.shareable_mask);
   slot.shareable_mask = 0;
+  slot.mps_mask = 0;
+  slot.mig_mask = 0;
+  std::vector<std::vector<uint64_t>> mig_owner(info.gpus_size());
+  for (int i = 0; i < info.gpus_size(); ++i) {
+    const v1::GpuInfo& gpu = info.gpus(i);
+    if (gpu.share_mode() != v1::GPU_SHARE_MODE_MIG) {
+      if (owners[i] == kMigGpuOwner) owners[i] = 0;
+      continue;
+    }
+    // Holders carry over by instance UUID: a GPU partitioned anew keeps
+    // only the instances that are still there.
+    owners[i] = kMigGpuOwner;
+    if (i < 64) slot.mig_mask |= uint64_t{1} << i;
+    const int old = slot.PositionOf(gpu.index());
+    for (const v1::MigInstance& mig : gpu.mig_instances()) {
+      uint64_t holder = 0;
+      if (old >= 0 && old < static_cast<int>(slot.mig_owner.size())) {
+        const v1::GpuInfo& before = slot.info.gpus(old);
+        for (int k = 0; k < before.mig_instances_size() && k < static_cast<int>(slot.mig_owner[old].size()); ++k) {
+          if (before.mig_instances(k).uuid() == mig.uuid()) holder = slot.mig_owner[old][k];
+        }
+      }
+      mig_owner[i].push_back(holder);
+    }
+  }
+  slot.mig_owner = std::move(mig_owner);
   for (int i = 0; i < info.gpus_size() && i < 64; ++i) {
-    if (info.gpus(i).share_mode() == v1::GPU_SHARE_MODE_TIMESLICE) slot.shareable_mask |= uint64_t{1} << i;
+    const v1::GpuShareMode mode = info.gpus(i).share_mode();
+    if (mode == v1::GPU_SHARE_MODE_TIMESLICE || mode == v1::GPU_SHARE_MODE_MPS) slot.shareable_mask |= uint64_t{1} << i;
+    if (mode == v1::GPU_SHARE_MODE_MPS) slot.mps_mask |= uint64_t{1} << i;
   }
   shareable_gpus_ += std::popcount(slot.shareable_mask);
   slot.info = info;
@@ -242,7 +271,30 @@ const NodeSlot* ClusterState::Find(const std::string& name) const {
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
+int NodeSlot::MigPosition(int pos, int32_t mig_index) const {
+  if (pos < 0 || pos >= info.gpus_size()) return -1;
+  const v1::GpuInfo& gpu = info.gpus(pos);
+  for (int k = 0; k < gpu.mig_instances_size(); ++k) {
+    if (gpu.mig_instances(k).index() == mig_index) return k;
+  }
+  return -1;
+}
+
 bool NodeSlot::Shareable(int pos) const { return pos >= 0 && pos < 64 && (shareable_mask >> pos & 1) != 0; }
+
+v1::GpuShareMode NodeSlot::ShareMode(int pos) const {
+  if (!Shareable(pos)) return v1::GPU_SHARE_MODE_EXCLUSIVE;
+  return (mps_mask >> pos & 1) != 0 ? v1::GPU_SHARE_MODE_MPS : v1::GPU_SHARE_MODE_TIMESLICE;
+}
+
+uint64_t NodeSlot::SharedMask(v1::GpuShareMode how) const {
+  switch (how) {
+    case v1::GPU_SHARE_MODE_MPS: return mps_mask;
+    case v1::GPU_SHARE_MODE_TIMESLICE: return shareable_mask & ~mps_mask;
+    case v1::GPU_SHARE_MODE_UNSPECIFIED: return shareable_mask;
+    default: return 0;
+  }
+}
 
 int NodeSlot::FreeShareMilli(int pos) const {
   if (!Shareable(pos)) return 0;
@@ -259,12 +311,44 @@ int64_t NodeSlot::FreeShareMemMb(int pos) const {
 
 namespace {
 
+// The MIG instance is there, by index and UUID (a GPU partitioned anew has
+// other instances), and free or already the job's.
+absl::Status CheckMigFree(const NodeSlot& slot, uint64_t job_id, const std::string& node, const v1::MigSlice& mig) {
+  const int pos = slot.PositionOf(mig.gpu_index());
+  if (pos < 0) return absl::FailedPreconditionError(absl::StrCat(node, " has no GPU ", mig.gpu_index()));
+  const int k = slot.MigPosition(pos, mig.mig_index());
+  if (k < 0 || k >= static_cast<int>(slot.mig_owner[pos].size()) ||
+      slot.info.gpus(pos).mig_instances(k).uuid() != mig.uuid()) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", mig.gpu_index(), " of ", node, " has no MIG instance ",
+                                                      mig.mig_index(), " ", mig.uuid()));
+  }
+  const uint64_t owner = slot.mig_owner[pos][k];
+  if (owner != 0 && owner != job_id) {
+    return absl::FailedPreconditionError(absl::StrCat("MIG instance ", mig.mig_index(), " of GPU ", mig.gpu_index(),
+                                                      " of ", node, " is held by job ", owner));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckShareFits(const NodeSlot& slot, int pos, uint64_t job_id, const v1::NodeAllocation& part) {
   const int32_t index = slot.info.gpus(pos).index();
   if (!slot.Shareable(pos)) {
     return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is not shared"));
   }
   if (slot.gpu_owner[pos] == kSharedGpuOwner && slot.gpu_shares[pos].jobs.contains(job_id)) return absl::OkStatus();
+  const v1::GpuShareMode mode = slot.ShareMode(pos);
+  // UNSPECIFIED: a share placed before the field existed, when only
+  // time-slicing did.
+  if (part.gpu_share_mode() != v1::GPU_SHARE_MODE_UNSPECIFIED && part.gpu_share_mode() != mode) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is shared by ",
+                                                      ShareModeName(mode), ", not ", ShareModeName(part.gpu_share_mode())));
+  }
+  if (mode == v1::GPU_SHARE_MODE_MPS && slot.gpu_owner[pos] == kSharedGpuOwner &&
+      slot.gpu_shares[pos].mps_user != part.mps_user()) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " serves user ",
+                                                      slot.gpu_shares[pos].mps_user, " through MPS, not ",
+                                                      part.mps_user()));
+  }
   if (slot.FreeShareMilli(pos) < part.gpu_share_milli() || slot.FreeShareMemMb(pos) < part.gpu_mem_limit_mb()) {
     return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " has ",
                                                       slot.FreeShareMilli(pos) / 10, "% and ", slot.FreeShareMemMb(pos),
@@ -280,12 +364,18 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
   for (const v1::NodeAllocation& part : allocation.nodes()) {
     const NodeSlot* slot = Find(part.node());
     if (slot == nullptr) return absl::FailedPreconditionError(absl::StrCat("node ", part.node(), " is unknown"));
+    for (const v1::MigSlice& mig : part.mig_slices()) {
+      if (absl::Status s = CheckMigFree(*slot, job_id, part.node(), mig); !s.ok()) return s;
+    }
     for (int32_t index : part.gpu_indices()) {
       int pos = slot->PositionOf(index);
       if (pos < 0) return absl::FailedPreconditionError(absl::StrCat(part.node(), " has no GPU ", index));
       if (part.gpu_share_milli() > 0) {
         if (absl::Status s = CheckShareFits(*slot, pos, job_id, part); !s.ok()) return s;
         continue;
+      }
+      if (slot->gpu_owner[pos] == kMigGpuOwner) {
+        return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is in MIG mode"));
       }
       if (slot->gpu_owner[pos] == kSharedGpuOwner) {
         return absl::FailedPreconditionError(
@@ -299,6 +389,10 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
   }
   for (const v1::NodeAllocation& part : allocation.nodes()) {
     NodeSlot& slot = nodes_[part.node()];
+    for (const v1::MigSlice& mig : part.mig_slices()) {
+      const int pos = slot.PositionOf(mig.gpu_index());
+      slot.mig_owner[pos][slot.MigPosition(pos, mig.mig_index())] = job_id;
+    }
     for (int32_t index : part.gpu_indices()) {
       const int pos = slot.PositionOf(index);
       if (part.gpu_share_milli() == 0) {
@@ -306,6 +400,7 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
         continue;
       }
       GpuShares& shares = slot.gpu_shares[pos];
+      if (shares.jobs.empty() && slot.ShareMode(pos) == v1::GPU_SHARE_MODE_MPS) shares.mps_user = part.mps_user();
       if (shares.jobs.emplace(job_id, part.gpu_share_milli()).second) {
         shares.milli_used += part.gpu_share_milli();
         shares.mem_used_mb += part.gpu_mem_limit_mb();
@@ -327,6 +422,13 @@ void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
     if (it == nodes_.end()) continue;
     NodeSlot& slot = it->second;
     if (slot.jobs.erase(job_id) == 0) continue;
+    for (const v1::MigSlice& mig : part.mig_slices()) {
+      const int pos = slot.PositionOf(mig.gpu_index());
+      const int k = slot.MigPosition(pos, mig.mig_index());
+      if (k >= 0 && k < static_cast<int>(slot.mig_owner[pos].size()) && slot.mig_owner[pos][k] == job_id) {
+        slot.mig_owner[pos][k] = 0;
+      }
+    }
     for (int32_t index : part.gpu_indices()) {
       int pos = slot.PositionOf(index);
       if (pos < 0) continue;

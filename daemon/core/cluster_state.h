@@ -38,11 +38,16 @@ struct GpuShares {
   int milli_used = 0;      // thousandths of the GPU
   int64_t mem_used_mb = 0;
   std::map<uint64_t, int> jobs;  // job id -> its thousandths
+  // On an MPS GPU: the user its holders run as (NodeAllocation.mps_user).
+  std::string mps_user;
 };
 
 // NodeSlot::gpu_owner of a GPU that jobs share: busy for whole-GPU jobs, its
 // holders in NodeSlot::gpu_shares.
 inline constexpr uint64_t kSharedGpuOwner = ~uint64_t{0};
+// NodeSlot::gpu_owner of a GPU in MIG mode: never free as a whole; its
+// instances' holders in NodeSlot::mig_owner.
+inline constexpr uint64_t kMigGpuOwner = ~uint64_t{0} - 1;
 
 // One GPU a share could go to now (ClusterState::share_index()): on a node
 // that accepts jobs, shareable, not held whole, with free_milli > 0.
@@ -73,6 +78,11 @@ struct NodeSlot {
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
   std::vector<GpuShares> gpu_shares;  // by position; holders only where gpu_owner is kSharedGpuOwner
   uint64_t shareable_mask = 0;  // bit p: the operator lets jobs share the GPU at position p (< 64)
+  uint64_t mps_mask = 0;        // the part of shareable_mask shared through MPS
+  uint64_t mig_mask = 0;        // GPUs in MIG mode (GpuShareMode MIG), never in shareable_mask
+  // By position, then by the GPU's mig_instances order: the job holding each
+  // MIG instance, 0 = free.
+  std::vector<std::vector<uint64_t>> mig_owner;
   std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
   // Killed at registration (RegisterAck.kill_job_ids), not yet reported
   // gone: the node takes no new job until it is empty.
@@ -115,9 +125,16 @@ struct NodeSlot {
   int PositionOf(int32_t index) const;
   // Whether the operator lets jobs share the GPU at `pos` (GpuInfo.share_mode).
   bool Shareable(int pos) const;
+  // How the GPU at `pos` is shared: EXCLUSIVE, TIMESLICE or MPS.
+  v1::GpuShareMode ShareMode(int pos) const;
+  // The positions shared the way `how` says (UNSPECIFIED: any way).
+  uint64_t SharedMask(v1::GpuShareMode how) const;
   // The thousandths of the GPU at `pos` a job with a share can still get: 0
   // when it is not shareable or a whole-GPU job holds it.
   int FreeShareMilli(int pos) const;
+  // Position in info.gpus(pos).mig_instances() of the instance with MIG
+  // device index `mig_index`, or -1.
+  int MigPosition(int pos, int32_t mig_index) const;
   // GPU memory (MB) not yet held by the jobs sharing the GPU at `pos`.
   int64_t FreeShareMemMb(int pos) const;
   // The bandwidth placement counts between the GPUs at positions a and b

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
+
 namespace gpusched::core {
 
 GangRequest ToGangRequest(const v1::JobSpec& spec) {
@@ -18,6 +20,11 @@ GangRequest ToGangRequest(const v1::JobSpec& spec) {
   g.gpu_memory_mb = r.gpu_memory_mb();
   g.gpu_share_milli = r.gpu_share_milli();
   g.gpu_mem_limit_mb = r.gpu_mem_limit_mb();
+  g.mig_profile = absl::AsciiStrToLower(r.mig_profile());
+  if (g.gpu_share_milli > 0) {
+    g.gpu_sharing = r.gpu_sharing();
+    g.user = spec.user();
+  }
   g.topology = spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED ? v1::TOPOLOGY_MODE_PREFER : spec.topology();
   return g;
 }

@@ -23,6 +23,10 @@ struct GangRequest {
   // (v1::Resources.gpu_share_milli); 0 = whole GPUs.
   int gpu_share_milli = 0;
   int64_t gpu_mem_limit_mb = 0;  // per GPU; 0 = gpu_share_milli of its memory
+  // With a share: the mechanism the job requires (UNSPECIFIED = either), and
+  // its user, since an MPS GPU serves one user's jobs at a time.
+  v1::GpuShareMode gpu_sharing = v1::GPU_SHARE_MODE_UNSPECIFIED;
+  std::string user;
   // PREFER, STRICT or ANY as the job asked; the core turns a STRICT whose
   // wait is over into PREFER before placing.
   v1::TopologyMode topology = v1::TOPOLOGY_MODE_PREFER;
@@ -30,7 +34,12 @@ struct GangRequest {
   // set are used. All ones: any node.
   uint64_t queue_bit = ~uint64_t{0};
 
+  // MIG instances of this profile (lower case) instead of GPUs: total_gpus
+  // of them on one node (v1::Resources.mig_profile).
+  std::string mig_profile;
+
   bool shares_gpus() const { return gpu_share_milli > 0; }
+  bool wants_mig() const { return !mig_profile.empty(); }
   int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
   int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }
 };

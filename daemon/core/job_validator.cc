@@ -1,5 +1,7 @@
 #include "daemon/core/job_validator.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -71,6 +73,14 @@ absl::Status ValidateEnvironment(const v1::JobSpec& spec, const SpecLimits& limi
 // node. Whether any node shares GPUs at all is the core's check at submit
 // (EverFits), since it needs the cluster.
 absl::Status ValidateGpuShare(const v1::Resources& r, const SpecLimits& limits) {
+  if (r.gpu_sharing() != v1::GPU_SHARE_MODE_UNSPECIFIED) {
+    if (r.gpu_share_milli() == 0) {
+      return Invalid("resources.gpu_sharing", "says how a GPU share is enforced: ask for gpu_share_milli too");
+    }
+    if (r.gpu_sharing() != v1::GPU_SHARE_MODE_MPS && r.gpu_sharing() != v1::GPU_SHARE_MODE_TIMESLICE) {
+      return Invalid("resources.gpu_sharing", absl::StrCat("must be MPS or TIMESLICE, got ", r.gpu_sharing()));
+    }
+  }
   if (r.gpu_share_milli() == 0) {
     if (r.gpu_mem_limit_mb() != 0) {
       return Invalid("resources.gpu_mem_limit_mb", "a GPU memory limit goes with a GPU share: ask for gpu_share_milli too");
@@ -84,6 +94,26 @@ absl::Status ValidateGpuShare(const v1::Resources& r, const SpecLimits& limits) 
   if (r.gpus() == 0) return Invalid("resources.gpu_share_milli", "a GPU share needs GPUs: ask for gpus too");
   if (r.nodes() > 1) {
     return Invalid("resources.nodes", absl::StrCat("a job with a GPU share runs on one node, got ", r.nodes()));
+  }
+  return absl::OkStatus();
+}
+
+// MIG instances by profile name ("3g.40gb"), `gpus` of them on one node.
+// Whether any node has the profile is the core's check at submit.
+absl::Status ValidateMig(const v1::Resources& r) {
+  if (r.mig_profile().empty()) return absl::OkStatus();
+  if (r.mig_profile().size() > 32 ||
+      !std::all_of(r.mig_profile().begin(), r.mig_profile().end(),
+                   [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+'; })) {
+    return Invalid("resources.mig_profile", absl::StrCat("\"", absl::CHexEscape(r.mig_profile().substr(0, 40)),
+                                                        "\" is not a MIG profile name such as 3g.40gb"));
+  }
+  if (r.gpu_share_milli() > 0) {
+    return Invalid("resources.mig_profile", "a MIG instance is not shared: ask for a MIG profile or a GPU share, not both");
+  }
+  if (r.gpus() == 0) return Invalid("resources.mig_profile", "ask for gpus too: the number of MIG instances");
+  if (r.nodes() > 1) {
+    return Invalid("resources.nodes", absl::StrCat("a job with MIG instances runs on one node, got ", r.nodes()));
   }
   return absl::OkStatus();
 }
@@ -135,6 +165,7 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
   if (r.gpus() == 0 && (!r.gpu_model().empty() || r.gpu_memory_mb() > 0)) {
     return Invalid("resources.gpu_model", "GPU constraints need GPUs: ask for gpus too");
   }
+  if (absl::Status s = ValidateMig(r); !s.ok()) return s;
   return ValidateGpuShare(r, limits);
 }
 

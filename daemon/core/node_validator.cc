@@ -1,6 +1,8 @@
 #include "daemon/core/node_validator.h"
 
 #include <cmath>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,40 @@
 #include "common/convert/topology_proto.h"
 
 namespace gpusched::core {
+namespace {
+
+// More than any GPU has: A100 and H100 split into at most 7.
+constexpr int kMaxMigInstances = 64;
+
+// A GPU's MIG instances: each with a UUID and profile a job can be given,
+// distinct indices and UUIDs; a GPU shared as MIG instances has MIG on.
+absl::Status ValidateMigInstances(const v1::GpuInfo& gpu, const std::string& field) {
+  if (gpu.share_mode() == v1::GPU_SHARE_MODE_MIG && !gpu.mig_enabled()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": shared as MIG instances, but MIG mode is off"));
+  }
+  if (gpu.mig_instances_size() > kMaxMigInstances) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".mig_instances has ", gpu.mig_instances_size(), " entries; at most ", kMaxMigInstances));
+  }
+  std::set<int32_t> indices;
+  std::set<std::string> uuids;
+  for (int k = 0; k < gpu.mig_instances_size(); ++k) {
+    const v1::MigInstance& mig = gpu.mig_instances(k);
+    const std::string at = absl::StrCat(field, ".mig_instances[", k, "]");
+    if (absl::Status s = CheckDisplayText(at + ".uuid", mig.uuid(), 96); !s.ok()) return s;
+    if (absl::Status s = CheckDisplayText(at + ".profile", mig.profile(), 32); !s.ok()) return s;
+    if (mig.uuid().empty() || mig.profile().empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(at, " has no uuid or no profile"));
+    }
+    if (!indices.insert(mig.index()).second || !uuids.insert(mig.uuid()).second) {
+      return absl::InvalidArgumentError(absl::StrCat(at, ": index ", mig.index(), " or uuid ", mig.uuid(), " is repeated"));
+    }
+    if (mig.memory_mb() < 0) return absl::InvalidArgumentError(absl::StrCat(at, ".memory_mb is negative"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
   if (node.name().empty()) return absl::InvalidArgumentError("node.name is empty");
@@ -30,6 +66,7 @@ absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
       return absl::InvalidArgumentError(
           absl::StrCat("node.gpus[", i, "].memory_mb is negative: ", node.gpus(i).memory_mb()));
     }
+    if (absl::Status s = ValidateMigInstances(node.gpus(i), absl::StrCat("node.gpus[", i, "]")); !s.ok()) return s;
   }
   absl::Status topology = convert::TopologyFromProto(node).status();
   if (!topology.ok()) return absl::InvalidArgumentError(absl::StrCat("node.", topology.message()));

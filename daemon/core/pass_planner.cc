@@ -27,7 +27,9 @@ std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S",
 std::string ShapeKey(const GangRequest& r) {
   return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
                       "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
-                      r.queue_bit, "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb);
+                      r.queue_bit, "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb, "/", r.gpu_sharing,
+                      // An MPS GPU's answer for one user is not another's.
+                      "/", r.user, "/", r.mig_profile);
 }
 
 PassPlanner::PassPlanner(PassInputs inputs)
@@ -178,7 +180,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
 
 bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request, const std::string& shape,
                                  const PlacementResult& free_now) {
-  if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 || request.shares_gpus() ||
+  if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 || request.shares_gpus() || request.wants_mig() ||
       in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
     return false;
   }

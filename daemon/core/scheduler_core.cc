@@ -5,12 +5,14 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/allocation_ranks.h"
 #include "common/display_text.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/job_array.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
+#include "common/share_mode_name.h"
 #include "common/time_limit.h"
 #include "daemon/core/ever_fits.h"
 #include "daemon/core/pass_planner.h"
@@ -644,11 +646,17 @@ void SchedulerCore::Start(ActiveJob& a, Effects& fx) {
   for (const auto& part : a.job.allocation().nodes()) {
     a.progress[part.node()] = NodeProgress{};
     fx.agent_commands.push_back({part.node(), LaunchMessage(a.job, part)});
+    std::vector<std::string> slices;
+    for (const v1::MigSlice& mig : part.mig_slices()) {
+      slices.push_back(absl::StrCat(mig.profile(), " on GPU ", mig.gpu_index(), " (MIG device ", mig.mig_index(), ")"));
+    }
     where.push_back(absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "",
                                  absl::StrJoin(part.gpu_indices(), ","),
+                                 slices.empty() ? "" : absl::StrCat(" MIG ", absl::StrJoin(slices, ", ")),
                                  part.gpu_share_milli() > 0
                                      ? absl::StrCat(" (", part.gpu_share_milli() / 10.0, "% and ",
-                                                    part.gpu_mem_limit_mb(), " MB of each)")
+                                                    part.gpu_mem_limit_mb(), " MB of each, ",
+                                                    ShareModeName(part.gpu_share_mode()), ")")
                                      : ""));
     NoteUsage(part.node(), fx);
   }
@@ -666,6 +674,8 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   *launch->mutable_gpu_indices() = part.gpu_indices();
   launch->set_gpu_share_milli(part.gpu_share_milli());
   launch->set_gpu_mem_limit_mb(part.gpu_mem_limit_mb());
+  launch->set_gpu_share_mode(part.gpu_share_mode());
+  *launch->mutable_mig_slices() = part.mig_slices();
   launch->set_node_rank(part.node_rank());
   launch->set_nnodes(job.allocation().nodes_size());
   // Ranks number one worker per GPU (one per node without GPUs). In per-GPU
@@ -673,7 +683,7 @@ v1::DaemonMessage SchedulerCore::LaunchMessage(const v1::Job& job, const v1::Nod
   // worker, the way torchrun numbers the workers it starts.
   int world = 0, offset = 0;
   for (const auto& p : job.allocation().nodes()) {
-    const int procs = std::max(1, p.gpu_indices_size());
+    const int procs = RanksOn(p);
     if (p.node_rank() < part.node_rank()) offset += procs;
     world += procs;
   }
@@ -730,11 +740,16 @@ void SetUsage(const NodeSlot& slot, v1::Node& node) {
   for (int p = 0; p < slot.info.gpus_size(); ++p) {
     v1::GpuHolders& holders = *node.add_gpu_holders();
     holders.set_index(slot.info.gpus(p).index());
+    if (slot.gpu_owner[p] == kMigGpuOwner) {
+      for (uint64_t job : slot.mig_owner[p]) holders.add_mig_holders(job);
+      continue;
+    }
     if (slot.gpu_owner[p] != kSharedGpuOwner) {
       holders.set_job_id(slot.gpu_owner[p]);
       continue;
     }
     holders.set_shared_mem_mb(slot.gpu_shares[p].mem_used_mb);
+    holders.set_mps_user(slot.gpu_shares[p].mps_user);
     for (const auto& [job, milli] : slot.gpu_shares[p].jobs) {
       v1::GpuShareHolder& share = *holders.add_shares();
       share.set_job_id(job);

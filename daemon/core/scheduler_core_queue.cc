@@ -151,9 +151,25 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     const int share = spec.resources().gpu_share_milli();
     return share > 0 ? gpus * share / 1000.0 : gpus;
   };
+  // A MIG instance, that part of its GPU's memory it has.
+  auto held_mig = [this](const v1::Allocation& allocation) {
+    double gpus = 0;
+    for (const v1::NodeAllocation& part : allocation.nodes()) {
+      const NodeSlot* slot = cluster_.Find(part.node());
+      for (const v1::MigSlice& mig : part.mig_slices()) {
+        const int pos = slot == nullptr ? -1 : slot->PositionOf(mig.gpu_index());
+        const int k = slot == nullptr ? -1 : slot->MigPosition(pos, mig.mig_index());
+        const int64_t whole = k < 0 ? 0 : slot->info.gpus(pos).memory_mb();
+        gpus += whole > 0 ? static_cast<double>(slot->info.gpus(pos).mig_instances(k).memory_mb()) / whole : 1.0;
+      }
+    }
+    return gpus;
+  };
   for (uint64_t id : placed_) {
-    const v1::JobSpec& spec = active_.at(id).job.spec();
-    running.push_back({&spec.user(), &spec.account(), held_gpus(spec)});
+    const v1::Job& job = active_.at(id).job;
+    const v1::JobSpec& spec = job.spec();
+    const double gpus = spec.resources().mig_profile().empty() ? held_gpus(spec) : held_mig(job.allocation());
+    running.push_back({&spec.user(), &spec.account(), gpus});
   }
   fair_share_.Advance(now, running);
   waiting.reserve(pending_.size());

@@ -1,10 +1,15 @@
 // GPU sharing through the real daemon, agents and CLI: two 30% jobs on one
 // time-sliced GPU at once with their limits in their environment, a 50% job
-// waiting with a reason, a whole-GPU job kept off the shared GPU.
+// waiting with a reason, a whole-GPU job kept off the shared GPU; and an MPS
+// node, whose agent runs (a stand-in for) NVIDIA's MPS control daemon.
 #include <catch2/catch.hpp>
+
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "tests/integration/test_cluster.h"
+#include "tests/support/temp_dir.h"
 
 using gpusched::testing::AgentSpec;
 using gpusched::testing::CommandResult;
@@ -57,4 +62,39 @@ TEST_CASE("a share on a cluster where no node shares GPUs is refused at submit",
   CommandResult bad = cluster.Cli({"submit", "--gpu-share", "120%", "--", "/bin/true"});
   CHECK(bad.exit_code != 0);
   CHECK_THAT(bad.err, Catch::Contains("invalid --gpu-share \"120%\": expected a percentage above 0 and at most 100"));
+}
+
+TEST_CASE("on an MPS node the agent runs the MPS control daemon and jobs get enforced limits", "[integration]") {
+  gpusched::testing::TempDir mps;
+  {
+    TestCluster cluster({{"mps-a", 2,
+                          {"--gpu-share-modes", "1=mps", "--mps-control-program", GPUSCHED_FAKE_MPS_CONTROL,
+                           "--mps-dir", mps.path().string()}}});
+    const uint64_t job = cluster.Submit(
+        {"--gpu-share", "30%", "--gpu-mem-limit", "10G", "--gpu-sharing", "mps", "--", "/bin/sh", "-c",
+         "echo THREADS=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE PINNED=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "
+         "CVD=$CUDA_VISIBLE_DEVICES PIPE=$CUDA_MPS_PIPE_DIRECTORY SHARING=$GPUSCHED_GPU_SHARING "
+         "ENFORCED=$GPUSCHED_GPU_LIMITS_ENFORCED; sleep 3"});
+    const v1::Job running = cluster.WaitForState(job, v1::JOB_STATE_RUNNING);
+    CHECK(running.allocation().nodes(0).gpu_indices(0) == 1);
+    CHECK(running.allocation().nodes(0).gpu_share_mode() == v1::GPU_SHARE_MODE_MPS);
+    CommandResult status = cluster.Cli({"status", std::to_string(job)});
+    CHECK_THAT(status.out, Catch::Contains("30% and 10G of each GPU, through MPS as "));
+    CHECK_THAT(status.out, Catch::Contains(": enforced (compute threads and pinned memory)"));
+    CommandResult nodes = cluster.Cli({"nodes", "show", "mps-a"});
+    CHECK_THAT(nodes.out, Catch::Contains("mps"));
+    REQUIRE(cluster.WaitForEnd(job).state() == v1::JOB_STATE_COMPLETED);
+    CommandResult log = cluster.Cli({"logs", std::to_string(job)});
+    CHECK_THAT(log.out, Catch::Contains("THREADS=30 PINNED=0=10240M CVD=GPU-fake-mps-a-1 PIPE=" + mps / "pipe" +
+                                        " SHARING=mps ENFORCED=1"));
+    // The stand-in was started for the MPS GPU only.
+    std::ifstream started(mps / "log/stand-in.log");
+    std::string first;
+    std::getline(started, first);
+    CHECK_THAT(first, Catch::Contains("devices=GPU-fake-mps-a-1"));
+  }
+  // The agent stopped it as it stopped.
+  std::ifstream log(mps / "log/stand-in.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Catch::Contains("command: quit"));
 }

@@ -53,7 +53,8 @@ EligibleByKind::EligibleByKind(const ClusterState& cluster, const GangRequest& r
 
 uint64_t CandidateMask(const NodeSlot& slot, const GangRequest& req, bool idle) {
   uint64_t eligible = EligibleGpus(slot, req);
-  return idle ? eligible : eligible & slot.FreeMask();
+  // MIG GPUs are never free as a whole, idle or not.
+  return idle ? eligible & ~slot.mig_mask : eligible & slot.FreeMask();
 }
 
 int64_t UsableGpus(const NodeSlot& slot, const GangRequest& req, bool idle) {

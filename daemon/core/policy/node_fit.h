@@ -83,7 +83,8 @@ inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const E
   if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
   if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
   // From the scan entry alone, but for an idle node's totals.
-  const uint64_t mask = idle ? eligible.Of(n) : n.free_mask & eligible.Of(n);
+  // MIG GPUs are never free as a whole, idle or not.
+  const uint64_t mask = idle ? eligible.Of(n) & ~n.slot->mig_mask : n.free_mask & eligible.Of(n);
   const int64_t usable = idle ? UsableOf(mask, n.slot->cpus_total, n.slot->mem_total_mb, req)
                               : UsableOf(mask, n.free_cpus, n.free_mem_mb, req);
   if (usable < min_usable) return false;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/core/policy/blind_policies.h"
+#include "daemon/core/policy/mig_placement.h"
 #include "daemon/core/policy/share_placement.h"
 #include "daemon/core/policy/topology_policy.h"
 
@@ -10,6 +11,7 @@ namespace gpusched::core {
 
 PlacementResult PlacementPolicy::Place(const ClusterState& cluster, const GangRequest& request) {
   if (request.shares_gpus()) return policy::PlaceShares(cluster, request);
+  if (request.wants_mig()) return policy::PlaceMigSlices(cluster, request);
   return PlaceWholeGpus(cluster, request);
 }
 

@@ -1,11 +1,13 @@
 #include "daemon/core/policy/share_placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/share_mode_name.h"
 #include "daemon/core/policy/node_fit.h"
 
 namespace gpusched::core::policy {
@@ -14,36 +16,54 @@ namespace {
 struct NodeChoice {
   const NodeSlot* slot = nullptr;
   std::vector<int> positions;
+  v1::GpuShareMode mode = v1::GPU_SHARE_MODE_TIMESLICE;  // the chosen GPUs' (all alike)
   int64_t leftover_milli = 0;     // free share the chosen GPUs keep after the job
   int64_t fresh_gpus = 0;         // chosen GPUs nobody shared before
   auto Key() const { return std::tuple(leftover_milli, fresh_gpus, slot->info.name()); }
 };
 
-// The request's GPUs on one node, tightest first; nullopt when fewer than
-// request.total_gpus GPUs there can take the share.
+// Whether the GPU at `pos` is shared the way the job asks and, under MPS,
+// serves no other user's jobs now.
+bool ModeSuits(const NodeSlot& slot, int pos, const GangRequest& request) {
+  const v1::GpuShareMode mode = slot.ShareMode(pos);
+  if (request.gpu_sharing != v1::GPU_SHARE_MODE_UNSPECIFIED && mode != request.gpu_sharing) return false;
+  return mode != v1::GPU_SHARE_MODE_MPS || slot.gpu_owner[pos] != kSharedGpuOwner ||
+         slot.gpu_shares[pos].mps_user == request.user;
+}
+
+// The request's GPUs on one node, tightest first, all shared one way (MPS
+// or time-slicing: a job is held to its limits on all of its GPUs or on
+// none); nullopt when fewer than request.total_gpus GPUs there can take the
+// share.
 std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& request, uint64_t eligible,
                                        int& most_fitting) {
-  std::vector<std::pair<int, int>> fitting;  // (free share after, position)
-  for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
-    if ((eligible >> p & 1) == 0) continue;
-    const int free = slot.FreeShareMilli(p);
-    if (free < request.gpu_share_milli) continue;
-    if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
-    fitting.emplace_back(free - request.gpu_share_milli, p);
+  std::optional<NodeChoice> best;
+  for (v1::GpuShareMode mode : {v1::GPU_SHARE_MODE_TIMESLICE, v1::GPU_SHARE_MODE_MPS}) {
+    std::vector<std::pair<int, int>> fitting;  // (free share after, position)
+    for (uint64_t bits = eligible & slot.SharedMask(mode); bits != 0; bits &= bits - 1) {
+      const int p = std::countr_zero(bits);
+      if (!ModeSuits(slot, p, request)) continue;
+      const int free = slot.FreeShareMilli(p);
+      if (free < request.gpu_share_milli) continue;
+      if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
+      fitting.emplace_back(free - request.gpu_share_milli, p);
+    }
+    most_fitting = std::max(most_fitting, static_cast<int>(fitting.size()));
+    if (static_cast<int64_t>(fitting.size()) < request.total_gpus) continue;
+    std::sort(fitting.begin(), fitting.end());
+    NodeChoice choice;
+    choice.slot = &slot;
+    choice.mode = mode;
+    for (int64_t i = 0; i < request.total_gpus; ++i) {
+      const auto [left, p] = fitting[i];
+      choice.positions.push_back(p);
+      choice.leftover_milli += left;
+      choice.fresh_gpus += slot.gpu_owner[p] == 0 ? 1 : 0;
+    }
+    std::sort(choice.positions.begin(), choice.positions.end());
+    if (!best || choice.Key() < best->Key()) best = std::move(choice);
   }
-  most_fitting = std::max(most_fitting, static_cast<int>(fitting.size()));
-  if (static_cast<int64_t>(fitting.size()) < request.total_gpus) return std::nullopt;
-  std::sort(fitting.begin(), fitting.end());
-  NodeChoice choice;
-  choice.slot = &slot;
-  for (int64_t i = 0; i < request.total_gpus; ++i) {
-    const auto [left, p] = fitting[i];
-    choice.positions.push_back(p);
-    choice.leftover_milli += left;
-    choice.fresh_gpus += slot.gpu_owner[p] == 0 ? 1 : 0;
-  }
-  std::sort(choice.positions.begin(), choice.positions.end());
-  return choice;
+  return best;
 }
 
 // Whether the node of `n` can host the request's CPUs and memory and its
@@ -62,10 +82,12 @@ std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRe
     const NodeScan& n = cluster.scan()[it->scan_index];
     if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;
     const NodeSlot& slot = *n.slot;
+    if (!ModeSuits(slot, it->position, request)) continue;
     if (slot.FreeShareMemMb(it->position) < ShareMemMb(request, slot.info.gpus(it->position).memory_mb())) continue;
     NodeChoice choice;
     choice.slot = &slot;
     choice.positions = {it->position};
+    choice.mode = slot.ShareMode(it->position);
     choice.leftover_milli = it->free_milli - request.gpu_share_milli;
     choice.fresh_gpus = slot.gpu_owner[it->position] == 0 ? 1 : 0;
     return choice;
@@ -88,7 +110,7 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
     best = ChooseOneGpu(cluster, request, eligible);
   } else {
     for (const NodeScan& n : cluster.scan()) {
-      if (!NodeSuits(n, request) || n.slot->shareable_mask == 0) continue;
+      if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
       std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting);
       if (choice && (!best || choice->Key() < best->Key())) best = std::move(choice);
     }
@@ -100,9 +122,12 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
       return PlacementResult::Unschedulable(
           absl::StrCat("waits for ", want, ": no node shares its GPUs (agent gpu_share_mode)"));
     }
+    const std::string how = request.gpu_sharing == v1::GPU_SHARE_MODE_UNSPECIFIED
+                                ? ""
+                                : absl::StrCat(" shared by ", ShareModeName(request.gpu_sharing));
     return PlacementResult::Unschedulable(absl::StrCat(
-        "waits for ", want, " and the memory with it on one node with the CPUs and memory for it; the most any such "
-        "node has now is ", most_fitting));
+        "waits for ", want, how, " and the memory with it on one node with the CPUs and memory for it",
+        request.total_gpus > 1 ? ", all shared one way" : "", "; the most any such node has now is ", most_fitting));
   }
   v1::Allocation allocation;
   v1::NodeAllocation& part = *allocation.add_nodes();
@@ -116,6 +141,8 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
     mem = mem < 0 ? need : std::min(mem, need);
   }
   part.set_gpu_mem_limit_mb(mem);
+  part.set_gpu_share_mode(best->mode);
+  if (best->mode == v1::GPU_SHARE_MODE_MPS) part.set_mps_user(request.user);
   allocation.set_policy("share best-fit");
   allocation.set_span("node");
   return PlacementResult::Placed(std::move(allocation));

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include "tests/skip.h"
 #include <filesystem>
 
@@ -218,16 +220,21 @@ TEST_CASE("a launch that would run as uid 0 needs the daemon's leave, whatever t
   CHECK(PrepareLaunch(launch, Context(dir)).ok());
 }
 
-TEST_CASE("a launch with a GPU share is refused on a node whose GPUs are not time-sliced") {
+TEST_CASE("a launch with a GPU share is refused on a node that does not share its GPUs") {
   TempDir dir;
-  v1::LaunchJob launch = MakeLaunch(7, {"/bin/true"});
+  v1::LaunchJob launch = MakeLaunch(7, {"/bin/true"}, {0});
   launch.set_gpu_share_milli(300);
   launch.set_gpu_mem_limit_mb(8000);
   auto refused = PrepareLaunch(launch, Context(dir));
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.status().message() ==
-        "the job asks for 30% of its GPUs, but node-a does not share its GPUs (gpu_share_mode = exclusive)");
+        "the job asks for 30% of GPU 0, but node-a does not share it (gpu_share_mode = exclusive)");
   LaunchContext sliced = Context(dir);
-  sliced.timesliced_gpus = true;
-  CHECK(PrepareLaunch(launch, sliced).ok());
+  GpuSharing sharing;
+  sharing.modes[0] = v1::GPU_SHARE_MODE_TIMESLICE;
+  sliced.sharing = &sharing;
+  auto plan = PrepareLaunch(launch, sliced);
+  REQUIRE(plan.ok());
+  const std::vector<std::string>& env = plan->processes[0].env;
+  CHECK(std::find(env.begin(), env.end(), "GPUSCHED_GPU_SHARING=timeslice") != env.end());
 }

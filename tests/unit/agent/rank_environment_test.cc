@@ -151,17 +151,14 @@ TEST_CASE("rank environment: a task of a job array sees its index, the array and
   CHECK(env.at("GPUSCHED_JOB_ID") == "42");
 }
 
-TEST_CASE("rank environment: a job with a GPU share is told its share, its memory and that nothing enforces them") {
+TEST_CASE("rank environment: a GPU share's variables win over the rest, CUDA_VISIBLE_DEVICES included") {
   v1::LaunchJob launch = Launch(v1::LAUNCH_MODE_PER_GPU, {2}, 0, 1, 1, 0);
-  launch.set_gpu_share_milli(125);
-  launch.set_gpu_mem_limit_mb(10240);
-  auto env = RankEnvironment(launch, 0, Context());
-  CHECK(env.at("GPUSCHED_GPU_SHARE_PERCENT") == "12.5");
-  CHECK(env.at("GPUSCHED_GPU_MEM_LIMIT_MB") == "10240");
-  CHECK(env.at("GPUSCHED_GPU_SHARING") == "timeslice");
-  CHECK(env.at("GPUSCHED_GPU_LIMITS_ENFORCED") == "0");
-  CHECK(env.at("CUDA_VISIBLE_DEVICES") == "2");
-  const auto whole = RankEnvironment(Launch(v1::LAUNCH_MODE_PER_GPU, {2}, 0, 1, 1, 0), 0, Context());
-  CHECK_FALSE(whole.contains("GPUSCHED_GPU_SHARE_PERCENT"));
-  CHECK_FALSE(whole.contains("GPUSCHED_GPU_SHARING"));
+  (*launch.mutable_spec()->mutable_env())["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = "100";
+  RankEnvContext context = Context();
+  context.share_env = {{"CUDA_VISIBLE_DEVICES", "GPU-2222"}, {"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "30"}};
+  auto env = RankEnvironment(launch, 0, context);
+  CHECK(env.at("CUDA_VISIBLE_DEVICES") == "GPU-2222");
+  CHECK(env.at("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE") == "30");
+  const auto whole = RankEnvironment(launch, 0, Context());
+  CHECK(whole.at("CUDA_VISIBLE_DEVICES") == "2");
 }

@@ -117,6 +117,33 @@ TEST_CASE("status --json prints the list in the ListJobsResponse shape, and one 
   CHECK(MessageDifferencer::Equals(job, FailedJob()));
 }
 
+TEST_CASE("status JOB says whether a GPU share is enforced: through MPS, or only accounted when time-sliced") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Job job = RunningJob();
+  job.mutable_spec()->mutable_resources()->set_gpu_share_milli(300);
+  job.mutable_spec()->mutable_resources()->set_gpu_sharing(v1::GPU_SHARE_MODE_MPS);
+  for (v1::NodeAllocation& part : *job.mutable_allocation()->mutable_nodes()) {
+    part.set_gpu_share_milli(300);
+    part.set_gpu_mem_limit_mb(10240);
+    part.set_gpu_share_mode(v1::GPU_SHARE_MODE_MPS);
+    part.set_mps_user("alice");
+  }
+  client.jobs[7] = job;
+  Invocation run = RunGpusched({"status", "7"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("30% of each GPU and of its memory, shared by mps"));
+  CHECK_THAT(run.out, Catch::Contains(
+                          "30% and 10G of each GPU, through MPS as alice: enforced (compute threads and pinned memory)"));
+  for (v1::NodeAllocation& part : *job.mutable_allocation()->mutable_nodes()) {
+    part.set_gpu_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+    part.clear_mps_user();
+  }
+  client.jobs[7] = job;
+  run = RunGpusched({"status", "7"}, client, host);
+  CHECK_THAT(run.out, Catch::Contains("30% and 10G of each GPU, time-sliced: accounted by the scheduler, not enforced"));
+}
+
 TEST_CASE("status JOB shows the detail, and the daemon's message when it refuses") {
   FakeHost host;
   FakeSchedulerClient client;

@@ -140,3 +140,43 @@ TEST_CASE("nodes show says how each GPU is shared and who holds it") {
   CHECK_THAT(run.out, Catch::Contains("timeslice  jobs 3 (30%), 4 (30%); 40% and 32G free "));
   CHECK_THAT(run.out, Catch::Contains("timeslice  -  "));
 }
+
+TEST_CASE("nodes show lists a MIG GPU's instances and who holds each") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node node = FixtureNode("pcie-01", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB");
+  v1::GpuInfo& gpu = *node.mutable_info()->mutable_gpus(0);
+  gpu.set_mig_enabled(true);
+  gpu.set_share_mode(v1::GPU_SHARE_MODE_MIG);
+  for (int k = 0; k < 2; ++k) {
+    v1::MigInstance& mig = *gpu.add_mig_instances();
+    mig.set_index(k);
+    mig.set_profile("3g.40gb");
+  }
+  for (const auto& g : node.info().gpus()) node.add_gpu_holders()->set_index(g.index());
+  node.mutable_gpu_holders(0)->add_mig_holders(5);
+  node.mutable_gpu_holders(0)->add_mig_holders(0);
+  *client.nodes.add_nodes() = node;
+  Invocation run = RunGpusched({"nodes", "show", "pcie-01"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("3g.40gb,3g.40gb  mig        MIG 5,-"));
+}
+
+TEST_CASE("nodes show names the one user an MPS GPU serves") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node node = FixtureNode("pcie-01", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB");
+  node.mutable_info()->mutable_gpus(0)->set_share_mode(v1::GPU_SHARE_MODE_MPS);
+  for (const auto& gpu : node.info().gpus()) node.add_gpu_holders()->set_index(gpu.index());
+  v1::GpuHolders& shared = *node.mutable_gpu_holders(0);
+  shared.set_shared_mem_mb(10240);
+  shared.set_mps_user("alice");
+  v1::GpuShareHolder& holder = *shared.add_shares();
+  holder.set_job_id(7);
+  holder.set_milli(250);
+  *client.nodes.add_nodes() = node;
+  Invocation run = RunGpusched({"nodes", "show", "pcie-01"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("mps        job 7 (25%) as alice; 75% and 70G free "));
+  CHECK_THAT(run.out, Catch::Contains("exclusive  -  "));
+}

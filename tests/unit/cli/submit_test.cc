@@ -77,6 +77,14 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
        R"(argv: "x" resources { gpus: 2 gpu_share_milli: 125 gpu_mem_limit_mb: 10240 })"},
       {{"submit", "--gpu-share", "100%", "--gpu-mem", "80G", "--", "x"},
        R"(argv: "x" resources { gpus: 1 gpu_share_milli: 1000 gpu_memory_mb: 81920 })"},
+      {{"submit", "--gpu-share", "30%", "--gpu-sharing", "mps", "--", "x"},
+       R"(argv: "x" resources { gpus: 1 gpu_share_milli: 300 gpu_sharing: GPU_SHARE_MODE_MPS })"},
+      {{"submit", "--gpu-share", "30%", "--gpu-sharing", "TimeSlice", "--", "x"},
+       R"(argv: "x" resources { gpus: 1 gpu_share_milli: 300 gpu_sharing: GPU_SHARE_MODE_TIMESLICE })"},
+      // MIG instances: one unless --gpus says more.
+      {{"submit", "--mig", "3g.40gb", "--", "x"}, R"(argv: "x" resources { gpus: 1 mig_profile: "3g.40gb" })"},
+      {{"submit", "--mig", "1g.10gb", "--gpus", "3", "--", "x"},
+       R"(argv: "x" resources { gpus: 3 mig_profile: "1g.10gb" })"},
   }));
   INFO(Describe(c.args));
   FakeHost host;
@@ -127,6 +135,10 @@ TEST_CASE("malformed submit input is a usage error that names the flag, and noth
       {{"submit", "--gpu-share", "half", "--", "x"}, "invalid --gpu-share \"half\""},
       {{"submit", "--gpu-share", "0.01%", "--", "x"}, "the smallest share is 0.1%"},
       {{"submit", "--gpu-share", "30%", "--gpu-mem-limit", "lots", "--", "x"}, "invalid --gpu-mem-limit"},
+      {{"submit", "--gpu-share", "30%", "--gpu-sharing", "exclusive", "--", "x"},
+       "invalid --gpu-sharing \"exclusive\": expected mps or timeslice"},
+      {{"submit", "--gpu-sharing", "mps", "--", "x"}, "--gpu-sharing goes with --gpu-share"},
+      {{"submit", "--mig", "3g.40gb", "--gpu-share", "30%", "--", "x"}, "--mig and --gpu-share"},
       {{"submit", "--frobnicate", "--", "x"}, "--frobnicate"},
   }));
   INFO(Describe(c.args));

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "agent/config/agent_config.h"
+#include "agent/config/gpu_share_modes.h"
 #include "tests/support/test_pki.h"
 
 using namespace gpusched::agent;
@@ -41,6 +42,8 @@ TEST_CASE("agent.toml: the shipped example holds the agent's defaults") {
   CHECK(config->log_dir == kDefaultAgentLogDir);
   CHECK(config->cpu_bind == "numa");
   CHECK(config->gpu_share_mode == "exclusive");
+  CHECK(config->gpu_share_modes.empty());
+  CHECK(config->mps_control_program == "nvidia-cuda-mps-control");
   CHECK(config->nccl_topo_file == false);
   CHECK(config->nccl_probe == "auto");
   CHECK(config->calibrate_on_start == true);
@@ -72,8 +75,14 @@ TEST_CASE("agent.toml: each mistake names the file and the line") {
   CHECK(ErrorOf("fake_gpus = 4096\n") == at + "1: fake_gpus must be between 0 and 1024, got 4096");
   CHECK(ErrorOf("heartbeat_interval_ms = 0\n") == at + "1: heartbeat_interval_ms must be between 1 and 3600000, got 0");
   CHECK(ErrorOf("cpu_bind = \"sideways\"\n") == at + "1: cpu_bind \"sideways\" is not one of none, numa");
-  CHECK(ErrorOf("gpu_share_mode = \"mps\"\n") ==
-        at + "1: gpu_share_mode \"mps\" is not one of exclusive, timeslice");
+  CHECK(ErrorOf("gpu_share_mode = \"vgpu\"\n") ==
+        at + "1: gpu_share_mode \"vgpu\" is not one of exclusive, timeslice, mps, mig");
+  CHECK(ErrorOf("[gpu_share_modes]\n\"0-3\" = \"mps\"\n\"3\" = \"timeslice\"\n") ==
+        at + "1: gpu_share_modes: GPU 3 is given twice");
+  CHECK(ErrorOf("[gpu_share_modes]\n\"0-x\" = \"mps\"\n") ==
+        at + "1: gpu_share_modes \"0-x\": not a list of GPU indices such as \"0-3\" or \"4,6\"");
+  CHECK(ErrorOf("[gpu_share_modes]\n\"0\" = \"shared\"\n") ==
+        at + "1: gpu_share_modes \"0\" = \"shared\": \"shared\" is not one of exclusive, timeslice, mps, mig");
   CHECK(ErrorOf("gpu_source = \"cuda\"\n") == at + "1: gpu_source \"cuda\" is not one of auto, nvml, file, fake");
   CHECK(ErrorOf("daemon = \"head\"\n") == at + "1: daemon \"head\" is not HOST:PORT");
   CHECK(ErrorOf("[labels]\nrack = \"\"\n") == at + "2: labels.rack is empty");
@@ -81,6 +90,28 @@ TEST_CASE("agent.toml: each mistake names the file and the line") {
   CHECK_THAT(ErrorOf("topology_file = \"/nonexistent/topo.txt\"\n"),
              StartsWith(at + "1: topology_file /nonexistent/topo.txt is not a readable file"));
   CHECK_THAT(ErrorOf("log_dir = \"/var/log\"\n[labels\n"), StartsWith(at + "2: "));
+}
+
+TEST_CASE("agent.toml: share modes per GPU over the node's, and the MPS control daemon's program and directory") {
+  auto config = ParseAgentConfig(
+      "gpu_share_mode = \"timeslice\"\nmps_control_program = \"nvidia-cuda-mps-control\"\n"
+      "mps_dir = \"/run/gpusched-mps\"\n[gpu_share_modes]\n\"0-3\" = \"mps\"\n\"7\" = \"exclusive\"\n",
+      "/etc/gpusched/agent.toml");
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->gpu_share_mode == "timeslice");
+  CHECK(config->gpu_share_modes == std::vector<std::pair<std::string, std::string>>{{"0-3", "mps"}, {"7", "exclusive"}});
+  CHECK(config->mps_control_program == "nvidia-cuda-mps-control");
+  CHECK(config->mps_dir == "/run/gpusched-mps");
+  auto modes = ParseGpuShareModes(config->gpu_share_modes);
+  REQUIRE(modes.ok());
+  CHECK(*modes == std::map<int32_t, std::string>{{0, "mps"}, {1, "mps"}, {2, "mps"}, {3, "mps"}, {7, "exclusive"}});
+  // A program with a '/' is a path, taken from the file's directory.
+  config = ParseAgentConfig("mps_control_program = \"bin/mps-control\"\n", "/etc/gpusched/agent.toml");
+  REQUIRE(config.ok());
+  CHECK(config->mps_control_program == "/etc/gpusched/bin/mps-control");
+  CHECK(SplitGpuShareModesFlag("4-7=timeslice")->first == "4-7");
+  CHECK(SplitGpuShareModesFlag("mps").status().message() == "--gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps");
 }
 
 TEST_CASE("agent.toml: a relative topology_file is taken from the file's directory") {

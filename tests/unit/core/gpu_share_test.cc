@@ -58,7 +58,7 @@ TEST_CASE("two 30% jobs run on one GPU at once; a whole-GPU job takes another GP
   CHECK(launches[0].launch().gpu_share_milli() == 300);
   CHECK(launches[0].launch().gpu_mem_limit_mb() == 24467);
   CHECK(launches[2].launch().gpu_share_milli() == 0);
-  CHECK(h.Persisted(a).reason() == "placed on s GPUs 0 (30% and 24467 MB of each)");
+  CHECK(h.Persisted(a).reason() == "placed on s GPUs 0 (30% and 24467 MB of each, timeslice)");
 }
 
 TEST_CASE("a whole-GPU job never lands on a GPU that jobs share, even one with most of it free") {
@@ -151,8 +151,8 @@ TEST_CASE("a share the cluster could never give is refused at submit, naming the
   auto too_many = h.core.Submit(ShareJob(300, 3), "", h.fx);
   REQUIRE_FALSE(too_many.ok());
   CHECK(too_many.status().message() ==
-        "resources.gpus: 3 GPUs with a share on one node (and its CPUs and memory), but the most any node could "
-        "give is 2");
+        "resources.gpus: 3 GPUs with a share on one node (and its CPUs and memory), all shared one way, but the most "
+        "any node could give is 2");
   for (auto [milli, message] : {std::pair{0, ""}, std::pair{1001, "resources.gpu_share_milli: must be <= 1000, got 1001"},
                                 std::pair{-5, "resources.gpu_share_milli: must be >= 1, got -5"}}) {
     if (milli == 0) continue;

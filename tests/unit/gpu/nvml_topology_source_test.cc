@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "common/topology/nvidia_smi_topo.h"
+#include "tests/unit/gpu/nvml_discover.h"
 #include "tests/unit/gpu/scoped_env.h"
 #include "tests/unit/topology/fixture_util.h"
 
@@ -39,15 +40,7 @@ NvmlTopologyOptions Options(const std::string& library = GPUSCHED_FAKE_NVML, con
   return options;
 }
 
-NodeTopology Discover(const NvmlTopologyOptions& options) {
-  auto source = NvmlTopologySource::Open(options);
-  INFO(source.status().ToString());
-  REQUIRE(source.ok());
-  auto topo = (*source)->Discover();
-  INFO(topo.status().ToString());
-  REQUIRE(topo.ok());
-  return *std::move(topo);
-}
+NodeTopology Discover(const NvmlTopologyOptions& options) { return gpusched::testing::DiscoverWithNvml(options); }
 
 NodeTopology Fixture(const std::string& name) {
   const std::string text = gpusched::testing::ReadTopoFixture(name);

@@ -171,10 +171,49 @@ FakeMachine Gb200Nvl() {
   return m;
 }
 
+// Four A100-SXM4-80GB, the first two in MIG mode as an operator partitioned
+// them: GPU 0 into two 3g.40gb, GPU 1 into seven 1g.10gb; GPUs 2 and 3 whole.
+FakeMachine A100Mig() {
+  FakeMachine m;
+  m.name = "a100-mig";
+  m.mig_capable = true;
+  m.nvlink = false;
+  for (int i = 0; i < 4; ++i) {
+    FakeGpu g;
+    g.uuid = Uuid("a100cafe", i);
+    g.name = "NVIDIA A100-SXM4-80GB";
+    g.bus_id = Bus(0, 0x07 + 0x10 * i);
+    g.memory_bytes = 85899345920ULL;  // 81920 MiB
+    g.cc_major = 8;
+    g.cc_minor = 0;
+    g.pcie_max_gen = 4;
+    g.pcie_curr_gen = 4;
+    g.pcie_width = 16;
+    g.cpus = i < 2 ? Cpus({{0, 31}}) : Cpus({{32, 63}});
+    g.mig = i < 2;
+    char uuid[64];
+    if (i == 0) {
+      for (unsigned k = 0; k < 2; ++k) {
+        std::snprintf(uuid, sizeof uuid, "MIG-3g40gb00-0000-4000-8000-%012u", k);
+        g.migs.push_back({k, uuid, "3g.40gb", 1 + k, 0, 3, 40192});
+      }
+    } else if (i == 1) {
+      for (unsigned k = 0; k < 7; ++k) {
+        std::snprintf(uuid, sizeof uuid, "MIG-1g10gb00-0000-4000-8000-%012u", k);
+        g.migs.push_back({k, uuid, "1g.10gb", 7 + k, 0, 1, 9728});
+      }
+    }
+    m.gpus.push_back(g);
+  }
+  m.ancestor = Square(4, NVML_TOPOLOGY_NODE);
+  m.p2p = Square(4, NVML_P2P_STATUS_OK);
+  return m;
+}
+
 }  // namespace
 
 const FakeMachine* FindMachine(const std::string& name) {
-  static const FakeMachine machines[] = {HgxH100(), Dgx1V100(), PcieL40s(), Gb200Nvl()};
+  static const FakeMachine machines[] = {HgxH100(), Dgx1V100(), PcieL40s(), Gb200Nvl(), A100Mig()};
   if (name.empty()) return &machines[0];
   for (const FakeMachine& m : machines) {
     if (m.name == name) return &m;

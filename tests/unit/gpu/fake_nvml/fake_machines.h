@@ -13,6 +13,16 @@ struct FakeLink {
   std::string remote_bus;  // the far end's busId; may be empty
 };
 
+// A MIG device of a GPU in MIG mode.
+struct FakeMig {
+  unsigned index = 0;  // nvmlDeviceGetMigDeviceHandleByIndex's index
+  std::string uuid;
+  std::string profile;  // named "<GPU name> MIG <profile>"
+  unsigned gpu_instance_id = 0, compute_instance_id = 0;
+  unsigned slices = 0;
+  unsigned long long memory_mb = 0;
+};
+
 struct FakeGpu {
   std::string uuid;
   std::string name;
@@ -21,6 +31,7 @@ struct FakeGpu {
   int cc_major = 0, cc_minor = 0;
   unsigned pcie_max_gen = 0, pcie_curr_gen = 0, pcie_width = 0;
   bool mig = false;  // MIG mode; asked only on MIG-capable machines
+  std::vector<FakeMig> migs;  // its MIG devices, when in MIG mode
   std::vector<int> cpus;
   std::vector<FakeLink> links;  // active NVLinks, link 0 upwards
   bool fabric = false;          // answers nvmlDeviceGetGpuFabricInfo as COMPLETED
@@ -39,7 +50,7 @@ struct FakeMachine {
 };
 
 // "hgx-h100" (also for an empty name), "dgx1-v100", "pcie-l40s",
-// "gb200-nvl"; nullptr for anything else.
+// "gb200-nvl", "a100-mig"; nullptr for anything else.
 const FakeMachine* FindMachine(const std::string& name);
 
 }  // namespace gpusched::fake_nvml

@@ -48,6 +48,22 @@ int IndexOf(nvmlDevice_t device) {
   return static_cast<int>(value - 1);
 }
 
+// MIG device handles: the GPU's handle with (position in FakeGpu::migs + 1)
+// above bit 16. GPU calls reject them, as IndexOf sees no such GPU.
+constexpr int kMigShift = 16;
+
+// The MIG device `device` names, and its GPU; null for anything else.
+const gpusched::fake_nvml::FakeMig* MigOf(nvmlDevice_t device, const FakeGpu** parent = nullptr) {
+  auto value = reinterpret_cast<std::uintptr_t>(device);
+  if (g_machine == nullptr) return nullptr;
+  const std::uintptr_t gpu = (value & ((1u << kMigShift) - 1)), mig = value >> kMigShift;
+  if (mig == 0 || gpu == 0 || gpu > g_machine->gpus.size()) return nullptr;
+  const FakeGpu& g = g_machine->gpus[gpu - 1];
+  if (mig > g.migs.size()) return nullptr;
+  if (parent != nullptr) *parent = &g;
+  return &g.migs[mig - 1];
+}
+
 // Resolves `device`, or says why the call fails.
 nvmlReturn_t Gpu(nvmlDevice_t device, const char* call, const FakeGpu*& gpu, int* index = nullptr) {
   if (g_machine == nullptr) return NVML_ERROR_UNINITIALIZED;
@@ -156,18 +172,27 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, 
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  if (const auto* mig = MigOf(device)) return CopyString(mig->uuid, uuid, length);
   const FakeGpu* g = nullptr;
   if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetUUID", g); rc != NVML_SUCCESS) return rc;
   return CopyString(g->uuid, uuid, length);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  const FakeGpu* parent = nullptr;
+  if (const auto* mig = MigOf(device, &parent)) return CopyString(parent->name + " MIG " + mig->profile, name, length);
   const FakeGpu* g = nullptr;
   if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetName", g); rc != NVML_SUCCESS) return rc;
   return CopyString(g->name, name, length);
 }
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  if (const auto* mig = MigOf(device)) {
+    memory->total = mig->memory_mb << 20;
+    memory->used = 0;
+    memory->free = memory->total;
+    return NVML_SUCCESS;
+  }
   const FakeGpu* g = nullptr;
   if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetMemoryInfo", g); rc != NVML_SUCCESS) return rc;
   memory->total = g->memory_bytes;
@@ -277,6 +302,53 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned
   if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetMigMode", g); rc != NVML_SUCCESS) return rc;
   if (!g_machine->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
   *current = *pending = g->mig ? NVML_DEVICE_MIG_ENABLE : NVML_DEVICE_MIG_DISABLE;
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
+  const FakeGpu* g = nullptr;
+  if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetMaxMigDeviceCount", g); rc != NVML_SUCCESS) return rc;
+  if (!g_machine->mig_capable) return NVML_ERROR_NOT_SUPPORTED;
+  *count = 7;  // A100/H100: seven compute slices
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
+                                                                  nvmlDevice_t* mig) {
+  const FakeGpu* g = nullptr;
+  int i = 0;
+  if (nvmlReturn_t rc = Gpu(device, "nvmlDeviceGetMigDeviceHandleByIndex", g, &i); rc != NVML_SUCCESS) return rc;
+  if (!g->mig) return NVML_ERROR_INVALID_ARGUMENT;
+  for (size_t k = 0; k < g->migs.size(); ++k) {
+    if (g->migs[k].index != index) continue;
+    *mig = reinterpret_cast<nvmlDevice_t>((static_cast<std::uintptr_t>(k + 1) << kMigShift) | (i + 1));
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
+  const auto* mig = MigOf(device);
+  if (mig == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = mig->gpu_instance_id;
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
+  const auto* mig = MigOf(device);
+  if (mig == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *id = mig->compute_instance_id;
+  return NVML_SUCCESS;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlDeviceAttributes_t* attributes) {
+  const auto* mig = MigOf(device);
+  if (mig == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::memset(attributes, 0, sizeof *attributes);
+  attributes->multiprocessorCount = 14 * mig->slices;
+  attributes->gpuInstanceSliceCount = mig->slices;
+  attributes->computeInstanceSliceCount = mig->slices;
+  attributes->memorySizeMB = mig->memory_mb;
   return NVML_SUCCESS;
 }
 

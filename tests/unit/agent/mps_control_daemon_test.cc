@@ -1,0 +1,131 @@
+#include "agent/runner/mps_control_daemon.h"
+
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "test_util.h"
+
+using namespace gpusched::agent;
+using namespace gpusched::agent::testing;
+
+namespace {
+
+// The stand-in records its starts and commands here (see its header).
+std::string StandInLog(const TempDir& dir) { return ReadFile(dir / "log/stand-in.log"); }
+
+MpsControlOptions Options(const TempDir& dir) {
+  MpsControlOptions options;
+  options.program = GPUSCHED_FAKE_MPS_CONTROL;
+  options.pipe_dir = dir / "pipe";
+  options.log_dir = dir / "log";
+  options.gpus = {"GPU-aaaa", "GPU-bbbb"};
+  options.first_backoff = absl::Milliseconds(50);
+  options.max_backoff = absl::Milliseconds(200);
+  options.stop_grace = absl::Seconds(2);
+  return options;
+}
+
+// Running, not a zombie: a detached daemon is still this test's child.
+bool Alive(pid_t pid) {
+  if (pid <= 0) return false;
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t end = stat.rfind(')');
+  return end != std::string::npos && end + 2 < stat.size() && stat[end + 2] != 'Z';
+}
+
+// Waits up to 5 s for `done`.
+template <typename Done>
+bool Eventually(Done done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("the MPS control daemon runs in the foreground with the agent's directories and only the MPS GPUs") {
+  TempDir dir;
+  MpsControlDaemon mps(Options(dir), gpusched::GetLogger("test"));
+  REQUIRE(mps.Start().ok());
+  CHECK(mps.Ready().ok());
+  const pid_t pid = mps.pid();
+  CHECK(Alive(pid));
+  REQUIRE(Eventually([&] { return StandInLog(dir).find("start") != std::string::npos; }));
+  CHECK(StandInLog(dir).find("pipe=" + dir / "pipe" + " log=" + dir / "log" + " devices=GPU-aaaa,GPU-bbbb") !=
+        std::string::npos);
+  // Clients (the jobs' users) must reach the pipe directory.
+  CHECK((std::filesystem::status(dir / "pipe").permissions() & std::filesystem::perms::others_exec) !=
+        std::filesystem::perms::none);
+
+  mps.Stop();
+  CHECK(StandInLog(dir).find("command: quit") != std::string::npos);
+  CHECK_FALSE(Alive(pid));
+  CHECK_FALSE(mps.Ready().ok());
+}
+
+TEST_CASE("an MPS control daemon that dies is started again, and Ready says why it is down meanwhile") {
+  TempDir dir;
+  MpsControlOptions options = Options(dir);
+  options.first_backoff = absl::Milliseconds(300);
+  MpsControlDaemon mps(options, gpusched::GetLogger("test"));
+  REQUIRE(mps.Start().ok());
+  const pid_t first = mps.pid();
+  REQUIRE(first > 0);
+  kill(first, SIGKILL);
+  REQUIRE(Eventually([&] { return !mps.Ready().ok(); }));
+  CHECK_THAT(std::string(mps.Ready().message()), Catch::Contains("was killed by signal 9"));
+  REQUIRE(Eventually([&] { return mps.pid() != 0 && mps.pid() != first; }));
+  CHECK(mps.Ready().ok());
+  CHECK(mps.restarts() == 1);
+  mps.Stop();
+}
+
+TEST_CASE("an MPS control daemon that cannot start leaves Ready with the reason, and is retried") {
+  TempDir dir;
+  SECTION("the program does not exist") {
+    MpsControlOptions options = Options(dir);
+    options.program = dir / "no-such-mps-control";
+    MpsControlDaemon mps(options, gpusched::GetLogger("test"));
+    REQUIRE(mps.Start().ok());
+    CHECK_THAT(std::string(mps.Ready().message()), Catch::Contains("no-such-mps-control"));
+    CHECK(Eventually([&] { return mps.restarts() >= 2; }));
+  }
+  SECTION("it exits at once") {
+    MpsControlOptions options = Options(dir);
+    options.env["STAND_IN_EXIT"] = "3";
+    MpsControlDaemon mps(options, gpusched::GetLogger("test"));
+    REQUIRE(mps.Start().ok());
+    REQUIRE(Eventually([&] { return mps.restarts() >= 1; }));
+    CHECK_THAT(std::string(mps.Ready().message()), Catch::Contains("exited with status 3"));
+    CHECK_THAT(std::string(mps.Ready().message()), Catch::Contains(dir / "log"));
+  }
+}
+
+TEST_CASE("an agent that detaches leaves its MPS control daemon running, and the next one adopts it") {
+  TempDir dir;
+  pid_t pid = 0;
+  {
+    MpsControlDaemon first(Options(dir), gpusched::GetLogger("test"));
+    REQUIRE(first.Start().ok());
+    pid = first.pid();
+    REQUIRE(Eventually([&] { return std::filesystem::exists(dir / "pipe/nvidia-cuda-mps-control.pid"); }));
+    first.Detach();
+  }
+  CHECK(Alive(pid));
+  MpsControlDaemon next(Options(dir), gpusched::GetLogger("test"));
+  REQUIRE(next.Start().ok());
+  CHECK(next.pid() == pid);
+  CHECK(next.Ready().ok());
+  next.Stop();
+  CHECK(StandInLog(dir).find("command: quit") != std::string::npos);
+  CHECK(Eventually([&] { return !Alive(pid); }));
+}
