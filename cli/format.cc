@@ -79,11 +79,6 @@ int64_t RequestedGpus(const v1::Resources& resources) {
   return resources.nodes() * resources.gpus_per_node();
 }
 
-double HeldGpus(const v1::Resources& resources) {
-  const double gpus = static_cast<double>(RequestedGpus(resources));
-  return resources.gpu_share_milli() > 0 ? gpus * resources.gpu_share_milli() / 1000.0 : gpus;
-}
-
 std::string GpusLabel(const v1::Resources& resources) {
   const int64_t gpus = RequestedGpus(resources);
   if (!resources.mig_profile().empty()) return absl::StrCat(gpus, "x", resources.mig_profile());

@@ -31,10 +31,6 @@ std::string ArrayTaskLabel(const v1::Job& job);
 // The GPUs a job asked for: resources.gpus, or nodes x gpus_per_node.
 int64_t RequestedGpus(const v1::Resources& resources);
 
-// The GPUs a job holds, counting a share of a GPU as that fraction of it:
-// what GPU-hours are charged by (0.3 for one GPU at 30%).
-double HeldGpus(const v1::Resources& resources);
-
 // The GPUS column: "8", or "1x30%" for one GPU at a 30% share.
 std::string GpusLabel(const v1::Resources& resources);
 

@@ -8,6 +8,7 @@
 
 #include "cli/format.h"
 #include "cli/table.h"
+#include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cmath>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -89,10 +90,11 @@ void ClusterState::Refresh(const NodeSlot& slot) {
   for (const ShareableGpu& e : entries) share_index_.erase(e);
   entries.clear();
   if (slot.shareable_mask == 0 || !slot.accepts_jobs()) return;
+  const int free_gpus = std::popcount(slot.free_mask);
   for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
     const int free = slot.FreeShareMilli(p);
     if (free <= 0) continue;
-    entries.push_back({free, slot.scan_index, p});
+    entries.push_back({free, free_gpus, slot.FreePeerGbps(p), slot.scan_index, p});
     share_index_.insert(entries.back());
   }
 }
@@ -269,6 +271,14 @@ uint64_t ClusterState::CompetingQueues(uint64_t queue_bit) const {
 const NodeSlot* ClusterState::Find(const std::string& name) const {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : &it->second;
+}
+
+int64_t NodeSlot::FreePeerGbps(int pos) const {
+  double gbps = 0;
+  for (uint64_t bits = free_mask & ~(uint64_t{1} << pos); bits != 0; bits &= bits - 1) {
+    gbps += PairGbps(pos, std::countr_zero(bits));
+  }
+  return std::llround(gbps);
 }
 
 int NodeSlot::MigPosition(int pos, int32_t mig_index) const {

@@ -50,10 +50,16 @@ inline constexpr uint64_t kSharedGpuOwner = ~uint64_t{0};
 inline constexpr uint64_t kMigGpuOwner = ~uint64_t{0} - 1;
 
 // One GPU a share could go to now (ClusterState::share_index()): on a node
-// that accepts jobs, shareable, not held whole, with free_milli > 0.
+// that accepts jobs, shareable, not held whole, with free_milli > 0. Ordered
+// by what taking it costs: the tightest fit first; among equals the GPU on
+// the node with the fewest whole GPUs free, then the one whose free NVLink
+// and PCIe peers a gang would miss least, so that shares leave idle nodes
+// and NVLink islands whole.
 struct ShareableGpu {
   int free_milli = 0;
-  size_t scan_index = 0;  // its node's NodeSlot::scan_index
+  int node_free_gpus = 0;  // whole GPUs free on its node
+  int64_t peer_gbps = 0;   // NodeSlot::FreePeerGbps
+  size_t scan_index = 0;   // its node's NodeSlot::scan_index
   int position = 0;
   auto operator<=>(const ShareableGpu&) const = default;
 };
@@ -135,6 +141,9 @@ struct NodeSlot {
   // Position in info.gpus(pos).mig_instances() of the instance with MIG
   // device index `mig_index`, or -1.
   int MigPosition(int pos, int32_t mig_index) const;
+  // The bandwidth (GB/s, rounded) between the GPU at `pos` and the other
+  // whole free GPUs of the node: what a gang here would lose with it.
+  int64_t FreePeerGbps(int pos) const;
   // GPU memory (MB) not yet held by the jobs sharing the GPU at `pos`.
   int64_t FreeShareMemMb(int pos) const;
   // The bandwidth placement counts between the GPUs at positions a and b

@@ -22,6 +22,20 @@ struct NodeUsage {
   int64_t gpus_free = 0;
   v1::NodeState state = v1::NODE_STATE_UNSPECIFIED;
   bool drained = false;
+  // Each job's part of a GPU it does not hold whole: a share, or a MIG
+  // instance (thousandths of the GPU, HeldGpuMilli's measure).
+  struct PartHolder {
+    int32_t gpu = 0;  // GpuInfo.index
+    uint64_t job = 0;
+    int milli = 0;
+    bool mig = false;
+    auto operator<=>(const PartHolder&) const = default;
+  };
+  std::vector<PartHolder> parts;
+
+  // From the holders a node row carries (v1::Node.gpu_holders).
+  static std::vector<PartHolder> PartsOf(const v1::NodeInfo& info,
+                                         const google::protobuf::RepeatedPtrField<v1::GpuHolders>& holders);
 };
 
 // What the core asks the outside world to do after a command: persist these

@@ -803,7 +803,13 @@ void SchedulerCore::NoteUsage(const std::string& name, Effects& fx) const {
   const NodeSlot* slot = cluster_.Find(name);
   if (slot == nullptr) return;
   if (auto row = fx.nodes.find(name); row != fx.nodes.end()) return SetUsage(*slot, row->second);
-  fx.node_usage[name] = NodeUsage{slot->gpu_count, slot->FreeGpus(), slot->state, !slot->drain_reason.empty()};
+  NodeUsage& usage = fx.node_usage[name];
+  usage = NodeUsage{slot->gpu_count, slot->FreeGpus(), slot->state, !slot->drain_reason.empty(), {}};
+  if ((slot->shareable_mask | slot->mig_mask) != 0) {
+    v1::Node holders;
+    SetUsage(*slot, holders);
+    usage.parts = NodeUsage::PartsOf(slot->info, holders.gpu_holders());
+  }
 }
 
 }  // namespace gpusched::core

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
+#include "common/gpu_fraction.h"
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
@@ -145,36 +146,15 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   }
   std::vector<FairShare::Holding> running, waiting;
   running.reserve(placed_.size());
-  // A job with a share of its GPUs is charged that fraction of each.
-  auto held_gpus = [](const v1::JobSpec& spec) {
-    const double gpus = static_cast<double>(spec.resources().gpus());
-    const int share = spec.resources().gpu_share_milli();
-    return share > 0 ? gpus * share / 1000.0 : gpus;
-  };
-  // A MIG instance, that part of its GPU's memory it has.
-  auto held_mig = [this](const v1::Allocation& allocation) {
-    double gpus = 0;
-    for (const v1::NodeAllocation& part : allocation.nodes()) {
-      const NodeSlot* slot = cluster_.Find(part.node());
-      for (const v1::MigSlice& mig : part.mig_slices()) {
-        const int pos = slot == nullptr ? -1 : slot->PositionOf(mig.gpu_index());
-        const int k = slot == nullptr ? -1 : slot->MigPosition(pos, mig.mig_index());
-        const int64_t whole = k < 0 ? 0 : slot->info.gpus(pos).memory_mb();
-        gpus += whole > 0 ? static_cast<double>(slot->info.gpus(pos).mig_instances(k).memory_mb()) / whole : 1.0;
-      }
-    }
-    return gpus;
-  };
+  // A share or a MIG instance is charged as the part of a GPU it is.
   for (uint64_t id : placed_) {
-    const v1::Job& job = active_.at(id).job;
-    const v1::JobSpec& spec = job.spec();
-    const double gpus = spec.resources().mig_profile().empty() ? held_gpus(spec) : held_mig(job.allocation());
-    running.push_back({&spec.user(), &spec.account(), gpus});
+    const v1::JobSpec& spec = active_.at(id).job.spec();
+    running.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
   }
   fair_share_.Advance(now, running);
   waiting.reserve(pending_.size());
   for (const auto& [key, a] : pending_) {
-    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), held_gpus(a->job.spec())});
+    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), HeldGpus(a->job.spec().resources())});
   }
   fair_share_.SetWaiting(waiting);
 

@@ -14,7 +14,12 @@ NodeMetrics::NodeMetrics(prometheus::Registry& registry)
     : node_state_(prometheus::BuildGauge()
                       .Name("gpusched_node_state")
                       .Help("1 for the state each node is in (up, not_responding, down), 0 for the others")
-                      .Register(registry)) {
+                      .Register(registry)),
+      gpu_part_(prometheus::BuildGauge()
+                    .Name("gpusched_gpu_part")
+                    .Help("The part of a GPU a job holds without holding it whole: a share (kind=share) or a MIG "
+                          "instance (kind=mig, its compute slices of seven)")
+                    .Register(registry)) {
   auto& nodes = prometheus::BuildGauge()
                     .Name("gpusched_nodes")
                     .Help("Registered nodes by state (up, not_responding, down)")
@@ -51,8 +56,39 @@ std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const core::
 }
 
 void NodeMetrics::Update(const v1::Node& node) {
-  Update(node.info().name(), core::NodeUsage{node.info().gpus_size(), node.gpus_free(), node.state(),
-                                             !node.drain_reason().empty()});
+  Update(node.info().name(),
+         core::NodeUsage{node.info().gpus_size(), node.gpus_free(), node.state(), !node.drain_reason().empty(),
+                         core::NodeUsage::PartsOf(node.info(), node.gpu_holders())});
+}
+
+void NodeMetrics::UpdateParts(const std::string& name, Tracked& t,
+                              const std::vector<core::NodeUsage::PartHolder>& parts) {
+  // One series per job and GPU: two MIG instances of one job on a GPU add up.
+  std::map<core::NodeUsage::PartHolder, int> held;
+  for (core::NodeUsage::PartHolder part : parts) {
+    const int milli = part.milli;
+    part.milli = 0;
+    held[part] += milli;
+  }
+  std::map<core::NodeUsage::PartHolder, prometheus::Gauge*> now;
+  for (const auto& [part, milli] : held) {
+    auto it = t.parts.find(part);
+    prometheus::Gauge* gauge = nullptr;
+    if (it != t.parts.end()) {
+      gauge = it->second;
+      t.parts.erase(it);
+    } else {
+      gauge = &gpu_part_.Add({{"node", name},
+                              {"gpu", std::to_string(part.gpu)},
+                              {"job", std::to_string(part.job)},
+                              {"kind", part.mig ? "mig" : "share"}});
+    }
+    gauge->Set(milli / 1000.0);
+    now.emplace(part, gauge);
+  }
+  // What is left was let go.
+  for (const auto& [part, gauge] : t.parts) gpu_part_.Remove(gauge);
+  t.parts = std::move(now);
 }
 
 void NodeMetrics::Update(const std::string& name, const core::NodeUsage& usage) {
@@ -79,6 +115,7 @@ void NodeMetrics::Update(const std::string& name, const core::NodeUsage& usage) 
     if (change < 0) gpus_[i]->Decrement(static_cast<double>(-change));
   }
   t.gpus = gpus;
+  UpdateParts(name, t, usage.parts);
 }
 
 }  // namespace gpusched::metrics

@@ -25,6 +25,12 @@ namespace gpusched::metrics {
 //                                     that is not up (nothing can start there);
 //                                     drained: unallocated on an up node that an
 //                                     operator drained
+//   gpusched_gpu_part{node, gpu, job, kind}
+//                                     the part of a GPU a job holds when it
+//                                     does not hold it whole: kind "share" (its
+//                                     share, 0.3 for 30%) or "mig" (a MIG
+//                                     instance, its slices of seven); gone when
+//                                     the job lets go
 class NodeMetrics {
  public:
   explicit NodeMetrics(prometheus::Registry& registry);
@@ -40,12 +46,15 @@ class NodeMetrics {
     int state = -1;                 // index into kStates, -1 before the first update
     std::array<int64_t, kGpuStates> gpus{};  // by GpuState
     std::array<prometheus::Gauge*, kStates> state_gauges{};
+    std::map<core::NodeUsage::PartHolder, prometheus::Gauge*> parts;  // milli left 0 in the key
   };
 
   static int StateIndex(v1::NodeState state);
   static std::array<int64_t, kGpuStates> CountGpus(const core::NodeUsage& usage);
+  void UpdateParts(const std::string& name, Tracked& t, const std::vector<core::NodeUsage::PartHolder>& parts);
 
   prometheus::Family<prometheus::Gauge>& node_state_;
+  prometheus::Family<prometheus::Gauge>& gpu_part_;
   std::array<prometheus::Gauge*, kStates> nodes_;
   std::array<prometheus::Gauge*, kGpuStates> gpus_;
   std::map<std::string, Tracked> tracked_;

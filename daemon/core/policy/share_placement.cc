@@ -19,7 +19,9 @@ struct NodeChoice {
   v1::GpuShareMode mode = v1::GPU_SHARE_MODE_TIMESLICE;  // the chosen GPUs' (all alike)
   int64_t leftover_milli = 0;     // free share the chosen GPUs keep after the job
   int64_t fresh_gpus = 0;         // chosen GPUs nobody shared before
-  auto Key() const { return std::tuple(leftover_milli, fresh_gpus, slot->info.name()); }
+  int free_gpus = 0;              // whole GPUs free on the node before the job
+  int64_t peer_gbps = 0;          // the chosen GPUs' NodeSlot::FreePeerGbps
+  auto Key() const { return std::tuple(leftover_milli, fresh_gpus, free_gpus, peer_gbps, slot->info.name()); }
 };
 
 // Whether the GPU at `pos` is shared the way the job asks and, under MPS,
@@ -39,14 +41,14 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
                                        int& most_fitting) {
   std::optional<NodeChoice> best;
   for (v1::GpuShareMode mode : {v1::GPU_SHARE_MODE_TIMESLICE, v1::GPU_SHARE_MODE_MPS}) {
-    std::vector<std::pair<int, int>> fitting;  // (free share after, position)
+    std::vector<std::tuple<int, int64_t, int>> fitting;  // (free share after, FreePeerGbps, position)
     for (uint64_t bits = eligible & slot.SharedMask(mode); bits != 0; bits &= bits - 1) {
       const int p = std::countr_zero(bits);
       if (!ModeSuits(slot, p, request)) continue;
       const int free = slot.FreeShareMilli(p);
       if (free < request.gpu_share_milli) continue;
       if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
-      fitting.emplace_back(free - request.gpu_share_milli, p);
+      fitting.emplace_back(free - request.gpu_share_milli, slot.FreePeerGbps(p), p);
     }
     most_fitting = std::max(most_fitting, static_cast<int>(fitting.size()));
     if (static_cast<int64_t>(fitting.size()) < request.total_gpus) continue;
@@ -54,10 +56,12 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
     NodeChoice choice;
     choice.slot = &slot;
     choice.mode = mode;
+    choice.free_gpus = std::popcount(slot.free_mask);
     for (int64_t i = 0; i < request.total_gpus; ++i) {
-      const auto [left, p] = fitting[i];
+      const auto [left, peers, p] = fitting[i];
       choice.positions.push_back(p);
       choice.leftover_milli += left;
+      choice.peer_gbps += peers;
       choice.fresh_gpus += slot.gpu_owner[p] == 0 ? 1 : 0;
     }
     std::sort(choice.positions.begin(), choice.positions.end());
@@ -77,7 +81,7 @@ bool NodeSuits(const NodeScan& n, const GangRequest& request) {
 // size up, whose node suits the job. The index is in best-fit order.
 std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRequest& request,
                                        const EligibleByKind& eligible) {
-  for (auto it = cluster.share_index().lower_bound({request.gpu_share_milli, 0, 0});
+  for (auto it = cluster.share_index().lower_bound({request.gpu_share_milli, 0, 0, 0, 0});
        it != cluster.share_index().end(); ++it) {
     const NodeScan& n = cluster.scan()[it->scan_index];
     if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;

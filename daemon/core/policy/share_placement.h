@@ -13,8 +13,11 @@ namespace gpusched::core::policy {
 // still free (a GPU a whole-GPU job holds is never one of them). Among those:
 // best fit, so that the fewest GPUs are opened to sharing. On each node the
 // GPUs left with the least share free after the job (already shared ones
-// before fresh ones); across nodes the smallest such leftover, then the node
-// whose GPUs are most shared already, then node name order. A share of one
+// before fresh ones), then those whose free peers a gang would miss least
+// (NodeSlot::FreePeerGbps); across nodes the smallest such leftover, then
+// the node whose GPUs are most shared already, then the node with the fewest
+// whole GPUs free (an idle node stays whole for gangs), then the least peer
+// bandwidth taken, then node name order. A share of one
 // GPU is read off ClusterState::share_index() in that order, without a scan
 // of the nodes. Every placement policy places shares this way
 // (PlacementPolicy::Place).

@@ -1,11 +1,12 @@
 #include "daemon/core/queue/limit_ledger.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/gpu_fraction.h"
 
 namespace gpusched::core {
 
 void LimitLedger::Charge(const v1::Job& job, int sign) {
-  const int64_t gpus = sign * job.spec().resources().gpus();
+  const int64_t gpus = sign * HeldGpuMilli(job.spec().resources());
   queue_gpus_[job.spec().queue()] += gpus;
   user_gpus_[{job.spec().queue(), job.spec().user()}] += gpus;
   if (job.array().max_running() > 0) {
@@ -32,21 +33,21 @@ bool LimitLedger::OverArrayLimit(const v1::Job& job) const {
 std::string LimitLedger::QueueLimitReason(const v1::Job& job) const {
   const QueueSpec* queue = queues_->Find(job.spec().queue());
   if (queue == nullptr) return "";
-  const int64_t gpus = job.spec().resources().gpus();
+  const int64_t gpus = HeldGpuMilli(job.spec().resources());
   if (queue->max_gpus > 0) {
     auto it = queue_gpus_.find(queue->name);
     const int64_t held = it == queue_gpus_.end() ? 0 : it->second;
-    if (held + gpus > queue->max_gpus) {
-      return absl::StrCat("waiting for queue ", queue->name, "'s GPU limit: its jobs hold ", held, " of ",
+    if (held + gpus > queue->max_gpus * 1000) {
+      return absl::StrCat("waiting for queue ", queue->name, "'s GPU limit: its jobs hold ", held / 1000.0, " of ",
                           queue->max_gpus, " GPUs");
     }
   }
   if (queue->max_gpus_per_user > 0) {
     auto it = user_gpus_.find({queue->name, job.spec().user()});
     const int64_t held = it == user_gpus_.end() ? 0 : it->second;
-    if (held + gpus > queue->max_gpus_per_user) {
+    if (held + gpus > queue->max_gpus_per_user * 1000) {
       return absl::StrCat("waiting for queue ", queue->name, "'s per-user GPU limit: ", job.spec().user(),
-                          "'s jobs hold ", held, " of ", queue->max_gpus_per_user, " GPUs");
+                          "'s jobs hold ", held / 1000.0, " of ", queue->max_gpus_per_user, " GPUs");
     }
   }
   return "";

@@ -32,8 +32,10 @@ class LimitLedger {
 
  private:
   const QueuePolicy* queues_;
-  std::map<std::string, int64_t> queue_gpus_;                         // GPUs held, by queue
-  std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;  // by (queue, user)
+  // Thousandths of GPUs held (HeldGpuMilli: a share or a MIG instance is a
+  // part of a GPU), by queue and by (queue, user).
+  std::map<std::string, int64_t> queue_gpus_;
+  std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;
   absl::flat_hash_map<uint64_t, int32_t> array_placed_;               // placed tasks, by array
 };
 

@@ -603,3 +603,25 @@ TEST_CASE("fair share charges a job with a share of a GPU that fraction of it") 
   const v1::FairShareUsage& kept = *h.fx.fair_share;
   CHECK(kept.users().at("alice") == Approx(0.3 * kept.users().at("bob")));
 }
+
+TEST_CASE("queue GPU limits count a share as its fraction of a GPU and a MIG instance as its slices") {
+  CoreHarness h(WithQueues({Limited("shared", 1)}));
+  v1::RegisterNode reg;
+  *reg.mutable_node() = core::testing::MakeNode("s", 4);
+  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  v1::JobSpec share = GpuJob(1);
+  share.mutable_resources()->set_gpu_share_milli(300);
+  v1::JobSpec half = GpuJob(1);
+  half.mutable_resources()->set_gpu_share_milli(500);
+  const uint64_t a = h.Submit(In("shared", share));
+  const uint64_t b = h.Submit(In("shared", share));
+  const uint64_t c = h.Submit(In("shared", half));
+  h.Pass();
+  // 0.3 + 0.3 of the user's one GPU: the 0.5 more would pass it.
+  CHECK(h.StateOf(a) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(b) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(c) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(c).reason(), Catch::Contains("per-user GPU limit: alice's jobs hold 0.6 of 1 GPUs"));
+}
