@@ -271,6 +271,12 @@ int main(int argc, char** argv) {
                     "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
       ->capture_default_str();
+  std::string share_packing = gpusched::core::kDefaultSharePacking;
+  serve->add_option("--share-packing", share_packing,
+                    "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole) or fgd (least "
+                    "growth of the fragmentation expected for the cluster's jobs)")
+      ->check(CLI::IsMember(gpusched::core::SharePackingNames()))
+      ->capture_default_str();
   std::string default_topology = "prefer";
   serve->add_option("--default-topology", default_topology,
                     "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "
@@ -353,6 +359,7 @@ int main(int argc, char** argv) {
                 options.allow_unauthenticated_tcp);
     unless_flag(serve, "--allow-root-jobs", file->allow_root_jobs, options.core.allow_root_jobs);
     unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
+    unless_flag(serve, "--share-packing", file->share_packing, share_packing);
     unless_flag(serve, "--default-topology", file->default_topology, default_topology);
     unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
     unless_flag(serve, "--tls-cert", file->tls_cert, tls_files.cert);
@@ -374,6 +381,7 @@ int main(int argc, char** argv) {
   options.core.probe.preflight_min = static_cast<double>(preflight_min_percent) / 100;
 
   options.core.placement_policy = placement_policy;
+  options.core.share_packing = *gpusched::core::ParseSharePacking(share_packing);
   options.admins = std::set<std::string>(admins.begin(), admins.end());
   options.core.defaults.topology = default_topology == "strict" ? gpusched::v1::TOPOLOGY_MODE_STRICT
                                    : default_topology == "any"  ? gpusched::v1::TOPOLOGY_MODE_ANY

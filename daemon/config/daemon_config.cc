@@ -38,7 +38,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   auto doc = config::ParseToml(text, path);
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
-  reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "default_topology", "network_topology", "metrics_listen",
+  reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "share_packing", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key, kHeadBlocksAfterH.key,
                     kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
                     tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins",
@@ -48,6 +48,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.state_dir = reader.Path("state_dir");
   config.log_level = reader.OneOf("log_level", config::LogLevelNames());
   config.placement_policy = reader.OneOf("placement_policy", core::PlacementPolicyNames());
+  config.share_packing = reader.OneOf("share_packing", core::SharePackingNames());
   config.default_topology = reader.OneOf("default_topology", {"prefer", "strict", "any"});
   config.metrics_listen = ListenAddress(reader, "metrics_listen");
   config.socket = reader.Path("socket");
@@ -110,6 +111,7 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add("state_dir", config.state_dir);
   add("log_level", config.log_level);
   add("placement_policy", config.placement_policy);
+  add("share_packing", config.share_packing);
   add("default_topology", config.default_topology);
   add("metrics_listen", config.metrics_listen);
   add("socket", config.socket);

@@ -16,6 +16,7 @@
 #include "common/time_limit.h"
 #include "daemon/core/ever_fits.h"
 #include "daemon/core/pass_planner.h"
+#include "daemon/core/share_mix.h"
 
 namespace gpusched::core {
 SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
@@ -564,6 +565,13 @@ PassPlan SchedulerCore::PlanPass() {
 }
 
 void SchedulerCore::Schedule(Effects& fx) {
+  if (options_.share_packing == SharePacking::kFgd) {
+    // FGD weighs a share's choice against what the cluster runs and awaits.
+    std::vector<GangRequest> requests;
+    requests.reserve(active_.size());
+    for (const auto& [id, a] : active_) requests.push_back(ToGangRequest(a.job.spec()));
+    policy_->set_share_weighing({SharePacking::kFgd, ShareMixOf(requests)});
+  }
   const Ranked ranked = RankPending();
   KeepFairShare(fx);
   Apply(PlanFor(ranked, /*keep_starts=*/true), ranked, fx);

@@ -67,6 +67,8 @@ struct CoreOptions {
   // Which PlacementPolicy decides where gangs go (policy/placement_policy.h);
   // an unknown name falls back to the default, so validate it first.
   std::string placement_policy = kDefaultPlacementPolicy;
+  // How shares of GPUs pick their GPUs (policy/share_packing.h).
+  SharePacking share_packing = SharePacking::kBestFit;
   // The cluster network as the operator wrote it (Slurm topology.conf
   // style): where it names a node, it wins over the node's own labels.
   std::shared_ptr<const NetworkTopologyConf> network;

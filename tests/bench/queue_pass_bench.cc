@@ -23,7 +23,7 @@
 // pending) asking for 25-81% of one GPU instead: what sharing costs a pass.
 //
 //   queue_pass_bench [--nodes 5000 --running 5000 --pending 10000 --users 50 --urgent 0.01 --seed 1]
-//                    [--no-time-limits] [--fractional 0.5]
+//                    [--no-time-limits] [--fractional 0.5 [--fgd]]
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -56,6 +56,7 @@ struct Options {
   // and multi-GPU jobs weigh waiting against spreading.
   bool no_time_limits = false;
   double fractional = 0;  // --fractional: the share of jobs asking for part of one GPU
+  bool fgd = false;       // --fgd: a fourth lane packing the shares by FGD
 };
 
 constexpr int kShareMilli[] = {250, 320, 470, 500, 650, 810};
@@ -144,13 +145,15 @@ void TimedPass(Lane& lane, int pass) {
 }
 
 std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const sim::SimCluster& cluster,
-                               bool weighted, double fractional = 0) {
+                               bool weighted, double fractional = 0,
+                               core::SharePacking packing = core::SharePacking::kBestFit) {
   auto lane = std::make_unique<Lane>();
   lane->name = name;
   lane->clock = std::make_unique<ManualClock>(absl::FromUnixSeconds(1'750'000'000));
   core::CoreOptions options;
   options.queue_depth = static_cast<size_t>(o.pending + o.running);
   options.queues.queues = {core::QueueSpec::Named("batch"), core::QueueSpec::Named("urgent", 1)};
+  options.share_packing = packing;
   if (!weighted) {
     options.queues.weights = core::PriorityWeights::None();
   }
@@ -250,6 +253,7 @@ int main(int argc, char** argv) {
                  "add a lane where this share of the jobs asks for part of one time-sliced GPU")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_flag("--fgd", o.fgd, "with --fractional: a lane more whose shares are packed by FGD");
   CLI11_PARSE(app, argc, argv);
 
   auto spec = gpusched::sim::ParseClusterSpec(ClusterToml(o.nodes));
@@ -271,6 +275,10 @@ int main(int argc, char** argv) {
   if (o.fractional > 0) {
     lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true,
                              o.fractional));
+    if (o.fgd) {
+      lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares, fgd"), o, *cluster,
+                               true, o.fractional, gpusched::core::SharePacking::kFgd));
+    }
   }
   for (auto& lane : lanes) TimedPass(*lane, 0);
   for (auto& lane : lanes) {
@@ -301,6 +309,12 @@ int main(int argc, char** argv) {
               << Fixed(lanes[2]->pass_cpu_ms[0] / lanes[0]->pass_cpu_ms[0], 2) << "x, pass 2 "
               << Fixed(lanes[2]->pass_cpu_ms[1] / lanes[0]->pass_cpu_ms[1], 2) << "x, pass 3 "
               << Fixed(lanes[2]->pass_cpu_ms[2] / lanes[0]->pass_cpu_ms[2], 2) << "x\n";
+    if (o.fgd) {
+      std::cout << "ratio fgd / best-fit shares, CPU: pass 1 "
+                << Fixed(lanes[3]->pass_cpu_ms[0] / lanes[2]->pass_cpu_ms[0], 2) << "x, pass 2 "
+                << Fixed(lanes[3]->pass_cpu_ms[1] / lanes[2]->pass_cpu_ms[1], 2) << "x, pass 3 "
+                << Fixed(lanes[3]->pass_cpu_ms[2] / lanes[2]->pass_cpu_ms[2], 2) << "x\n";
+    }
   }
   return 0;
 }

@@ -10,7 +10,7 @@
 namespace gpusched::core {
 
 PlacementResult PlacementPolicy::Place(const ClusterState& cluster, const GangRequest& request) {
-  if (request.shares_gpus()) return policy::PlaceShares(cluster, request);
+  if (request.shares_gpus()) return policy::PlaceShares(cluster, request, share_weighing_);
   if (request.wants_mig()) return policy::PlaceMigSlices(cluster, request);
   return PlaceWholeGpus(cluster, request);
 }

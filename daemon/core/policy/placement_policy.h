@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/gang_request.h"
+#include "daemon/core/policy/share_packing.h"
 
 namespace gpusched::core {
 
@@ -57,9 +58,16 @@ class PlacementPolicy {
   // can honour --topology strict only for a job one node holds (it waits for
   // one node), so a strict gang over several nodes is refused at submit.
   virtual bool weighs_links() const { return true; }
+  // How shares pick their GPUs (PlaceShares), whatever the policy; the core
+  // renews the FGD task mix before each pass.
+  void set_share_weighing(ShareWeighing weighing) { share_weighing_ = std::move(weighing); }
+  const ShareWeighing& share_weighing() const { return share_weighing_; }
 
  protected:
   virtual PlacementResult PlaceWholeGpus(const ClusterState& cluster, const GangRequest& request) = 0;
+
+ private:
+  ShareWeighing share_weighing_;
 };
 
 // "topology" (the default), "best-fit", "first-fit" or "spread";

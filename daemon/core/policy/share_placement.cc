@@ -99,6 +99,81 @@ std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRe
   return std::nullopt;
 }
 
+// The node's shared GPUs as the FGD measure sees them, with what is free of
+// its CPUs and memory.
+sharing::PackNode PackViewOf(const NodeSlot& slot) {
+  sharing::PackNode node;
+  node.cpu_capacity_milli = slot.cpus_total * 1000;
+  node.cpu_free_milli = slot.FreeCpus() * 1000;
+  node.memory_free_mib = slot.FreeMemMb();
+  for (uint64_t bits = slot.shareable_mask; bits != 0; bits &= bits - 1) {
+    node.gpu_free_milli.push_back(slot.FreeShareMilli(std::countr_zero(bits)));
+  }
+  return node;
+}
+
+// How much the choice grows its node's fragmentation expected over the mix.
+int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, const sharing::TaskMix& mix) {
+  const NodeSlot& slot = *choice.slot;
+  sharing::PackNode node = PackViewOf(slot);
+  const int64_t before = sharing::FragmentSum(node, mix);
+  for (int p : choice.positions) {
+    // Its entry in gpu_free_milli: the shared GPUs below it come first.
+    const int k = std::popcount(slot.shareable_mask & ((uint64_t{1} << p) - 1));
+    node.gpu_free_milli[k] -= request.gpu_share_milli;
+  }
+  node.cpu_free_milli -= request.CpusFor(request.total_gpus) * 1000;
+  node.memory_free_mib -= request.MemFor(request.total_gpus);
+  return sharing::FragmentSum(node, mix) - before;
+}
+
+// Every GPU of the node a share of one GPU could take now.
+void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t eligible,
+                   std::vector<NodeChoice>& out) {
+  for (uint64_t bits = eligible & slot.shareable_mask; bits != 0; bits &= bits - 1) {
+    const int p = std::countr_zero(bits);
+    const int free = slot.FreeShareMilli(p);
+    if (!ModeSuits(slot, p, request) || free < request.gpu_share_milli) continue;
+    if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
+    NodeChoice choice;
+    choice.slot = &slot;
+    choice.positions = {p};
+    choice.mode = slot.ShareMode(p);
+    choice.leftover_milli = free - request.gpu_share_milli;
+    choice.fresh_gpus = slot.gpu_owner[p] == 0 ? 1 : 0;
+    choice.free_gpus = std::popcount(slot.free_mask);
+    choice.peer_gbps = slot.FreePeerGbps(p);
+    out.push_back(std::move(choice));
+  }
+}
+
+// FGD: the choice, over every node, that grows the expected fragmentation
+// least; best fit among equals.
+std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, const GangRequest& request,
+                                                const EligibleByKind& eligible, const sharing::TaskMix& mix,
+                                                int& most_fitting) {
+  std::optional<std::pair<int64_t, NodeChoice>> best;
+  std::vector<NodeChoice> choices;
+  for (const NodeScan& n : cluster.scan()) {
+    if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
+    choices.clear();
+    if (request.total_gpus == 1) {
+      OneGpuChoices(*n.slot, request, eligible.Of(n), choices);
+      most_fitting = std::max(most_fitting, static_cast<int>(std::min<size_t>(choices.size(), 1)));
+    } else if (std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting)) {
+      choices.push_back(*std::move(choice));
+    }
+    for (NodeChoice& choice : choices) {
+      const int64_t growth = FragmentGrowth(choice, request, mix);
+      if (!best || std::pair(growth, choice.Key()) < std::pair(best->first, best->second.Key())) {
+        best.emplace(growth, std::move(choice));
+      }
+    }
+  }
+  if (!best) return std::nullopt;
+  return std::move(best->second);
+}
+
 }  // namespace
 
 int64_t ShareMemMb(const GangRequest& request, int64_t gpu_memory_mb) {
@@ -106,11 +181,14 @@ int64_t ShareMemMb(const GangRequest& request, int64_t gpu_memory_mb) {
   return gpu_memory_mb * request.gpu_share_milli / 1000;
 }
 
-PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request) {
+PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request, const ShareWeighing& weighing) {
   const EligibleByKind eligible(cluster, request);
   std::optional<NodeChoice> best;
   int most_fitting = 0;
-  if (request.total_gpus == 1) {
+  const bool fgd = weighing.packing == SharePacking::kFgd;
+  if (fgd) {
+    best = ChooseByFragmentation(cluster, request, eligible, weighing.mix, most_fitting);
+  } else if (request.total_gpus == 1) {
     best = ChooseOneGpu(cluster, request, eligible);
   } else {
     for (const NodeScan& n : cluster.scan()) {
@@ -147,7 +225,7 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
   part.set_gpu_mem_limit_mb(mem);
   part.set_gpu_share_mode(best->mode);
   if (best->mode == v1::GPU_SHARE_MODE_MPS) part.set_mps_user(request.user);
-  allocation.set_policy("share best-fit");
+  allocation.set_policy(fgd ? "share fgd" : "share best-fit");
   allocation.set_span("node");
   return PlacementResult::Placed(std::move(allocation));
 }

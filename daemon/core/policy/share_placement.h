@@ -3,6 +3,7 @@
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/gang_request.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/policy/share_packing.h"
 
 namespace gpusched::core::policy {
 
@@ -21,7 +22,15 @@ namespace gpusched::core::policy {
 // GPU is read off ClusterState::share_index() in that order, without a scan
 // of the nodes. Every placement policy places shares this way
 // (PlacementPolicy::Place).
-PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request);
+//
+// With FGD packing, every node's choice (the tightest GPUs of each sharing
+// mechanism, and for a share of one GPU each distinct free share that fits)
+// is weighed by how much it grows the node's fragmentation expected over
+// weighing.mix (sharing::FragmentSum over the node's shared GPUs), the
+// least growth first, best fit among equals. It reads every node: slower
+// than best fit's index on large clusters.
+PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& request,
+                            const ShareWeighing& weighing = {});
 
 // The GPU memory (MB) the request holds on a GPU with `gpu_memory_mb`: its
 // explicit limit, else its share of the GPU's memory.

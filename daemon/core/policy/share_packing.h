@@ -1,0 +1,32 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "daemon/core/sharing/fragmentation.h"
+
+namespace gpusched::core {
+
+// How a share of a GPU picks its GPU among those it fits (share_placement.h).
+enum class SharePacking {
+  // The tightest fit, then leaving idle nodes and NVLink islands whole.
+  kBestFit,
+  // FGD (Weng et al., USENIX ATC '23): where the fragmentation expected for
+  // the cluster's task mix grows least; best fit among equals.
+  kFgd,
+};
+
+inline constexpr char kDefaultSharePacking[] = "best-fit";
+std::vector<std::string> SharePackingNames();
+std::optional<SharePacking> ParseSharePacking(absl::string_view name);
+
+// What PlaceShares weighs a choice by: the packing, and for FGD the tasks
+// the cluster holds and waits for (the mix its fragment is expected over).
+struct ShareWeighing {
+  SharePacking packing = SharePacking::kBestFit;
+  sharing::TaskMix mix;
+};
+
+}  // namespace gpusched::core

@@ -1,0 +1,95 @@
+// FGD packing of shares in the daemon (share_packing = "fgd"): where best
+// fit would strand a GPU's leftover that the cluster's jobs cannot use, FGD
+// opens a fresh GPU instead; with no mix to weigh against it is best fit.
+#include <catch2/catch.hpp>
+
+#include "daemon/core/policy/share_placement.h"
+#include "daemon/core/share_mix.h"
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using namespace gpusched::core;
+using namespace gpusched::core::testing;
+
+namespace {
+
+// One time-sliced GPU with 60% free (a 40% job holds it) and one fresh.
+ClusterState TwoGpus() {
+  ClusterState cluster;
+  v1::NodeInfo info = MakeNode("n", 2);
+  for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  cluster.UpsertNode(info);
+  cluster.SetState("n", v1::NODE_STATE_UP, "");
+  v1::Allocation held;
+  v1::NodeAllocation& part = *held.add_nodes();
+  part.set_node("n");
+  part.add_gpu_indices(0);
+  part.set_gpu_share_milli(400);
+  part.set_gpu_mem_limit_mb(1000);
+  part.set_gpu_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  REQUIRE(cluster.Allocate(1, held).ok());
+  return cluster;
+}
+
+GangRequest Share(int milli) {
+  GangRequest r;
+  r.total_gpus = 1;
+  r.gpu_share_milli = milli;
+  return r;
+}
+
+int GpuOf(const PlacementResult& result) {
+  INFO(result.reason());
+  REQUIRE(result.placed());
+  return result.allocation().nodes(0).gpu_indices(0);
+}
+
+}  // namespace
+
+TEST_CASE("FGD keeps a leftover the mix can use: a 40% share opens a fresh GPU when the jobs ask for 50%") {
+  ClusterState cluster = TwoGpus();
+  // Best fit: GPU 0 (60% free) is the tightest, and leaves 20% no 50% job fits.
+  CHECK(GpuOf(policy::PlaceShares(cluster, Share(400))) == 0);
+  ShareWeighing fgd{SharePacking::kFgd, ShareMixOf({Share(500), Share(500), Share(500), Share(400)})};
+  const PlacementResult placed = policy::PlaceShares(cluster, Share(400), fgd);
+  CHECK(GpuOf(placed) == 1);
+  CHECK(placed.allocation().policy() == "share fgd");
+  // Where the mix holds only 20% jobs, GPU 0's 20% leftover is of use to
+  // them: nothing grows, and best fit decides.
+  ShareWeighing small{SharePacking::kFgd, ShareMixOf({Share(200)})};
+  CHECK(GpuOf(policy::PlaceShares(cluster, Share(400), small)) == 0);
+}
+
+TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out") {
+  GangRequest gang;
+  gang.total_gpus = 16;
+  gang.nodes = 2;
+  gang.gpus_per_node = 8;
+  GangRequest mig;
+  mig.total_gpus = 1;
+  mig.mig_profile = "3g.40gb";
+  const sharing::TaskMix mix = ShareMixOf({Share(300), Share(300), gang, mig});
+  REQUIRE(mix.tasks.size() == 2);
+  CHECK(mix.total == 3);
+  for (size_t i = 0; i < mix.tasks.size(); ++i) {
+    if (mix.tasks[i].gpu_milli == 300) CHECK(mix.counts[i] == 2);
+    if (mix.tasks[i].gpu_milli == 1000) CHECK(mix.tasks[i].num_gpus == 8);
+  }
+}
+
+TEST_CASE("a core with share_packing fgd places shares by it") {
+  CoreOptions options = CoreHarness::Options();
+  options.share_packing = SharePacking::kFgd;
+  CoreHarness h(options);
+  v1::RegisterNode reg;
+  *reg.mutable_node() = MakeNode("n", 2);
+  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  v1::RegisterAck ack;
+  h.core.AgentRegistered(reg, h.fx, ack);
+  v1::JobSpec first = GpuJob(1);
+  first.mutable_resources()->set_gpu_share_milli(400);
+  const uint64_t a = h.Submit(first);
+  h.Pass();
+  REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(a).allocation().policy() == "share fgd");
+}
