@@ -76,6 +76,22 @@ TEST_CASE("gpusched-agent: bad flags are a one-line usage error with exit code 2
   CHECK_THAT(out, Catch::StartsWith("gpusched-agent: --cpu-bind"));
   CHECK(Run({"--no-such-flag"}, &out) == 2);
   CHECK(std::count(out.begin(), out.end(), '\n') == 1);
+  CHECK(Run({"--gpu-share-modes", "mps"}, &out) == 2);
+  CHECK(out == "gpusched-agent: --gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps (see --help)\n");
+  CHECK(Run({"--gpu-share-modes", "0-3=mps", "--gpu-share-modes", "3=timeslice"}, &out) == 2);
+  CHECK(out == "gpusched-agent: gpu_share_modes: GPU 3 is given twice (see --help)\n");
+  CHECK(Run({"--gpu-share-mode", "vgpu"}, &out) == 2);
+  CHECK_THAT(out, Catch::StartsWith("gpusched-agent: --gpu-share-mode"));
+}
+
+TEST_CASE("gpusched-agent: MPS GPUs a node does not have stop it with the reason") {
+  TempDir dir;
+  FakeDaemon daemon;
+  std::string out;
+  CHECK(Run({"--daemon", daemon.address(), "--node-name", "n", "--fake-gpus", "2", "--gpu-share-modes", "5=mps",
+             "--log-dir", dir / "logs"},
+            &out) == 1);
+  CHECK_THAT(out, Catch::Contains("gpu_share_modes names GPU 5, but n has GPUs 0,1"));
 }
 
 TEST_CASE("gpusched-agent: --version and --help exit 0") {
