@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/allocation_ranks.h"
 #include "common/display_text.h"
+#include "common/gpu_fraction.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/job_array.h"
@@ -105,11 +106,12 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
   if (absl::Status s = ValidateAndNormalize(spec, options_.limits, options_.defaults); !s.ok()) return s;
   if (absl::Status s = options_.queues.Apply(spec); !s.ok()) return s;
   const QueueSpec& queue = *options_.queues.Find(spec.queue());
-  const int64_t gpus = spec.resources().gpus();
+  // Counted as the limits count: a share or MIG instance as its part of a GPU.
+  const int64_t milli = HeldGpuMilli(spec.resources());
   for (const auto& [limit, what] : {std::pair{queue.max_gpus, "in all"}, {queue.max_gpus_per_user, "per user"}}) {
-    if (limit > 0 && gpus > limit) {
-      return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", gpus, " GPUs, but queue \"", queue.name,
-                                                     "\" allows at most ", limit, " ", what));
+    if (limit > 0 && milli > limit * 1000) {
+      return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", milli / 1000.0, " GPUs, but queue \"",
+                                                     queue.name, "\" allows at most ", limit, " ", what));
     }
   }
   if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;

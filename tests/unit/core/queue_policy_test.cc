@@ -624,4 +624,13 @@ TEST_CASE("queue GPU limits count a share as its fraction of a GPU and a MIG ins
   CHECK(h.StateOf(b) == v1::JOB_STATE_STARTING);
   CHECK(h.StateOf(c) == v1::JOB_STATE_PENDING);
   CHECK_THAT(h.Persisted(c).reason(), Catch::Contains("per-user GPU limit: alice's jobs hold 0.6 of 1 GPUs"));
+  // At submit too: three 30% shares are 0.9 of a GPU, within the limit of 1;
+  // four are not.
+  v1::JobSpec three = share;
+  three.mutable_resources()->set_gpus(3);
+  CHECK(h.core.Submit(In("shared", three), "", h.fx).ok());
+  three.mutable_resources()->set_gpus(4);
+  auto four = h.core.Submit(In("shared", three), "", h.fx);
+  REQUIRE_FALSE(four.ok());
+  CHECK(four.status().message() == "resources.gpus: 1.2 GPUs, but queue \"shared\" allows at most 1 per user");
 }
