@@ -76,7 +76,8 @@ TEST_CASE("the MPS control daemon runs in the foreground with the agent's direct
 TEST_CASE("an MPS control daemon that dies is started again, and Ready says why it is down meanwhile") {
   TempDir dir;
   MpsControlOptions options = Options(dir);
-  options.first_backoff = absl::Milliseconds(300);
+  options.first_backoff = absl::Seconds(1);  // a window the checks below cannot miss
+  options.max_backoff = absl::Seconds(2);
   MpsControlDaemon mps(options, gpusched::GetLogger("test"));
   REQUIRE(mps.Start().ok());
   const pid_t first = mps.pid();
@@ -103,6 +104,8 @@ TEST_CASE("an MPS control daemon that cannot start leaves Ready with the reason,
   SECTION("it exits at once") {
     MpsControlOptions options = Options(dir);
     options.env["STAND_IN_EXIT"] = "3";
+    options.first_backoff = absl::Seconds(1);  // Ready() is read inside the wait before the retry
+    options.max_backoff = absl::Seconds(2);
     MpsControlDaemon mps(options, gpusched::GetLogger("test"));
     REQUIRE(mps.Start().ok());
     REQUIRE(Eventually([&] { return mps.restarts() >= 1; }));
