@@ -23,9 +23,14 @@ class CoreHarness {
     return o;
   }
 
-  void AddNode(const std::string& name, int gpus) {
+  // A node whose agent registers `gpus` GPUs, shared the way `sharing` says
+  // (agent gpu_share_mode).
+  void AddNode(const std::string& name, int gpus, v1::GpuShareMode sharing = v1::GPU_SHARE_MODE_EXCLUSIVE) {
     v1::RegisterNode reg;
     *reg.mutable_node() = MakeNode(name, gpus);
+    if (sharing != v1::GPU_SHARE_MODE_EXCLUSIVE) {
+      for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(sharing);
+    }
     v1::RegisterAck ack;
     core.AgentRegistered(reg, fx, ack);
   }

@@ -14,11 +14,7 @@ namespace {
 
 // A node whose GPUs jobs may share by time-slicing (agent gpu_share_mode).
 void AddSharedNode(CoreHarness& h, const std::string& name, int gpus) {
-  v1::RegisterNode reg;
-  *reg.mutable_node() = MakeNode(name, gpus);
-  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::RegisterAck ack;
-  h.core.AgentRegistered(reg, h.fx, ack);
+  h.AddNode(name, gpus, v1::GPU_SHARE_MODE_TIMESLICE);
 }
 
 v1::JobSpec ShareJob(int milli, int gpus = 1, int64_t mem_limit_mb = 0) {

@@ -582,11 +582,7 @@ TEST_CASE("held jobs take no place in the queue depth: thousands of them cannot 
 
 TEST_CASE("fair share charges a job with a share of a GPU that fraction of it") {
   CoreHarness h(FairShareQueue());
-  v1::RegisterNode reg;
-  *reg.mutable_node() = core::testing::MakeNode("s", 2);
-  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::RegisterAck ack;
-  h.core.AgentRegistered(reg, h.fx, ack);
+  h.AddNode("s", 2, v1::GPU_SHARE_MODE_TIMESLICE);
   v1::JobSpec share = GpuJob(1);
   share.mutable_resources()->set_gpu_share_milli(300);
   const uint64_t alices = h.Submit(In("shared", share, "alice"));
@@ -604,13 +600,9 @@ TEST_CASE("fair share charges a job with a share of a GPU that fraction of it") 
   CHECK(kept.users().at("alice") == Approx(0.3 * kept.users().at("bob")));
 }
 
-TEST_CASE("queue GPU limits count a share as its fraction of a GPU and a MIG instance as its slices") {
+TEST_CASE("queue GPU limits count a share as its fraction of a GPU, in each pass and at submit") {
   CoreHarness h(WithQueues({Limited("shared", 1)}));
-  v1::RegisterNode reg;
-  *reg.mutable_node() = core::testing::MakeNode("s", 4);
-  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::RegisterAck ack;
-  h.core.AgentRegistered(reg, h.fx, ack);
+  h.AddNode("s", 4, v1::GPU_SHARE_MODE_TIMESLICE);
   v1::JobSpec share = GpuJob(1);
   share.mutable_resources()->set_gpu_share_milli(300);
   v1::JobSpec half = GpuJob(1);

@@ -81,11 +81,7 @@ TEST_CASE("a core with share_packing fgd places shares by it") {
   CoreOptions options = CoreHarness::Options();
   options.share_packing = SharePacking::kFgd;
   CoreHarness h(options);
-  v1::RegisterNode reg;
-  *reg.mutable_node() = MakeNode("n", 2);
-  for (v1::GpuInfo& gpu : *reg.mutable_node()->mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::RegisterAck ack;
-  h.core.AgentRegistered(reg, h.fx, ack);
+  h.AddNode("n", 2, v1::GPU_SHARE_MODE_TIMESLICE);
   v1::JobSpec first = GpuJob(1);
   first.mutable_resources()->set_gpu_share_milli(400);
   const uint64_t a = h.Submit(first);
