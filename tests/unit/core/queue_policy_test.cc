@@ -626,3 +626,24 @@ TEST_CASE("queue GPU limits count a share as its fraction of a GPU, in each pass
   REQUIRE_FALSE(four.ok());
   CHECK(four.status().message() == "resources.gpus: 1.2 GPUs, but queue \"shared\" allows at most 1 per user");
 }
+
+TEST_CASE("a whole-GPU job of a higher tier preempts the shares off the GPU that frees with the fewest evicted") {
+  CoreHarness h(TwoTiers());
+  h.AddNode("s", 2, v1::GPU_SHARE_MODE_TIMESLICE);
+  v1::JobSpec share = GpuJob(1);
+  share.mutable_resources()->set_gpu_share_milli(300);
+  std::vector<uint64_t> shares;
+  // Best fit puts three on one GPU; the fourth does not fit there.
+  for (int i = 0; i < 4; ++i) shares.push_back(RunFor(h, In("low", share), absl::Minutes(10 + i), {"s"}));
+  const int lone_gpu = h.core.FindActive(shares[3])->allocation().nodes(0).gpu_indices(0);
+  REQUIRE(h.core.FindActive(shares[0])->allocation().nodes(0).gpu_indices(0) != lone_gpu);
+
+  const uint64_t urgent = h.Submit(In("high", GpuJob(1)));
+  h.Pass();
+  for (int i = 0; i < 3; ++i) CHECK(h.core.FindActive(shares[i])->stopping_as() == v1::JOB_STATE_UNSPECIFIED);
+  CHECK(h.core.FindActive(shares[3])->stopping_as() == v1::JOB_STATE_PREEMPTED);
+  ExitOn(h, shares[3], 143);
+  h.Pass();
+  REQUIRE(h.StateOf(urgent) == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(urgent).allocation().nodes(0).gpu_indices(0) == lone_gpu);
+}
