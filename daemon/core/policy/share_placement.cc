@@ -112,11 +112,12 @@ sharing::PackNode PackViewOf(const NodeSlot& slot) {
   return node;
 }
 
-// How much the choice grows its node's fragmentation expected over the mix.
-int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, const sharing::TaskMix& mix) {
+// How much the choice grows its node's fragmentation expected over the mix,
+// from `now`, the node's view, and `before`, its FragmentSum.
+int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, const sharing::TaskMix& mix,
+                       const sharing::PackNode& now, int64_t before) {
   const NodeSlot& slot = *choice.slot;
-  sharing::PackNode node = PackViewOf(slot);
-  const int64_t before = sharing::FragmentSum(node, mix);
+  sharing::PackNode node = now;
   for (int p : choice.positions) {
     // Its entry in gpu_free_milli: the shared GPUs below it come first.
     const int k = std::popcount(slot.shareable_mask & ((uint64_t{1} << p) - 1));
@@ -163,8 +164,12 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
     } else if (std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting)) {
       choices.push_back(*std::move(choice));
     }
+    if (choices.empty()) continue;
+    // The node as it is, weighed once for all of its choices.
+    const sharing::PackNode now = PackViewOf(*n.slot);
+    const int64_t before = sharing::FragmentSum(now, mix);
     for (NodeChoice& choice : choices) {
-      const int64_t growth = FragmentGrowth(choice, request, mix);
+      const int64_t growth = FragmentGrowth(choice, request, mix, now, before);
       if (!best || std::pair(growth, choice.Key()) < std::pair(best->first, best->second.Key())) {
         best.emplace(growth, std::move(choice));
       }
