@@ -51,7 +51,7 @@ absl::StatusOr<GpuSharing> StartGpuSharing(const AgentOptions& options, const v1
   const std::map<std::string, std::string> env = InheritedAgentEnvironment();
   auto path = env.find("PATH");
   auto program = ResolveExecutable(options.mps_control_program,
-                                   path == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second);
+                                   path == env.end() ? kFallbackPath : path->second);
   const std::string dir = options.mps_dir.empty() ? absl::StrCat(options.log_dir, "/mps") : options.mps_dir;
   MpsControlOptions mps_options;
   // Not found: kept as given, so that Ready() says what could not be run.

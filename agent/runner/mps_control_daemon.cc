@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "agent/runner/process_spawner.h"
+#include "agent/runner/rank_environment.h"
 
 namespace gpusched::agent {
 namespace {
@@ -92,15 +93,21 @@ absl::Status MpsControlDaemon::Start() {
   return absl::OkStatus();
 }
 
-std::vector<std::string> MpsControlDaemon::Environment() const {
+ProcessSpec MpsControlDaemon::ControlProcess(std::vector<std::string> args, const std::string& stdin_path) const {
   std::map<std::string, std::string> env = options_.env;
   env["CUDA_MPS_PIPE_DIRECTORY"] = options_.pipe_dir;
   env["CUDA_MPS_LOG_DIRECTORY"] = options_.log_dir;
   env["CUDA_VISIBLE_DEVICES"] = absl::StrJoin(options_.gpus, ",");
-  if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
-  std::vector<std::string> out;
-  for (const auto& [key, value] : env) out.push_back(absl::StrCat(key, "=", value));
-  return out;
+  if (!env.contains("PATH")) env["PATH"] = kFallbackPath;
+  ProcessSpec spec;
+  spec.executable = options_.program;
+  spec.argv = {options_.program};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  for (const auto& [key, value] : env) spec.env.push_back(absl::StrCat(key, "=", value));
+  spec.workdir = "/";
+  spec.stdin_path = stdin_path;
+  spec.log_path = (std::filesystem::path(options_.log_dir) / "control.out").string();
+  return spec;
 }
 
 pid_t MpsControlDaemon::FindRunning() const {
@@ -123,13 +130,7 @@ void MpsControlDaemon::Supervise() {
     const bool own = pid == 0;
     std::string failure;
     if (own) {
-      ProcessSpec spec;
-      spec.executable = options_.program;
-      spec.argv = {options_.program, "-f"};
-      spec.env = Environment();
-      spec.workdir = "/";
-      spec.log_path = (std::filesystem::path(options_.log_dir) / "control.out").string();
-      auto spawned = SpawnProcess(spec);
+      auto spawned = SpawnProcess(ControlProcess({"-f"}));
       if (spawned.ok()) {
         pid = *spawned;
       } else {
@@ -142,7 +143,6 @@ void MpsControlDaemon::Supervise() {
     if (pid != 0) {
       std::unique_lock<std::mutex> lock(mu_);
       pid_ = pid;
-      own_child_ = own;
       failure_ = absl::OkStatus();
       // Stop() came while it was starting, and saw no pid to stop.
       if (stopping_) kill(pid, SIGTERM);
@@ -201,14 +201,7 @@ bool MpsControlDaemon::SendQuit() {
     std::ofstream out(command, std::ios::trunc);
     out << "quit\n";
   }
-  ProcessSpec spec;
-  spec.executable = options_.program;
-  spec.argv = {options_.program};
-  spec.env = Environment();
-  spec.workdir = "/";
-  spec.stdin_path = command;
-  spec.log_path = (std::filesystem::path(options_.log_dir) / "control.out").string();
-  auto client = SpawnProcess(spec);
+  auto client = SpawnProcess(ControlProcess({}, command));
   if (!client.ok()) {
     log_->warn("could not tell the MPS control daemon to quit: {}", std::string(client.status().message()));
     return false;
@@ -233,12 +226,10 @@ void MpsControlDaemon::Stop() {
   if (pid != 0) {
     // A daemon that did not take the command (not listening yet, say) gets
     // SIGTERM at once rather than after the grace.
-    bool told = SendQuit();
+    const absl::Duration before_term = SendQuit() ? options_.stop_grace : absl::ZeroDuration();
     lock.lock();
-    for (int signal : {SIGTERM, SIGKILL}) {
-      const absl::Duration grace = told ? options_.stop_grace : absl::ZeroDuration();
-      told = true;
-      if (cv_.wait_for(lock, absl::ToChronoMilliseconds(grace), [this] { return pid_ == 0; })) break;
+    for (const auto& [signal, wait] : {std::pair{SIGTERM, before_term}, std::pair{SIGKILL, options_.stop_grace}}) {
+      if (cv_.wait_for(lock, absl::ToChronoMilliseconds(wait), [this] { return pid_ == 0; })) break;
       log_->warn("the MPS control daemon (pid {}) is still running; sending it {}", pid, strsignal(signal));
       // Its servers are in its process group.
       kill(-pid, signal);

@@ -14,6 +14,8 @@
 #include "absl/time/time.h"
 #include "spdlog/logger.h"
 
+#include "agent/runner/process_spawner.h"
+
 namespace gpusched::agent {
 
 struct MpsControlOptions {
@@ -71,14 +73,15 @@ class MpsControlDaemon {
   pid_t FindRunning() const;
   // True when the daemon took the command.
   bool SendQuit();
-  std::vector<std::string> Environment() const;
+  // The program run as the daemon (`args` "-f") or as its client (no args,
+  // commands on `stdin_path`), in the daemon's environment.
+  ProcessSpec ControlProcess(std::vector<std::string> args, const std::string& stdin_path = "") const;
 
   MpsControlOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   pid_t pid_ = 0;
-  bool own_child_ = false;  // pid_ is our child (reaped here), not adopted
   bool stopping_ = false;
   bool detaching_ = false;
   int restarts_ = 0;

@@ -12,7 +12,6 @@ namespace gpusched::agent {
 namespace {
 
 constexpr const char* kInherited[] = {"PATH", "LANG", "TZ"};
-constexpr const char* kFallbackPath = "/usr/local/bin:/usr/bin:/bin";
 
 bool PerNode(const v1::LaunchJob& launch) {
   return launch.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE;

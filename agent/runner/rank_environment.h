@@ -37,6 +37,10 @@ int LocalProcessCount(const v1::LaunchJob& launch);
 std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, int local_index,
                                                    const RankEnvContext& context);
 
+// The PATH a process the agent starts gets when the agent has none: a job
+// without PATH could not find even `sh`, and daemons are often started so.
+inline constexpr char kFallbackPath[] = "/usr/local/bin:/usr/bin:/bin";
+
 // PATH, LANG and TZ of this process, for RankEnvContext::agent_env.
 std::map<std::string, std::string> InheritedAgentEnvironment();
 
