@@ -33,6 +33,26 @@ bool ModeSuits(const NodeSlot& slot, int pos, const GangRequest& request) {
          slot.gpu_shares[pos].mps_user == request.user;
 }
 
+// Whether the GPU at `pos` could take the share now: shared the right way,
+// with the share and the memory with it free.
+bool ShareFits(const NodeSlot& slot, int pos, const GangRequest& request) {
+  return ModeSuits(slot, pos, request) && slot.FreeShareMilli(pos) >= request.gpu_share_milli &&
+         slot.FreeShareMemMb(pos) >= ShareMemMb(request, slot.info.gpus(pos).memory_mb());
+}
+
+// The share on the GPU at `pos` alone, which ShareFits.
+NodeChoice OneGpuChoice(const NodeSlot& slot, int pos, const GangRequest& request) {
+  NodeChoice choice;
+  choice.slot = &slot;
+  choice.positions = {pos};
+  choice.mode = slot.ShareMode(pos);
+  choice.leftover_milli = slot.FreeShareMilli(pos) - request.gpu_share_milli;
+  choice.fresh_gpus = slot.gpu_owner[pos] == 0 ? 1 : 0;
+  choice.free_gpus = std::popcount(slot.free_mask);
+  choice.peer_gbps = slot.FreePeerGbps(pos);
+  return choice;
+}
+
 // The request's GPUs on one node, tightest first, all shared one way (MPS
 // or time-slicing: a job is held to its limits on all of its GPUs or on
 // none); nullopt when fewer than request.total_gpus GPUs there can take the
@@ -44,11 +64,8 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
     std::vector<std::tuple<int, int64_t, int>> fitting;  // (free share after, FreePeerGbps, position)
     for (uint64_t bits = eligible & slot.SharedMask(mode); bits != 0; bits &= bits - 1) {
       const int p = std::countr_zero(bits);
-      if (!ModeSuits(slot, p, request)) continue;
-      const int free = slot.FreeShareMilli(p);
-      if (free < request.gpu_share_milli) continue;
-      if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
-      fitting.emplace_back(free - request.gpu_share_milli, slot.FreePeerGbps(p), p);
+      if (!ShareFits(slot, p, request)) continue;
+      fitting.emplace_back(slot.FreeShareMilli(p) - request.gpu_share_milli, slot.FreePeerGbps(p), p);
     }
     most_fitting = std::max(most_fitting, static_cast<int>(fitting.size()));
     if (static_cast<int64_t>(fitting.size()) < request.total_gpus) continue;
@@ -85,16 +102,8 @@ std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRe
        it != cluster.share_index().end(); ++it) {
     const NodeScan& n = cluster.scan()[it->scan_index];
     if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;
-    const NodeSlot& slot = *n.slot;
-    if (!ModeSuits(slot, it->position, request)) continue;
-    if (slot.FreeShareMemMb(it->position) < ShareMemMb(request, slot.info.gpus(it->position).memory_mb())) continue;
-    NodeChoice choice;
-    choice.slot = &slot;
-    choice.positions = {it->position};
-    choice.mode = slot.ShareMode(it->position);
-    choice.leftover_milli = it->free_milli - request.gpu_share_milli;
-    choice.fresh_gpus = slot.gpu_owner[it->position] == 0 ? 1 : 0;
-    return choice;
+    if (!ShareFits(*n.slot, it->position, request)) continue;
+    return OneGpuChoice(*n.slot, it->position, request);
   }
   return std::nullopt;
 }
@@ -133,18 +142,7 @@ void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t el
                    std::vector<NodeChoice>& out) {
   for (uint64_t bits = eligible & slot.shareable_mask; bits != 0; bits &= bits - 1) {
     const int p = std::countr_zero(bits);
-    const int free = slot.FreeShareMilli(p);
-    if (!ModeSuits(slot, p, request) || free < request.gpu_share_milli) continue;
-    if (slot.FreeShareMemMb(p) < ShareMemMb(request, slot.info.gpus(p).memory_mb())) continue;
-    NodeChoice choice;
-    choice.slot = &slot;
-    choice.positions = {p};
-    choice.mode = slot.ShareMode(p);
-    choice.leftover_milli = free - request.gpu_share_milli;
-    choice.fresh_gpus = slot.gpu_owner[p] == 0 ? 1 : 0;
-    choice.free_gpus = std::popcount(slot.free_mask);
-    choice.peer_gbps = slot.FreePeerGbps(p);
-    out.push_back(std::move(choice));
+    if (ShareFits(slot, p, request)) out.push_back(OneGpuChoice(slot, p, request));
   }
 }
 
