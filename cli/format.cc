@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 
+#include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
 
@@ -72,11 +73,6 @@ std::string FormatPlacement(const v1::Allocation& allocation) {
     }
   }
   return absl::StrJoin(parts, " ");
-}
-
-int64_t RequestedGpus(const v1::Resources& resources) {
-  if (resources.gpus() > 0) return resources.gpus();
-  return resources.nodes() * resources.gpus_per_node();
 }
 
 std::string GpusLabel(const v1::Resources& resources) {

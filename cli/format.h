@@ -28,9 +28,6 @@ std::string FormatPlacement(const v1::Allocation& allocation);
 // as Slurm does; other jobs by their id.
 std::string ArrayTaskLabel(const v1::Job& job);
 
-// The GPUs a job asked for: resources.gpus, or nodes x gpus_per_node.
-int64_t RequestedGpus(const v1::Resources& resources);
-
 // The GPUS column: "8", or "1x30%" for one GPU at a 30% share.
 std::string GpusLabel(const v1::Resources& resources);
 

@@ -12,6 +12,7 @@
 #include "cli/format.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/share_mode_name.h"
 #include "common/proto_time.h"

@@ -46,9 +46,9 @@ absl::StatusOr<RankLog> ExpectedRankLog(const v1::Job& job, int rank) {
                    [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
 
   // The daemon numbers one worker per GPU or MIG instance (one per node
-  // without either) in node-rank order, whatever the launch mode. A per-node launch runs one
-  // process per node, ranked as the node's first worker, whose log holds the
-  // output of every worker on that node.
+  // without either) in node-rank order, whatever the launch mode (RanksOn).
+  // A per-node launch runs one process per node, ranked as the node's first
+  // worker, whose log holds the output of every worker on that node.
   const bool per_node = job.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE;
   int first = 0;
   for (const v1::NodeAllocation* node : nodes) {

@@ -22,13 +22,18 @@ int MigSlicesOf(absl::string_view profile) {
   return slices;
 }
 
+int64_t RequestedGpus(const v1::Resources& resources) {
+  if (resources.gpus() > 0) return resources.gpus();
+  return resources.nodes() * resources.gpus_per_node();
+}
+
 int64_t MigInstanceMilli(absl::string_view profile) {
   const int slices = MigSlicesOf(profile);
   return slices > 0 ? slices * 1000 / kMigSlicesPerGpu : 1000;
 }
 
 int64_t HeldGpuMilli(const v1::Resources& resources) {
-  const int64_t gpus = resources.gpus() > 0 ? resources.gpus() : resources.nodes() * resources.gpus_per_node();
+  const int64_t gpus = RequestedGpus(resources);
   if (!resources.mig_profile().empty()) {
     const int slices = MigSlicesOf(resources.mig_profile());
     return slices > 0 ? gpus * slices * 1000 / kMigSlicesPerGpu : gpus * 1000;

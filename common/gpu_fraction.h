@@ -7,6 +7,10 @@
 
 namespace gpusched {
 
+// The GPUs (or MIG instances) a job asked for: resources.gpus, or nodes x
+// gpus_per_node.
+int64_t RequestedGpus(const v1::Resources& resources);
+
 // The multiprocessor slices of a MIG profile's GPU instance: "3g.40gb" and
 // "1c.3g.40gb" -> 3; 0 when the name does not say.
 int MigSlicesOf(absl::string_view profile);
