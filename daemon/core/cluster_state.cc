@@ -133,6 +133,11 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   std::vector<std::vector<uint64_t>> mig_owner(info.gpus_size());
   for (int i = 0; i < info.gpus_size(); ++i) {
     const v1::GpuInfo& gpu = info.gpus(i);
+    const uint64_t bit = i < 64 ? uint64_t{1} << i : 0;
+    if (gpu.share_mode() == v1::GPU_SHARE_MODE_TIMESLICE || gpu.share_mode() == v1::GPU_SHARE_MODE_MPS) {
+      slot.shareable_mask |= bit;
+    }
+    if (gpu.share_mode() == v1::GPU_SHARE_MODE_MPS) slot.mps_mask |= bit;
     if (gpu.share_mode() != v1::GPU_SHARE_MODE_MIG) {
       if (owners[i] == kMigGpuOwner) owners[i] = 0;
       continue;
@@ -140,7 +145,7 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     // Holders carry over by instance UUID: a GPU partitioned anew keeps
     // only the instances that are still there.
     owners[i] = kMigGpuOwner;
-    if (i < 64) slot.mig_mask |= uint64_t{1} << i;
+    slot.mig_mask |= bit;
     const int old = slot.PositionOf(gpu.index());
     for (const v1::MigInstance& mig : gpu.mig_instances()) {
       uint64_t holder = 0;
@@ -154,11 +159,6 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
     }
   }
   slot.mig_owner = std::move(mig_owner);
-  for (int i = 0; i < info.gpus_size() && i < 64; ++i) {
-    const v1::GpuShareMode mode = info.gpus(i).share_mode();
-    if (mode == v1::GPU_SHARE_MODE_TIMESLICE || mode == v1::GPU_SHARE_MODE_MPS) slot.shareable_mask |= uint64_t{1} << i;
-    if (mode == v1::GPU_SHARE_MODE_MPS) slot.mps_mask |= uint64_t{1} << i;
-  }
   shareable_gpus_ += std::popcount(slot.shareable_mask);
   slot.info = info;
   auto topo = convert::TopologyFromProto(info);
