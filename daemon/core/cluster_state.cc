@@ -84,8 +84,8 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 
 void ClusterState::Refresh(const NodeSlot& slot) {
   scan_[slot.scan_index] = {&slot,           slot.free_mask,      slot.FreeCpus(),  slot.FreeMemMb(),
-                            slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.queue_mask,
-                            slot.generation, slot.network_ids};
+                            slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.runs_containers,
+                            slot.queue_mask,  slot.generation,   slot.network_ids};
   std::vector<ShareableGpu>& entries = share_entries_[slot.scan_index];
   for (const ShareableGpu& e : entries) share_index_.erase(e);
   entries.clear();
@@ -130,6 +130,7 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.shareable_mask = 0;
   slot.mps_mask = 0;
   slot.mig_mask = 0;
+  slot.runs_containers = !info.containers().runtime().empty();
   std::vector<std::vector<uint64_t>> mig_owner(info.gpus_size());
   for (int i = 0; i < info.gpus_size(); ++i) {
     const v1::GpuInfo& gpu = info.gpus(i);

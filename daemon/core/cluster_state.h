@@ -108,6 +108,8 @@ struct NodeSlot {
   size_t scan_index = 0;  // its entry in ClusterState::scan()
   // Bit q set when queue q (QueuePolicy::NodeMask) may put jobs here.
   uint64_t queue_mask = ~uint64_t{0};
+  // Its agent runs jobs in containers (NodeInfo.containers.runtime).
+  bool runs_containers = false;
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
@@ -170,6 +172,7 @@ struct NodeScan {
   int gpu_count = 0;
   int gpu_kind = 0;  // NodeSlot::gpu_kind
   bool up = false;   // NodeSlot::accepts_jobs()
+  bool runs_containers = false;  // NodeSlot::runs_containers
   uint64_t queue_mask = ~uint64_t{0};
   uint64_t generation = 0;                  // NodeSlot::generation
   std::array<int, 3> network_ids{-1, -1, -1};  // NodeSlot::network_ids

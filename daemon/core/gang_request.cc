@@ -25,6 +25,7 @@ GangRequest ToGangRequest(const v1::JobSpec& spec) {
     g.gpu_sharing = r.gpu_sharing();
     g.user = spec.user();
   }
+  g.in_container = spec.has_container();
   g.topology = spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED ? v1::TOPOLOGY_MODE_PREFER : spec.topology();
   return g;
 }

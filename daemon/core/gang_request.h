@@ -33,6 +33,9 @@ struct GangRequest {
   // The job's queue as its bit in NodeSlot::queue_mask: only nodes with it
   // set are used. All ones: any node.
   uint64_t queue_bit = ~uint64_t{0};
+  // The job runs in a container image: only nodes whose agent runs
+  // containers (NodeSlot::runs_containers).
+  bool in_container = false;
 
   // MIG instances of this profile (lower case) instead of GPUs: total_gpus
   // of them on one node (v1::Resources.mig_profile).

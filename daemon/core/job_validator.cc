@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/container_policy.h"
 #include "common/display_text.h"
 
 namespace gpusched::core {
@@ -174,6 +175,9 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
 absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, const SpecDefaults& defaults) {
   if (absl::Status s = ValidateCommand(spec, limits); !s.ok()) return s;
   if (absl::Status s = ValidateEnvironment(spec, limits); !s.ok()) return s;
+  if (spec.has_container()) {
+    if (absl::Status s = ValidateContainerSpec(spec.container()); !s.ok()) return s;
+  }
   if (absl::Status s = ValidateResources(*spec.mutable_resources(), limits); !s.ok()) return s;
   if (absl::Status s = CheckRange("spec.time_limit_s", spec.time_limit_s(), 0, limits.max_time_limit_s); !s.ok()) {
     return s;

@@ -68,6 +68,18 @@ absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
     }
     if (absl::Status s = ValidateMigInstances(node.gpus(i), absl::StrCat("node.gpus[", i, "]")); !s.ok()) return s;
   }
+  // Shown by `nodes show` and quoted in submit errors.
+  const v1::ContainerSupport& containers = node.containers();
+  if (absl::Status s = CheckDisplayText("node.containers.runtime", containers.runtime(), kMaxLabelBytes); !s.ok()) return s;
+  for (const std::string& registry : containers.registries()) {
+    if (absl::Status s = CheckDisplayText("node.containers.registries", registry, kMaxLabelBytes); !s.ok()) return s;
+  }
+  for (const std::string& source : containers.mount_sources()) {
+    if (source.empty() || source.front() != '/') {
+      return absl::InvalidArgumentError(absl::StrCat("node.containers.mount_sources: \"", source, "\" is not absolute"));
+    }
+    if (absl::Status s = CheckDisplayText("node.containers.mount_sources", source, 4096); !s.ok()) return s;
+  }
   absl::Status topology = convert::TopologyFromProto(node).status();
   if (!topology.ok()) return absl::InvalidArgumentError(absl::StrCat("node.", topology.message()));
   return absl::OkStatus();

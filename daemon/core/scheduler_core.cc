@@ -15,6 +15,7 @@
 #include "common/proto_time.h"
 #include "common/share_mode_name.h"
 #include "common/time_limit.h"
+#include "daemon/core/container_fit.h"
 #include "daemon/core/ever_fits.h"
 #include "daemon/core/pass_planner.h"
 #include "daemon/core/share_mix.h"
@@ -114,7 +115,11 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
                                                      queue.name, "\" allows at most ", limit, " ", what));
     }
   }
-  if (absl::Status s = CheckEverFits(cluster_, RequestForSpec(spec)); !s.ok()) return s;
+  const GangRequest request = RequestForSpec(spec);
+  if (absl::Status s = CheckEverFits(cluster_, request); !s.ok()) return s;
+  if (spec.has_container()) {
+    if (absl::Status s = CheckContainerEverRuns(cluster_, request, spec.container()); !s.ok()) return s;
+  }
   if (absl::Status s = CheckStrictHonoured(spec); !s.ok()) return s;
   // As in Slurm, a dependency on a job array's id waits for every task.
   google::protobuf::RepeatedPtrField<v1::Dependency> expanded;

@@ -45,7 +45,7 @@ PlacementResult PlaceMigSlices(const ClusterState& cluster, const GangRequest& r
   std::vector<std::pair<int, int>> best_instances;
   size_t most_free = 0;
   for (const NodeScan& n : cluster.scan()) {
-    if (!n.up || (n.queue_mask & request.queue_bit) == 0 || n.slot->mig_mask == 0) continue;
+    if (!n.up || !QueueMayUse(n, request) || n.slot->mig_mask == 0) continue;
     if (n.free_cpus < request.CpusFor(request.total_gpus) || n.free_mem_mb < request.MemFor(request.total_gpus)) continue;
     std::vector<std::pair<int, int>> instances = FreeMigInstances(*n.slot, request.mig_profile, eligible.Of(n));
     most_free = std::max(most_free, instances.size());

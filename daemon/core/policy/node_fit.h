@@ -11,8 +11,17 @@
 
 namespace gpusched::core::policy {
 
-// Whether the request's queue may use the node at all.
-inline bool QueueMayUse(const NodeSlot& slot, const GangRequest& req) { return (slot.queue_mask & req.queue_bit) != 0; }
+// Whether the request may use the node at all: a node of its queue, and for
+// a job in a container, one whose agent runs containers.
+inline bool MayUse(uint64_t queue_mask, bool runs_containers, const GangRequest& req) {
+  return (queue_mask & req.queue_bit) != 0 && (runs_containers || !req.in_container);
+}
+inline bool QueueMayUse(const NodeSlot& slot, const GangRequest& req) {
+  return MayUse(slot.queue_mask, slot.runs_containers, req);
+}
+inline bool QueueMayUse(const NodeScan& n, const GangRequest& req) {
+  return MayUse(n.queue_mask, n.runs_containers, req);
+}
 
 // GPUs of a node of `kind` that the request's model and memory constraints
 // allow, as a position mask.
@@ -80,7 +89,7 @@ void ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, boo
 inline bool ScoreGpuCandidate(const NodeScan& n, const GangRequest& req, const EligibleByKind& eligible, bool idle,
                               int64_t min_usable, GpuCandidate& out) {
   min_usable = std::max<int64_t>(min_usable, 1);
-  if (!n.up || n.gpu_count == 0 || (n.queue_mask & req.queue_bit) == 0) return false;
+  if (!n.up || n.gpu_count == 0 || !QueueMayUse(n, req)) return false;
   if (!idle && std::popcount(n.free_mask) < min_usable) return false;  // the common case on a busy cluster
   // From the scan entry alone, but for an idle node's totals.
   // MIG GPUs are never free as a whole, idle or not.

@@ -39,7 +39,7 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
                        const std::vector<GpuCandidate>& candidates) {
   size_t up = 0, up_elsewhere = 0;
   for (const NodeScan& n : cluster.scan()) {
-    if (n.up) ++((n.queue_mask & req.queue_bit) == 0 ? up_elsewhere : up);
+    if (n.up) ++(!QueueMayUse(n, req) ? up_elsewhere : up);
   }
   if (up == 0) {
     return up_elsewhere == 0 ? "waiting for a node: no node is up"

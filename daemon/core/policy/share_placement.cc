@@ -90,7 +90,7 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
 // Whether the node of `n` can host the request's CPUs and memory and its
 // queue may use it.
 bool NodeSuits(const NodeScan& n, const GangRequest& request) {
-  return n.up && (n.queue_mask & request.queue_bit) != 0 && n.free_cpus >= request.CpusFor(request.total_gpus) &&
+  return n.up && QueueMayUse(n, request) && n.free_cpus >= request.CpusFor(request.total_gpus) &&
          n.free_mem_mb >= request.MemFor(request.total_gpus);
 }
 
