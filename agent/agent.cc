@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -26,8 +27,10 @@
 #include "agent/node_info.h"
 #include "agent/node_sharing.h"
 #include "agent/route_address.h"
+#include "agent/runner/exec_path.h"
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
+#include "agent/runner/rank_environment.h"
 #include "common/logging.h"
 #include "common/metrics/metrics_endpoint.h"
 
@@ -177,7 +180,17 @@ absl::Status Agent::Start() {
   if (!discovered->fallback_reason.empty()) {
     log->warn("no GPUs: {}; this node runs CPU jobs only", discovered->fallback_reason);
   }
+  if (options.containers.enabled()) {
+    auto runtime = ResolveExecutable(options.containers.runtime, std::getenv("PATH") ? std::getenv("PATH") : kFallbackPath);
+    if (!runtime.ok() || access(runtime->c_str(), X_OK) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("container_runtime \"", options.containers.runtime,
+                                                        "\": no such executable (install podman, or leave "
+                                                        "container_runtime unset for a node without containers)"));
+    }
+    options.containers.runtime = *runtime;
+  }
   v1::NodeInfo node = DescribeNode(options, *discovered);
+  *node.mutable_containers() = options.containers.Support();
 
   auto shim = ResolveShim(options.shim_program);
   if (!shim.ok()) return shim.status();
@@ -187,6 +200,7 @@ absl::Status Agent::Start() {
   runner_options.log_dir = options.log_dir;
   runner_options.advertise_address = options.advertise_address;
   runner_options.cpu_bind = options.cpu_bind;
+  runner_options.containers = options.containers;
   auto sharing = StartGpuSharing(options, node, log, &mps_);
   if (!sharing.ok()) return sharing.status();
   runner_options.sharing = *std::move(sharing);

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 
+#include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "common/tls/tls_files.h"
 #include "gpusched/v1/types.pb.h"
@@ -80,6 +81,9 @@ struct AgentOptions {
   // Stop() leaves the running jobs to their shims (an agent restart or
   // upgrade: the next agent adopts them) instead of killing them.
   bool keep_jobs_on_stop = false;
+  // Jobs in container images (gpusched submit --image): runtime "" = none
+  // here. A runtime given by name is looked up in PATH at start.
+  ContainerSettings containers;
   absl::Duration heartbeat_interval = absl::Seconds(5);
   absl::Duration max_reconnect_backoff = absl::Seconds(5);
 };

@@ -33,7 +33,7 @@ namespace {
 
 constexpr int kUsageError = 2;
 using gpusched::agent::kCpus, gpusched::agent::kFakeGpus, gpusched::agent::kGpuMemoryMb,
-    gpusched::agent::kHeartbeatIntervalMs, gpusched::agent::kMemoryMb;
+    gpusched::agent::kHeartbeatIntervalMs, gpusched::agent::kMemoryMb, gpusched::agent::kContainerPullTimeoutS;
 
 int UsageError(const std::string& message) {
   std::cerr << "gpusched-agent: " << message << " (see --help)\n";
@@ -178,6 +178,21 @@ int main(int argc, char** argv) {
                  "on SIGTERM, leave running jobs to their shims for the next agent to adopt (a restart or an "
                  "upgrade); false: kill them (true/false)")
       ->capture_default_str();
+  app.add_option("--container-runtime", options.containers.runtime,
+                 "run jobs that name an image with this container runtime (podman, or a path); empty: none");
+  app.add_option("--container-oci-runtime", options.containers.oci_runtime,
+                 "podman --runtime for job containers (runc where cgroups are hybrid v1/v2, which crun refuses)");
+  app.add_option("--container-registry", options.containers.registries,
+                 "a registry job images may come from (repeatable; none given: any)");
+  app.add_option("--container-mount", options.containers.mount_sources,
+                 "a host path jobs may mount into their containers, with what lies below it (repeatable)");
+  app.add_option("--container-run-arg", options.containers.run_args,
+                 "one more podman run argument for every job container, as --container-run-arg=--ulimit "
+                 "(repeatable, in order)");
+  int64_t container_pull_timeout_s = 900;
+  app.add_option("--container-pull-timeout-s", container_pull_timeout_s, "how long pulling a job's image may take")
+      ->check(CLI::Range(kContainerPullTimeoutS.min, kContainerPullTimeoutS.max))
+      ->capture_default_str();
   app.add_option("--label", labels, "node label key=value (repeatable)");
   app.add_option("--metrics-listen", options.metrics_listen,
                  "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6872): running jobs and, with "
@@ -248,6 +263,12 @@ int main(int argc, char** argv) {
   unless_flag("--shim", file->shim, options.shim_program);
   unless_flag("--keep-jobs-on-stop", file->keep_jobs_on_stop, options.keep_jobs_on_stop);
   unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
+  unless_flag("--container-runtime", file->container_runtime, options.containers.runtime);
+  unless_flag("--container-oci-runtime", file->container_oci_runtime, options.containers.oci_runtime);
+  unless_flag("--container-registry", file->container_registries, options.containers.registries);
+  unless_flag("--container-mount", file->container_mounts, options.containers.mount_sources);
+  unless_flag("--container-run-arg", file->container_run_args, options.containers.run_args);
+  unless_flag("--container-pull-timeout-s", file->container_pull_timeout_s, container_pull_timeout_s);
   unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
   unless_flag("--log-level", file->log_level, log_level);
   unless_flag("--tls-ca", file->tls_ca, tls_files.ca);
@@ -263,6 +284,7 @@ int main(int argc, char** argv) {
     options.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
   options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
+  options.containers.pull_timeout = absl::Seconds(container_pull_timeout_s);
   options.cpu_bind = cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
   gpusched::ParseShareModeName(gpu_share_mode, &options.gpu_share_mode);
   // The flags replace the file's table as a whole: per GPU, one source.

@@ -17,6 +17,7 @@ packages=(
   systemd              # tests: systemd-analyze verify on the units
   dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs
   procps psmisc
+  podman runc busybox-static  # jobs in container images; tests import a busybox image (no registry needed)
 )
 
 missing=()

@@ -50,7 +50,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
                     kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind", "gpu_share_mode",
                     "gpu_share_modes", "mps_control_program", "mps_dir",
-                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop", "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
+                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop",
+                    "container_runtime", "container_oci_runtime", "container_registries", "container_mounts",
+                    "container_run_args", kContainerPullTimeoutS.key, "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
                     tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
   AgentConfig config;
   config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
@@ -94,6 +96,18 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   config.calibrate_on_start = reader.Bool("calibrate_on_start");
   config.shim = reader.Path("shim");
   config.keep_jobs_on_stop = reader.Bool("keep_jobs_on_stop");
+  config.container_runtime = reader.String("container_runtime");
+  config.container_oci_runtime = reader.String("container_oci_runtime");
+  config.container_registries = reader.StringList("container_registries");
+  config.container_mounts = reader.StringList("container_mounts");
+  for (const std::string& mount : config.container_mounts.value_or(std::vector<std::string>{})) {
+    if (mount.empty() || mount.front() != '/') {
+      reader.Error(reader.LineOf("container_mounts"),
+                   absl::StrCat("container_mounts: \"", mount, "\" is not an absolute path"));
+    }
+  }
+  config.container_run_args = reader.StringList("container_run_args");
+  config.container_pull_timeout_s = Int(reader, kContainerPullTimeoutS);
   config.metrics_listen = Address(reader, "metrics_listen", /*port_zero_ok=*/true);
   config.heartbeat_interval_ms = Int(reader, kHeartbeatIntervalMs);
   config.log_level = reader.OneOf("log_level", config::LogLevelNames());
@@ -156,6 +170,15 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   if (config.keep_jobs_on_stop) {
     set.push_back(absl::StrCat("keep_jobs_on_stop=", *config.keep_jobs_on_stop ? "true" : "false"));
   }
+  add("container_runtime", config.container_runtime);
+  add("container_oci_runtime", config.container_oci_runtime);
+  auto add_list = [&set](absl::string_view key, const std::optional<std::vector<std::string>>& list) {
+    if (list) set.push_back(absl::StrCat(key, "=[", absl::StrJoin(*list, ","), "]"));
+  };
+  add_list("container_registries", config.container_registries);
+  add_list("container_mounts", config.container_mounts);
+  add_list("container_run_args", config.container_run_args);
+  add(kContainerPullTimeoutS.key, config.container_pull_timeout_s);
   add("metrics_listen", config.metrics_listen);
   add(kHeartbeatIntervalMs.key, config.heartbeat_interval_ms);
   add("log_level", config.log_level);

@@ -27,6 +27,7 @@ inline constexpr AgentIntSetting kGpuMemoryMb{"gpu_memory_mb", 1, kMaxMegabytes}
 inline constexpr AgentIntSetting kCpus{"cpus", 0, 1 << 20};
 inline constexpr AgentIntSetting kMemoryMb{"memory_mb", 0, kMaxMegabytes};
 inline constexpr AgentIntSetting kHeartbeatIntervalMs{"heartbeat_interval_ms", 1, 3'600'000};
+inline constexpr AgentIntSetting kContainerPullTimeoutS{"container_pull_timeout_s", 1, 24 * 3600};
 inline constexpr char kDefaultAgentLogDir[] = "/var/lib/gpusched/logs";
 
 // What agent.toml sets. Every key is the gpusched-agent flag of the same name
@@ -60,6 +61,16 @@ struct AgentConfig {
   std::optional<bool> calibrate_on_start;
   std::optional<std::string> shim;  // a path (resolved against the file's directory)
   std::optional<bool> keep_jobs_on_stop;
+  // Jobs in container images: the runtime ("podman" or a path; "" = none),
+  // Podman's --runtime, the registries and host paths jobs may use, more
+  // `podman run` arguments, and how long a pull may take. The lists replace
+  // the flags' as a whole.
+  std::optional<std::string> container_runtime;
+  std::optional<std::string> container_oci_runtime;
+  std::optional<std::vector<std::string>> container_registries;
+  std::optional<std::vector<std::string>> container_mounts;
+  std::optional<std::vector<std::string>> container_run_args;
+  std::optional<int64_t> container_pull_timeout_s;
   std::optional<std::string> metrics_listen;
   std::optional<int64_t> heartbeat_interval_ms;
   std::optional<std::string> log_level;

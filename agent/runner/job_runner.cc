@@ -46,6 +46,13 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
   AdoptLeftovers();
+  if (options_.containers.enabled()) {
+    std::set<uint64_t> running;
+    for (const auto& [id, job] : jobs_) running.insert(id);
+    const int removed = RemoveLeftoverContainers(
+        options_.containers, ContainerScope(options_.log_dir, options_.node_name), running);
+    if (removed > 0) log_->warn("removed {} job container(s) of jobs no longer running here", removed);
+  }
   monitor_ = std::thread([this] { MonitorLoop(); });
 }
 
@@ -144,7 +151,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
     return;
   }
 
-  if (launch.has_preflight()) {
+  if (launch.has_preflight() || launch.spec().has_container()) {
     std::lock_guard<std::mutex> lock(mu_);
     preflights_.push_back(launch);
     if (!preflight_worker_.joinable()) preflight_worker_ = std::thread([this] { PreflightLoop(); });
@@ -240,6 +247,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   context.cpu_bind = options_.cpu_bind;
   context.sharing = &options_.sharing;
   context.nccl_topo_file = options_.nccl_topo_file;
+  context.containers = &options_.containers;
   if (options_.cpu_bind != CpuBindMode::kNone) {
     // Asked at each launch: an operator may move the agent (taskset, cgroup)
     // while it runs.

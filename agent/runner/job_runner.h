@@ -23,6 +23,7 @@
 
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/nccl/preflight_check.h"
+#include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/gpu_sharing.h"
 #include "agent/runner/recent_exits.h"
@@ -54,12 +55,15 @@ struct JobRunnerOptions {
   std::shared_ptr<BandwidthProbe> probe;
   // The gpusched-shim executable that holds each job's processes.
   std::string shim_program;
+  // How jobs in container images run here (disabled: they are refused).
+  ContainerSettings containers;
 };
 
 // Runs the job processes of one node and says what became of them. Every
 // outcome goes to the report callback as a JobUpdate, in order per job:
 // STARTED then EXITED, or LAUNCH_FAILED, or PREFLIGHT_FAILED. Launches with a
-// preflight wait for it on a worker thread of their own, one at a time.
+// preflight, or with a container image to fetch, wait for it on a worker
+// thread of their own, one at a time.
 //
 // Each job's processes on this node are the children of its shim
 // (gpusched-shim), not of the runner: a runner that is detached (an agent

@@ -1,5 +1,7 @@
-// JobRunner: the NCCL preflight of launches that ask for one.
+// JobRunner: what launches wait for before their processes start: the
+// container image on this node, and the NCCL preflight of those that ask.
 #include "absl/strings/str_cat.h"
+#include "agent/runner/container_launch.h"
 #include "agent/runner/job_runner.h"
 #include "common/logging.h"
 
@@ -17,8 +19,15 @@ void JobRunner::PreflightLoop() {
     lock.unlock();
 
     PreflightOutcome outcome;
-    if (skip) {
+    absl::Status image = absl::OkStatus();
+    if (!skip && launch.spec().has_container() && options_.containers.enabled()) {
+      log_->info("job {}: making sure image {} is here", id, launch.spec().container().image());
+      image = EnsureImage(options_.containers, launch.spec().container().image());
+    }
+    if (skip || !image.ok()) {
       // Answered below, without measuring.
+    } else if (!launch.has_preflight()) {
+      outcome.passed = true;
     } else if (options_.probe == nullptr) {
       outcome.passed = true;
       outcome.message = "preflight skipped: this agent has no NCCL probe (gpusched-nccl-probe)";
@@ -26,7 +35,7 @@ void JobRunner::PreflightLoop() {
       std::vector<int> gpus(launch.gpu_indices().begin(), launch.gpu_indices().end());
       outcome = RunPreflight(*options_.probe, gpus, launch.preflight());
     }
-    if (!skip) log_->info("job {}: {}", id, outcome.message);
+    if (!skip && !outcome.message.empty()) log_->info("job {}: {}", id, outcome.message);
 
     lock.lock();
     const bool stopping = shutting_down_;
@@ -50,13 +59,17 @@ void JobRunner::PreflightLoop() {
         launching_.erase(id);
       }
       cv_.notify_all();
+    } else if (!image.ok()) {
+      log_->warn("job {}: launch failed: {}", id, std::string(image.message()));
+      EndAdmitted(MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(image.message()),
+                             ""));
     } else if (!outcome.passed) {
       v1::JobUpdate failed =
           MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_PREFLIGHT_FAILED, 0, outcome.message, "");
       failed.set_preflight_busbw_gbps(outcome.busbw_gbps);
       EndAdmitted(failed);
     } else {
-      StartAdmitted(launch, &outcome);
+      StartAdmitted(launch, launch.has_preflight() ? &outcome : nullptr);
     }
     lock.lock();
   }

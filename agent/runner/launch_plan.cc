@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -150,6 +152,32 @@ std::vector<std::string> ToEnvp(const std::map<std::string, std::string>& env) {
   return out;
 }
 
+// The agent's own directory under its log root, made 0700 if missing; one
+// that is a link, or is not the agent's, is refused.
+absl::StatusOr<std::string> MakeAgentOnlyDir(const std::string& path) {
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, " is not a directory of the agent's own, closed to others: refused"));
+  }
+  return path;
+}
+
+// What the container runtime runs with: the agent's environment, since it
+// runs as the agent.
+std::vector<std::string> RuntimeEnvironment(const LaunchContext& context) {
+  std::vector<std::string> env;
+  auto path = context.agent_env.find("PATH");
+  env.push_back(absl::StrCat("PATH=", path == context.agent_env.end() ? kFallbackPath : path->second));
+  for (const char* name : {"HOME", "XDG_RUNTIME_DIR", "LANG", "TZ"}) {
+    if (const char* value = std::getenv(name)) env.push_back(absl::StrCat(name, "=", value));
+  }
+  return env;
+}
+
 }  // namespace
 
 std::string JobLogDir(const std::string& log_dir, uint64_t job_id) {
@@ -180,6 +208,17 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
         ", and the daemon does not allow jobs as root (allow_root_jobs)"));
   }
 
+  const bool in_container = spec.has_container();
+  if (in_container) {
+    if (context.containers == nullptr || !context.containers->enabled()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the job runs in a container, but ", context.node_name, " runs no containers"));
+    }
+    if (absl::Status s = CheckContainerLaunch(spec.container(), *context.containers, context.node_name); !s.ok()) {
+      return s;
+    }
+  }
+
   LaunchPlan plan;
   plan.job_log_dir = JobLogDir(context.log_dir, launch.job_id());
   if (absl::Status s = MakeJobLogDir(context.log_dir, launch.job_id(), *identity); !s.ok()) return s;
@@ -196,6 +235,10 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     argv = absl::StartsWith(spec.script(), "#!") ? std::vector<std::string>{*path}
                                                  : std::vector<std::string>{"/bin/sh", *path};
     executable = argv[0];
+  } else if (in_container) {
+    // Looked up inside the image, by the runtime.
+    argv.assign(spec.argv().begin(), spec.argv().end());
+    executable = argv[0];
   } else {
     argv.assign(spec.argv().begin(), spec.argv().end());
     // The job's PATH (spec.env may change it) decides which command runs.
@@ -211,6 +254,19 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   }
   const std::string workdir = ChooseWorkdir(spec.workdir(), identity->user);
   const bool per_node = spec.launch_mode() == v1::LAUNCH_MODE_PER_NODE;
+  std::optional<ContainerRankContext> container_context;
+  if (in_container) {
+    auto env_dir = MakeAgentOnlyDir(absl::StrCat(context.log_dir, "/container-env"));
+    if (!env_dir.ok()) return env_dir.status();
+    container_context = ContainerRankContext{context.containers,
+                                             context.host_gpu_files,
+                                             context.topology,
+                                             context.node_name,
+                                             ContainerScope(context.log_dir, context.node_name),
+                                             *env_dir,
+                                             RuntimeEnvironment(context),
+                                             spec.script().empty() ? "" : argv.back()};
+  }
   const int count = LocalProcessCount(launch);
   for (int local = 0; local < count; ++local) {
     ProcessSpec process;
@@ -227,6 +283,9 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     process.log_path = absl::StrCat(plan.job_log_dir, "/rank-", process.rank, ".log");
     process.credentials = credentials;
     if (absl::Status s = CreateLog(process.log_path, *identity); !s.ok()) return s;
+    if (container_context) {
+      if (absl::Status s = WrapInContainer(launch, *container_context, process); !s.ok()) return s;
+    }
     plan.processes.push_back(std::move(process));
   }
   return plan;

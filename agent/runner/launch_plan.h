@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 
+#include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/gpu_sharing.h"
 #include "agent/runner/process_spawner.h"
@@ -28,6 +29,9 @@ struct LaunchContext {
   std::vector<int> agent_cpus;  // the CPUs the agent may use; bindings stay within them
   std::string nccl_topo_file;   // NCCL_TOPO_FILE unless the job sets it; "" = none
   const GpuSharing* sharing = nullptr;  // JobRunnerOptions::sharing; null: no GPU is shared
+  // How jobs in containers run here; null or disabled: they do not.
+  const ContainerSettings* containers = nullptr;
+  HostGpuFiles host_gpu_files;  // where container launches find the driver's device nodes and libraries
 };
 
 struct LaunchPlan {

@@ -31,6 +31,10 @@ struct ProcessSpec {
   // CPUs to bind the process to (sched_setaffinity before exec); empty: it
   // keeps the affinity of the thread that spawns it.
   std::vector<int> cpus;
+  // Run by the shim, as itself, before the process starts and after it
+  // ended, however it ended: what removes a container the process left
+  // (WrapInContainer). Empty: nothing.
+  std::vector<std::string> cleanup_argv;
 };
 
 // Starts the process as the leader of a new session and process group, so that

@@ -1,5 +1,6 @@
 #include "agent/shim/shim_loop.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,44 @@ std::string ReadAll(int fd) {
   }
 }
 
+// A rank's cleanup (ProcessSpec::cleanup_argv), waited for: a container
+// must be gone before the shim says the rank ended, or the GPUs it holds
+// could go to the next job while it still runs. Quiet, and given a minute.
+void RunCleanup(const ProcessSpec& process) {
+  if (process.cleanup_argv.empty()) return;
+  std::vector<char*> argv, envp;
+  for (const std::string& a : process.cleanup_argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : process.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    setsid();
+    const int null_fd = open("/dev/null", O_RDWR);
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) dup2(null_fd, fd);
+    close_range(3, ~0U, 0);
+    execve(argv[0], argv.data(), envp.data());
+    _exit(127);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  while (true) {
+    const pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) return;
+    if (Clock::now() >= deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return;
+    }
+    const timespec pause = {0, 10'000'000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
 void SignalLive(const std::vector<Rank>& ranks, int sig) {
   for (const Rank& r : ranks) {
     if (!r.exited) kill(-r.pid, sig);
@@ -93,14 +133,16 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
   WriteAll(exits_fd, FormatShimLine(getpid(), ProcessStartTime(getpid())));
   std::vector<Rank> ranks;
   for (const ProcessSpec& process : spec->ranks) {
+    RunCleanup(process);  // what an earlier attempt may have left under the same name
     auto pid = SpawnProcess(process);
     if (!pid.ok()) {
       // All ranks or none.
-      for (const Rank& r : ranks) {
-        kill(-r.pid, SIGKILL);
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        kill(-ranks[i].pid, SIGKILL);
         int status;
-        while (waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+        while (waitpid(ranks[i].pid, &status, 0) < 0 && errno == EINTR) {
         }
+        RunCleanup(spec->ranks[i]);
       }
       const std::string message = spec->ranks.size() > 1
                                       ? absl::StrCat("rank ", process.rank, ": ", pid.status().message())
@@ -121,7 +163,8 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
   size_t live = ranks.size();
   // Every rank is looked at on every wake: SIGCHLDs coalesce.
   auto reap = [&] {
-    for (Rank& r : ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      Rank& r = ranks[i];
       if (r.exited) continue;
       int status = 0;
       const pid_t got = waitpid(r.pid, &status, WNOHANG);
@@ -132,6 +175,7 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
       // What the rank left in its group would outlive the job and hold its
       // GPUs; the group id cannot be reused while members remain.
       kill(-r.pid, SIGKILL);
+      RunCleanup(spec->ranks[i]);
       WriteAll(exits_fd, FormatRankExit(got < 0 ? RankExit{r.rank, 0, wait_errno} : RankExit{r.rank, status, 0}));
     }
   };

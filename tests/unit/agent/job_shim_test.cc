@@ -274,3 +274,42 @@ TEST_CASE("a record left by an agent from before the shims: its ranks' groups ar
   REQUIRE(waitpid(rank, &status, 0) == rank);
   CHECK(WTERMSIG(status) == SIGKILL);
 }
+
+TEST_CASE("a rank's cleanup runs before it starts and after it ends, killed or not") {
+  TempDir dir;
+  const std::string cleanups = dir / "cleanups";
+  auto shim_for = [&](uint64_t job_id, const std::string& command) {
+    ShimSpec spec;
+    spec.job_id = job_id;
+    ProcessSpec rank;
+    rank.executable = "/bin/sh";
+    rank.argv = {"/bin/sh", "-c", command};
+    rank.workdir = "/";
+    rank.log_path = dir / absl::StrCat("rank-", job_id, ".log");
+    // What a container rank's `podman rm` stands for: it must have run by the
+    // time the shim reports the rank's end.
+    rank.cleanup_argv = {"/bin/sh", "-c", absl::StrCat("echo job ", job_id, " >> ", cleanups)};
+    spec.ranks = {rank};
+    auto shim = JobShim::Start(GPUSCHED_SHIM_BINARY, spec, dir / absl::StrCat("exits-", job_id));
+    REQUIRE(shim.ok());
+    return *std::move(shim);
+  };
+  auto wait_end = [&](JobShim& shim, uint64_t job_id) {
+    for (int i = 0; i < 500 && !shim.Exited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(shim.Exited());
+    return ParseShimExits(ReadFile(dir / absl::StrCat("exits-", job_id)));
+  };
+
+  JobShim ends = shim_for(41, "exit 3");
+  const ShimExits ended = wait_end(ends, 41);
+  REQUIRE(ended.exits.size() == 1);
+  CHECK(WEXITSTATUS(ended.exits[0].wait_status) == 3);
+  CHECK(ReadFile(cleanups) == "job 41\njob 41\n");
+
+  JobShim killed = shim_for(42, "exec sleep 30");
+  REQUIRE(killed.Signal(kShimKillSignal));
+  const ShimExits killed_exits = wait_end(killed, 42);
+  REQUIRE(killed_exits.exits.size() == 1);
+  CHECK(WTERMSIG(killed_exits.exits[0].wait_status) == SIGKILL);
+  CHECK(ReadFile(cleanups) == "job 41\njob 41\njob 42\njob 42\n");
+}

@@ -23,10 +23,13 @@ ShimSpec TwoRanks() {
   a.log_path = "/var/lib/gpusched/logs/job-42/rank-0.log";
   a.credentials = Credentials{"ml", 1000, 1000, {1000, 44, 27}};
   a.cpus = {0, 1, 2, 3};
+  a.stdin_path = "/var/lib/gpusched/logs/job-42/stdin";
+  a.cleanup_argv = {"/usr/bin/podman", "rm", "--force", "gpusched-42-0"};
   ProcessSpec b = a;
   b.rank = 1;
   b.credentials.reset();
   b.cpus.clear();
+  b.cleanup_argv.clear();
   spec.ranks = {a, b};
   return spec;
 }
@@ -50,6 +53,8 @@ TEST_CASE("a shim spec comes back as it was written, bytes and all") {
     CHECK(got.workdir == want.workdir);
     CHECK(got.log_path == want.log_path);
     CHECK(got.cpus == want.cpus);
+    CHECK(got.stdin_path == want.stdin_path);
+    CHECK(got.cleanup_argv == want.cleanup_argv);
     REQUIRE(got.credentials.has_value() == want.credentials.has_value());
     if (want.credentials) {
       CHECK(got.credentials->user == want.credentials->user);
@@ -71,7 +76,7 @@ TEST_CASE("a truncated or padded shim spec is refused, at every length") {
 }
 
 TEST_CASE("a spec from another version names both, instead of being misread") {
-  auto decoded = DecodeShimSpec("gpusched-shim-spec 2\n...");
+  auto decoded = DecodeShimSpec("gpusched-shim-spec 1\n...");
   CHECK(decoded.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(decoded.status().message()),
              Catch::Contains("gpusched-shim-spec 2") && Catch::Contains("gpusched-shim-spec 1") &&

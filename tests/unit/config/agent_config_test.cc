@@ -114,6 +114,26 @@ TEST_CASE("agent.toml: share modes per GPU over the node's, and the MPS control 
   CHECK(SplitGpuShareModesFlag("mps").status().message() == "--gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps");
 }
 
+TEST_CASE("agent.toml: container settings, and a mount that is not an absolute path named at its line") {
+  auto config = ParseAgentConfig(
+      "container_runtime = \"podman\"\ncontainer_oci_runtime = \"runc\"\n"
+      "container_registries = [\"nvcr.io\", \"localhost\"]\ncontainer_mounts = [\"/data\"]\n"
+      "container_run_args = [\"--ulimit\", \"nofile=1024:20000\"]\ncontainer_pull_timeout_s = 60\n",
+      "/etc/gpusched/agent.toml");
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->container_runtime == "podman");
+  CHECK(config->container_oci_runtime == "runc");
+  CHECK(config->container_registries == std::vector<std::string>{"nvcr.io", "localhost"});
+  CHECK(config->container_mounts == std::vector<std::string>{"/data"});
+  CHECK(config->container_run_args == std::vector<std::string>{"--ulimit", "nofile=1024:20000"});
+  CHECK(config->container_pull_timeout_s == 60);
+  CHECK_THAT(DescribeAgentConfig(*config), Catch::Contains("container_registries=[nvcr.io,localhost]"));
+  CHECK(ErrorOf("daemon = \"127.0.0.1:6870\"\ncontainer_mounts = [\"data\"]\n") ==
+        "/etc/gpusched/agent.toml:2: container_mounts: \"data\" is not an absolute path");
+  CHECK_THAT(ErrorOf("container_pull_timeout_s = 0\n"), Catch::Contains("container_pull_timeout_s"));
+}
+
 TEST_CASE("agent.toml: a relative topology_file is taken from the file's directory") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("gpusched-agent-config-" + std::to_string(getpid()));
