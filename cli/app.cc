@@ -106,6 +106,14 @@ CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
           "On a node failure: back to the queue (yes) or end NODE_FAIL (no); default: the queue's setting");
   AddRepeated(sub, "--env", &o.env, "K=V", "Set K=V for the job; K alone copies K from here (repeatable)");
   AddText(sub, "--workdir", &o.workdir, "DIR", "Working directory of the job (default: the current one)");
+  AddText(sub, "--image", &o.image, "IMAGE",
+          "Run every rank inside this container image (nvcr.io/nvidia/pytorch:24.05-py3), with its GPUs and the "
+          "node's network, as you");
+  AddRepeated(sub, "--mount", &o.mounts, "SRC:DST[:ro]",
+              "With --image: make host path SRC visible at DST in the container, read-only with :ro (repeatable; "
+              "the nodes allow some paths only)");
+  AddText(sub, "--image-workdir", &o.image_workdir, "DIR", "With --image: the ranks' directory inside the container "
+          "(default: the image's)");
   AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");
   AddText(sub, "--request-id", &o.request_id, "ID", "Idempotency key: resubmitting with it returns the first job");
   sub->add_flag("--wait", o.wait,

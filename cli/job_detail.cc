@@ -139,7 +139,20 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   } else {
     Field(out, "Script", DescribeScript(spec.script()));
   }
-  if (!job.details_hidden()) Field(out, "Workdir", spec.workdir());
+  if (spec.has_container()) {
+    const v1::ContainerSpec& c = spec.container();
+    Field(out, "Image", c.image());
+    if (!job.details_hidden()) {
+      std::vector<std::string> mounts;
+      for (const v1::ContainerMount& m : c.mounts()) {
+        mounts.push_back(absl::StrCat(m.source(), " -> ", m.target(), m.read_only() ? " (read-only)" : ""));
+      }
+      if (!mounts.empty()) Field(out, "Mounts", absl::StrJoin(mounts, "\n             "));
+      Field(out, "Workdir", c.workdir().empty() ? "the image's own" : c.workdir());
+    }
+  } else if (!job.details_hidden()) {
+    Field(out, "Workdir", spec.workdir());
+  }
   if (!spec.option_sources().empty()) {
     // One option a line, each with where it came from (a script's directive or the command line).
     std::vector<std::string> lines;

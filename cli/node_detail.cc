@@ -145,6 +145,15 @@ std::string RenderNodeDetail(const v1::Node& node) {
   AppendField(out, "GPUs", absl::StrCat(node.gpus_free(), " free of ", info.gpus_size(),
                                         topo.source().empty() ? "" : absl::StrCat(" (from ", topo.source(), ")")));
   AppendField(out, "CPUs", absl::StrCat(node.cpus_free(), " free of ", info.cpus()));
+  const v1::ContainerSupport& containers = info.containers();
+  AppendField(out, "Containers",
+              containers.runtime().empty()
+                  ? std::string("no (no container runtime on this node)")
+                  : absl::StrCat(containers.runtime(), "; registries: ",
+                                 containers.registries().empty() ? "any" : absl::StrJoin(containers.registries(), ", "),
+                                 "; mounts: ",
+                                 containers.mount_sources().empty() ? "none"
+                                                                    : absl::StrJoin(containers.mount_sources(), ", ")));
   AppendField(out, "Memory", absl::StrCat(FormatSizeMb(node.mem_free_mb()), " free of ", FormatSizeMb(info.memory_mb())));
   AppendField(out, "Network", Network(topo.network()));
   AppendField(out, "NVSwitch", topo.nvswitch() ? "yes" : "no");

@@ -47,6 +47,9 @@ struct SubmitOptions {
   bool preflight = false;
   std::optional<std::string> array;  // Slurm syntax: 0-99%8, 1,3,5, 0-30:10
   std::optional<std::string> workdir;
+  std::optional<std::string> image;          // run every rank in this container image
+  std::vector<std::string> mounts;           // SRC:DST[:ro], with --image
+  std::optional<std::string> image_workdir;  // the ranks' directory inside the image
   std::optional<std::string> launch;
   std::optional<std::string> request_id;
   std::vector<std::string> env;  // K=V, or K to copy K from this environment

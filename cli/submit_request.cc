@@ -89,6 +89,38 @@ absl::Status AddEnv(const std::string& item, const LocalContext& ctx, v1::JobSpe
   return absl::OkStatus();
 }
 
+// --image, its --mount SRC:DST[:ro] and --image-workdir. A relative SRC is
+// from here, as for --workdir; what the nodes allow is the daemon's check.
+absl::Status SetContainer(const SubmitOptions& options, const LocalContext& ctx, v1::JobSpec* spec) {
+  if (!options.image.has_value()) {
+    if (!options.mounts.empty()) return UsageError("--mount needs --image: only a container has mounts");
+    if (options.image_workdir.has_value()) return UsageError("--image-workdir needs --image");
+    return absl::OkStatus();
+  }
+  if (options.image->empty()) return FlagError("--image", "", "must not be empty");
+  v1::ContainerSpec* container = spec->mutable_container();
+  container->set_image(*options.image);
+  for (const std::string& item : options.mounts) {
+    std::vector<std::string> parts = absl::StrSplit(item, ':');
+    if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty() ||
+        (parts.size() == 3 && parts[2] != "ro" && parts[2] != "rw")) {
+      return FlagError("--mount", item, "expected SRC:DST, SRC:DST:ro or SRC:DST:rw");
+    }
+    if (parts[1].front() != '/') return FlagError("--mount", item, "DST must be an absolute path in the container");
+    v1::ContainerMount* mount = container->add_mounts();
+    mount->set_source(AbsolutePath(ctx, parts[0]));
+    mount->set_target(parts[1]);
+    mount->set_read_only(parts.size() == 3 && parts[2] == "ro");
+  }
+  if (options.image_workdir.has_value()) {
+    if (options.image_workdir->empty() || options.image_workdir->front() != '/') {
+      return FlagError("--image-workdir", *options.image_workdir, "must be an absolute path in the container");
+    }
+    container->set_workdir(*options.image_workdir);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SetCommand(const SubmitOptions& options, const LocalContext& ctx, v1::JobSpec* spec) {
   const bool has_command = !options.command.empty();
   if (has_command && options.script_path.has_value()) {
@@ -263,6 +295,7 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     request.set_array(*options.array);
   }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
+  if (absl::Status s = SetContainer(options, ctx, &spec); !s.ok()) return s;
   // No user: the job runs as whoever the daemon finds the caller to be (the
   // socket's uid, the certificate's name), which need not be this login.
 

@@ -120,7 +120,8 @@ int InitState(const std::string& config_path, std::string state_dir) {
   return 0;
 }
 
-int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals) {
+int RunDev(DaemonOptions options, bool fresh, bool demo, const gpusched::agent::ContainerSettings& containers,
+           const sigset_t& signals) {
   if (options.state_dir.empty()) options.state_dir = DefaultDevStateDir();
   if (fresh) {
     std::error_code ec;
@@ -128,7 +129,7 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const sigset_t& signals
   }
   gpusched::SystemClock clock;
   auto nodes = gpusched::dev::DefaultDevNodes();
-  auto cluster = gpusched::dev::DevCluster::Start(options, nodes, clock);
+  auto cluster = gpusched::dev::DevCluster::Start(options, nodes, clock, containers);
   if (!cluster.ok()) return Fail(cluster.status());
   if (absl::Status s = (*cluster)->WaitForAgents(absl::Seconds(10)); !s.ok()) return Fail(s);
 
@@ -305,6 +306,12 @@ int main(int argc, char** argv) {
   dev->add_option("--state-dir", dev_state_dir, "state directory (default: $TMPDIR/gpusched-dev-UID)");
   dev->add_flag("--fresh", fresh, "start from an empty state directory");
   dev->add_flag("--no-demo", no_demo, "do not submit the demo job");
+  gpusched::agent::ContainerSettings dev_containers;
+  dev->add_option("--container-runtime", dev_containers.runtime,
+                  "let jobs run in container images (--image) with this runtime: podman; default none");
+  dev->add_option("--container-oci-runtime", dev_containers.oci_runtime, "podman --runtime for job containers (runc)");
+  dev->add_option("--container-run-arg", dev_containers.run_args,
+                  "one more podman run argument, as --container-run-arg=--ulimit (repeatable)");
   std::string dev_metrics;
   dev->add_option("--metrics-listen", dev_metrics,
                   "Prometheus metrics address (default: the --listen host and port + 1, 127.0.0.1:6871; off: none)");
@@ -417,5 +424,10 @@ int main(int argc, char** argv) {
   options.metrics_listen = DevMetricsAddress(dev_metrics, dev_listen);
   options.state_dir = dev_state_dir;
   options.core.kill_grace = absl::Seconds(3);
-  return RunDev(options, fresh, !no_demo, signals);
+  if (!dev_containers.runtime.empty()) {
+    // One user's cluster: any registry, and mounts from /tmp and the home directory.
+    dev_containers.mount_sources.push_back("/tmp");
+    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') dev_containers.mount_sources.push_back(home);
+  }
+  return RunDev(options, fresh, !no_demo, dev_containers, signals);
 }

@@ -23,7 +23,8 @@ std::vector<DevNode> DefaultDevNodes() {
 
 absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::DaemonOptions& daemon_options,
                                                               const std::vector<DevNode>& nodes,
-                                                              const Clock& clock) {
+                                                              const Clock& clock,
+                                                              const agent::ContainerSettings& containers) {
   std::unique_ptr<DevCluster> cluster(new DevCluster());
   auto daemon = server::Daemon::Start(daemon_options, clock);
   if (!daemon.ok()) return daemon.status();
@@ -50,6 +51,7 @@ absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::Daem
     options.gpu_share_mode = node.share_mode;
     options.labels["gpusched.dev/fake"] = "true";
     options.heartbeat_interval = absl::Seconds(2);
+    options.containers = containers;
     auto agent = std::make_unique<agent::Agent>(std::move(options));
     if (absl::Status s = agent->Start(); !s.ok()) return s;
     cluster->agents_.push_back(std::move(agent));

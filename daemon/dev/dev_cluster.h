@@ -34,8 +34,11 @@ std::vector<DevNode> DefaultDevNodes();
 // A daemon and its agents in one process, on loopback.
 class DevCluster {
  public:
+  // `containers`: how every agent runs jobs in container images (runtime ""
+  // = not at all).
   static absl::StatusOr<std::unique_ptr<DevCluster>> Start(const server::DaemonOptions& daemon_options,
-                                                           const std::vector<DevNode>& nodes, const Clock& clock);
+                                                           const std::vector<DevNode>& nodes, const Clock& clock,
+                                                           const agent::ContainerSettings& containers = {});
   ~DevCluster();
   // Waits until every agent has registered, or fails naming those that did not.
   absl::Status WaitForAgents(absl::Duration timeout);

@@ -85,6 +85,14 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
       {{"submit", "--mig", "3g.40gb", "--", "x"}, R"(argv: "x" resources { gpus: 1 mig_profile: "3g.40gb" })"},
       {{"submit", "--mig", "1g.10gb", "--gpus", "3", "--", "x"},
        R"(argv: "x" resources { gpus: 3 mig_profile: "1g.10gb" })"},
+      // A container image, its mounts (a relative source is from here) and its workdir.
+      {{"submit", "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "python", "t.py"},
+       R"(argv: ["python", "t.py"] container { image: "nvcr.io/nvidia/pytorch:24.05-py3" })"},
+      {{"submit", "--image", "localhost/x:1", "--mount", "/data:/data:ro", "--mount", "ckpt:/ckpt", "--mount",
+        "/scratch:/s:rw", "--image-workdir", "/workspace", "--", "x"},
+       R"(argv: "x" container { image: "localhost/x:1" mounts { source: "/data" target: "/data" read_only: true }
+          mounts { source: "/home/alice/proj/ckpt" target: "/ckpt" } mounts { source: "/scratch" target: "/s" }
+          workdir: "/workspace" })"},
   }));
   INFO(Describe(c.args));
   FakeHost host;
@@ -140,6 +148,14 @@ TEST_CASE("malformed submit input is a usage error that names the flag, and noth
       {{"submit", "--gpu-sharing", "mps", "--", "x"}, "--gpu-sharing goes with --gpu-share"},
       {{"submit", "--mig", "3g.40gb", "--gpu-share", "30%", "--", "x"}, "--mig and --gpu-share"},
       {{"submit", "--frobnicate", "--", "x"}, "--frobnicate"},
+      {{"submit", "--mount", "/data:/data", "--", "x"}, "--mount needs --image"},
+      {{"submit", "--image-workdir", "/w", "--", "x"}, "--image-workdir needs --image"},
+      {{"submit", "--image", "", "--", "x"}, "invalid --image \"\": must not be empty"},
+      {{"submit", "--image", "i", "--mount", "/data", "--", "x"},
+       "invalid --mount \"/data\": expected SRC:DST, SRC:DST:ro or SRC:DST:rw"},
+      {{"submit", "--image", "i", "--mount", "/data:/d:rx", "--", "x"}, "invalid --mount \"/data:/d:rx\""},
+      {{"submit", "--image", "i", "--mount", "/data:rel", "--", "x"}, "DST must be an absolute path in the container"},
+      {{"submit", "--image", "i", "--image-workdir", "w", "--", "x"}, "invalid --image-workdir \"w\""},
   }));
   INFO(Describe(c.args));
   FakeHost host;
