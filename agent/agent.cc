@@ -28,6 +28,7 @@
 #include "agent/node_sharing.h"
 #include "agent/route_address.h"
 #include "agent/runner/exec_path.h"
+#include "agent/runner/interactive_sessions.h"
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
 #include "agent/runner/rank_environment.h"
@@ -233,7 +234,22 @@ absl::Status Agent::Start() {
   // dispatcher, the dispatcher drives the runner. Jobs adopted from a previous
   // agent may end before the session exists: their reports are kept
   // (RecentReports) and go out after the registration.
+  // Sessions before the runner, which ends them as their jobs end; they
+  // start from the runner's view of a job, asked only once sessions come.
+  sessions_ = std::make_unique<InteractiveSessions>(
+      [this](const v1::SessionOutput& output) {
+        DaemonSession* session = reports_to_.load(std::memory_order_acquire);
+        if (session == nullptr) return;
+        v1::AgentMessage message;
+        *message.mutable_session_output() = output;
+        session->Send(std::move(message));
+      },
+      [this](uint64_t job_id) { return runner_->SessionProcessOf(job_id); });
   runner_ = std::make_unique<JobRunner>(std::move(runner_options), [this](const v1::JobUpdate& update) {
+    if (update.kind() != v1::JobUpdate::KIND_STARTED) {
+      sessions_->EndJob(update.job_id(), update.message().empty() ? std::string("the job ended")
+                                                                  : absl::StrCat("the job ended: ", update.message()));
+    }
     DaemonSession* session = reports_to_.load(std::memory_order_acquire);
     if (session == nullptr) return;
     v1::AgentMessage message;
@@ -245,7 +261,7 @@ absl::Status Agent::Start() {
     *message.mutable_probe_result() = result;
     session_->Send(std::move(message));
   });
-  dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get());
+  dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get(), sessions_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
   reports_to_.store(session_.get(), std::memory_order_release);
   const bool calibrate = probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2;
@@ -300,6 +316,9 @@ void Agent::Stop() {
     stopped_ = true;
   }
   calibrator_->Stop();
+  // Sessions are the agent's children: they end with it, and say so while
+  // the daemon can still hear.
+  sessions_->EndAll("the node's agent is stopping");
   // Only shims with a lease may be left: they fence themselves when no agent
   // comes back, where leaseless ones (no registration yet, or a daemon that
   // gives none) would run on unwatched.

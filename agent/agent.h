@@ -94,6 +94,7 @@ class GpuSampler;
 class JobRunner;
 class LinkCalibrator;
 class MpsControlDaemon;
+class InteractiveSessions;
 
 // One node's agent: registers the node with gpuschedd, runs the jobs it is sent
 // and reports their end. Holds no process-wide state (no signal handlers, reaps
@@ -128,6 +129,7 @@ class Agent {
   std::atomic<DaemonSession*> reports_to_{nullptr};  // session_, once it exists
   // Before the runner: jobs under MPS need it until the runner is gone.
   std::unique_ptr<MpsControlDaemon> mps_;
+  std::unique_ptr<InteractiveSessions> sessions_;  // before the runner, which ends them
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<CommandDispatcher> dispatcher_;
   std::unique_ptr<GpuSampler> gpu_sampler_;  // NVML nodes with metrics only

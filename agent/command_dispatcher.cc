@@ -21,8 +21,13 @@ std::string NewInstanceToken() {
 
 }  // namespace
 
-CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner, LinkCalibrator* calibrator)
-    : node_(std::move(node)), runner_(runner), calibrator_(calibrator), instance_(NewInstanceToken()) {}
+CommandDispatcher::CommandDispatcher(v1::NodeInfo node, JobRunner* runner, LinkCalibrator* calibrator,
+                                     InteractiveSessions* sessions)
+    : node_(std::move(node)),
+      runner_(runner),
+      calibrator_(calibrator),
+      sessions_(sessions),
+      instance_(NewInstanceToken()) {}
 
 v1::RegisterNode CommandDispatcher::MakeRegistration() {
   v1::RegisterNode registration;
@@ -85,6 +90,9 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
     case v1::DaemonMessage::kProbe:
       // One under way already answers this request too.
       if (calibrator_ != nullptr) calibrator_->Start();
+      return;
+    case v1::DaemonMessage::kSessionInput:
+      if (sessions_ != nullptr) sessions_->Handle(message.session_input());
       return;
     case v1::DaemonMessage::kKill: {
       const v1::KillJob& kill = message.kill();

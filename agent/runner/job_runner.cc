@@ -276,8 +276,19 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
     // at 4/3 of the lease).
     spec.lease = lease_ + lease_ / 10;
   }
-  spec.ranks = std::move(plan->processes);
   if (options_.shim_program.empty()) return absl::FailedPreconditionError("this agent has no job shim configured");
+  std::optional<ProcessSpec> session_process;
+  if (!launch.spec().has_container()) session_process = plan->processes.front();
+  if (launch.spec().interactive()) {
+    // Its ranks only hold the allocation (and its lease, and its place in
+    // the ledger); its commands come as sessions.
+    for (ProcessSpec& rank : plan->processes) {
+      rank.executable = options_.shim_program;
+      rank.argv = {options_.shim_program, "--hold"};
+      rank.cleanup_argv.clear();
+    }
+  }
+  spec.ranks = std::move(plan->processes);
   auto shim = JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()));
   if (!shim.ok()) return shim.status();
   Job job;
@@ -285,6 +296,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   job.attempt = launch.attempt();
   job.log_dir = plan->job_log_dir;
   job.shim = *std::move(shim);
+  job.session_process = std::move(session_process);
   return job;
 }
 
@@ -458,6 +470,13 @@ void JobRunner::MonitorLoop() {
     if (monitor_stop_) return;
     cv_.wait_for(lock, ToChrono(options_.poll_interval));
   }
+}
+
+std::optional<ProcessSpec> JobRunner::SessionProcessOf(uint64_t job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end() || it->second.kill_deadline) return std::nullopt;
+  return it->second.session_process;
 }
 
 std::vector<uint64_t> JobRunner::RunningJobIds() const {

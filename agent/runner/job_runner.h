@@ -103,6 +103,10 @@ class JobRunner {
   int Fence(const std::string& reason);
 
   std::vector<uint64_t> RunningJobIds() const;
+  // The job's rank-0 process as launched here, for an interactive session
+  // (InteractiveSessions); nullopt when the job does not run here, runs in
+  // a container, or was adopted from an earlier agent.
+  std::optional<ProcessSpec> SessionProcessOf(uint64_t job_id) const;
   struct RunningJob {
     uint64_t id = 0;
     int attempt = 0;
@@ -141,6 +145,10 @@ class JobRunner {
     bool sigkill_sent = false;
     std::string kill_reason;
     bool fenced = false;  // killed by Fence: its report says so
+    // Its rank 0 as launched (not in a container): what an interactive
+    // session of the job starts from. Unset for jobs adopted from an
+    // earlier agent.
+    std::optional<ProcessSpec> session_process;
   };
 
   // What a kill of a job still launching asks for, applied once it runs.

@@ -1,6 +1,7 @@
 #include "agent/runner/process_spawner.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
@@ -97,7 +98,7 @@ class Fd {
 // Runs in the forked child of a threaded process: only async-signal-safe calls,
 // no allocation, until execve.
 [[noreturn]] void RunChild(const ProcessSpec& spec, char* const* argv, char* const* envp, char* const* sh_argv,
-                           const CpuMask& cpus, int devnull, int log, int err_pipe) {
+                           const CpuMask& cpus, int devnull, int log, int err_log, int err_pipe) {
   auto fail = [err_pipe](Stage stage) {
     ChildError report{stage, errno};
     ssize_t ignored = write(err_pipe, &report, sizeof(report));
@@ -119,9 +120,12 @@ class Fd {
   if (sigprocmask(SIG_SETMASK, &none, nullptr) != 0) fail(Stage::kSignals);
 
   if (setsid() < 0) fail(Stage::kSetsid);
-  if (dup2(devnull, STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) {
+  if (dup2(devnull, STDIN_FILENO) < 0 || dup2(log, STDOUT_FILENO) < 0 || dup2(err_log, STDERR_FILENO) < 0) {
     fail(Stage::kStdio);
   }
+  // A session leader's first terminal of its own: Ctrl-C and hangups reach
+  // its foreground process group.
+  if (spec.controlling_tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) != 0) fail(Stage::kStdio);
   // A plain system call (no allocation, no locks in glibc), so safe here.
   // Before exec, so that even the job's first thread and everything it
   // starts stay on these CPUs.
@@ -186,19 +190,33 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   auto cpus = CpuMask::Of(spec.cpus);
   if (!cpus.ok()) return cpus.status();
 
+  const bool given_stdio = spec.stdin_fd >= 0 && spec.stdout_fd >= 0 && spec.stderr_fd >= 0;
+  if (given_stdio && (spec.stdin_fd <= STDERR_FILENO || spec.stdout_fd <= STDERR_FILENO ||
+                      spec.stderr_fd <= STDERR_FILENO)) {
+    return absl::InvalidArgumentError("a process's given stdin, stdout and stderr must be above descriptor 2");
+  }
   const std::string stdin_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;
-  Fd devnull(AboveStdio(open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC)));
-  if (devnull.get() < 0) {
+  Fd devnull(given_stdio ? -1 : AboveStdio(open(stdin_path.c_str(), O_RDONLY | O_CLOEXEC)));
+  if (!given_stdio && devnull.get() < 0) {
     return absl::FailedPreconditionError(absl::StrCat("open ", stdin_path, ": ", std::strerror(errno)));
   }
-  auto log_fd = OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0640, "log file");
-  if (!log_fd.ok()) return log_fd.status();
-  Fd log(AboveStdio(*log_fd));
-  if (log.get() < 0) return absl::InternalError(absl::StrCat("log file: fcntl: ", std::strerror(errno)));
-  if (spec.credentials && fchown(log.get(), spec.credentials->uid, spec.credentials->gid) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("log file \"", spec.log_path, "\": chown: ", std::strerror(errno)));
+  int opened_log = -1;
+  if (!given_stdio) {
+    auto log_fd = OpenJobFile(spec.log_path, O_WRONLY | O_CREAT | O_APPEND, 0640, "log file");
+    if (!log_fd.ok()) return log_fd.status();
+    opened_log = AboveStdio(*log_fd);
   }
+  Fd log(opened_log);
+  if (!given_stdio) {
+    if (log.get() < 0) return absl::InternalError(absl::StrCat("log file: fcntl: ", std::strerror(errno)));
+    if (spec.credentials && fchown(log.get(), spec.credentials->uid, spec.credentials->gid) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("log file \"", spec.log_path, "\": chown: ", std::strerror(errno)));
+    }
+  }
+  const int child_in = given_stdio ? spec.stdin_fd : devnull.get();
+  const int child_out = given_stdio ? spec.stdout_fd : log.get();
+  const int child_err = given_stdio ? spec.stderr_fd : log.get();
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
   Fd err_read(AboveStdio(pipe_fds[0]));
@@ -210,7 +228,7 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   pid_t pid = fork();
   if (pid < 0) return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(errno)));
   if (pid == 0) {
-    RunChild(spec, argv.data(), envp.data(), sh_argv.data(), *cpus, devnull.get(), log.get(), err_write.get());
+    RunChild(spec, argv.data(), envp.data(), sh_argv.data(), *cpus, child_in, child_out, child_err, err_write.get());
   }
 
   err_write.Reset();

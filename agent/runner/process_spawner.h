@@ -35,6 +35,14 @@ struct ProcessSpec {
   // ended, however it ended: what removes a container the process left
   // (WrapInContainer). Empty: nothing.
   std::vector<std::string> cleanup_argv;
+  // Descriptors the process gets as stdin, stdout and stderr instead of
+  // stdin_path and log_path (-1: those), each above 2; and whether its stdin
+  // becomes its controlling terminal (a pseudo-terminal's slave). For an
+  // interactive session, which the agent starts itself: never sent to a shim.
+  int stdin_fd = -1;
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+  bool controlling_tty = false;
 };
 
 // Starts the process as the leader of a new session and process group, so that

@@ -178,6 +178,9 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   if (spec.has_container()) {
     if (absl::Status s = ValidateContainerSpec(spec.container()); !s.ok()) return s;
   }
+  // An interactive job's session does not survive its node: it never
+  // goes back to the queue on its own.
+  if (spec.interactive() && !spec.has_requeue()) spec.set_requeue(false);
   if (absl::Status s = ValidateResources(*spec.mutable_resources(), limits); !s.ok()) return s;
   if (absl::Status s = CheckRange("spec.time_limit_s", spec.time_limit_s(), 0, limits.max_time_limit_s); !s.ok()) {
     return s;
