@@ -6,7 +6,7 @@ namespace gpusched::server {
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage>* AgentGatewayService::Connect(
     grpc::CallbackServerContext* ctx) {
-  return new AgentStream(loop_, ctx->peer(), IdentifyCaller(callers_, *ctx));
+  return new AgentStream(loop_, sessions_, ctx->peer(), IdentifyCaller(callers_, *ctx));
 }
 
 }  // namespace gpusched::server

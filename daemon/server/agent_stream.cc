@@ -58,8 +58,10 @@ std::string Shown(const std::string& instance) {
 
 }  // namespace
 
-AgentStream::AgentStream(SchedulerLoop& loop, std::string peer, Caller caller)
-    : loop_(loop), peer_(std::move(peer)), caller_(std::move(caller)), channel_(std::make_shared<Channel>(this)) {
+AgentStream::AgentStream(SchedulerLoop& loop, SessionRelay& sessions, std::string peer, Caller caller)
+    : loop_(loop),
+      sessions_(sessions),
+      peer_(std::move(peer)), caller_(std::move(caller)), channel_(std::make_shared<Channel>(this)) {
   StartRead(&in_);
 }
 
@@ -179,6 +181,9 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
       if (!HoldsNode(ctx, node, channel)) return;
       ctx.core.JobUpdate(node, update, ctx.fx);
     });
+  } else if (message.has_session_output()) {
+    // Not the scheduler's business: straight to the session's client.
+    sessions_.Deliver(node_, message.session_output());
   } else if (message.has_probe_result()) {
     loop_.Post([node = node_, channel = channel_, probe = message.probe_result()](LoopContext& ctx) {
       if (!HoldsNode(ctx, node, channel)) return;
@@ -228,6 +233,7 @@ void AgentStream::OnDone() {
   channel_->Detach();
   if (!node_.empty()) {
     GetLogger("daemon")->info("agent {} disconnected", node_);
+    sessions_.NodeGone(node_);
     loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
       auto it = ctx.agents.find(node);
       // A reconnected agent may already have a newer stream: leave that one be.

@@ -8,6 +8,7 @@
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
+#include "daemon/server/session_relay.h"
 #include "grpcpp/support/server_callback.h"
 
 namespace gpusched::server {
@@ -18,7 +19,8 @@ namespace gpusched::server {
 class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::DaemonMessage> {
  public:
   // `caller` is what the connection proved: the node names it may register.
-  AgentStream(SchedulerLoop& loop, std::string peer, Caller caller);
+  // Interactive sessions' output goes to `sessions`.
+  AgentStream(SchedulerLoop& loop, SessionRelay& sessions, std::string peer, Caller caller);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -35,6 +37,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::D
   void FinishOnce(const grpc::Status& status);  // mu_ held
 
   SchedulerLoop& loop_;
+  SessionRelay& sessions_;
   const std::string peer_;
   const Caller caller_;
   v1::AgentMessage in_;

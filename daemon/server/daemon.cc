@@ -14,6 +14,7 @@
 #include "common/tls/grpc_credentials.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
+#include "daemon/server/session_relay.h"
 #include "daemon/server/batch_committer.h"
 #include "daemon/server/undecodable_request.h"
 #include "daemon/server/job_event_hub.h"
@@ -113,9 +114,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   CallerPolicy callers{d->local_callers_.get(), options.admins,
                        // Unauthenticated TCP callers act as the daemon's own user.
                        options.allow_unauthenticated_tcp ? UserName(geteuid()) : ""};
-  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, d->store_health_,
-                                                             d->metrics_.get(), callers, options.core.allow_root_jobs);
-  d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, callers);
+  d->sessions_ = std::make_unique<SessionRelay>();
+  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, *d->sessions_,
+                                                             d->store_health_, d->metrics_.get(), callers,
+                                                             options.core.allow_root_jobs);
+  d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, *d->sessions_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up
     // without a daemon half running.

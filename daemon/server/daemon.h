@@ -62,6 +62,7 @@ class JobEventHub;
 class ReadPool;
 class SchedulerLoop;
 class SchedulerService;
+class SessionRelay;
 class LocalCallers;
 class UnixListener;
 
@@ -95,6 +96,7 @@ class Daemon {
   std::unique_ptr<core::SchedulerCore> core_;
   std::unique_ptr<metrics::DaemonMetrics> metrics_;  // null without metrics_listen
   std::unique_ptr<JobEventHub> hub_;
+  std::unique_ptr<SessionRelay> sessions_;  // before the services, which use it
   StoreHealth store_health_;
   std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;

@@ -1,5 +1,7 @@
 #include "daemon/server/scheduler_service.h"
 
+#include "daemon/server/attach_reactor.h"
+
 #include <chrono>
 #include <optional>
 
@@ -93,6 +95,13 @@ absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
   return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
                                                   " is not one: root or the daemon's `admins`)"));
 }
+
+// An Attach call refused before it began.
+class RefusedAttach final : public grpc::ServerBidiReactor<v1::AttachRequest, v1::AttachResponse> {
+ public:
+  explicit RefusedAttach(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
 
 // A WatchJobs call refused before it watched anything.
 class RefusedWatch final : public grpc::ServerWriteReactor<v1::JobEvent> {
@@ -378,6 +387,13 @@ grpc::ServerUnaryReactor* SchedulerService::ReleaseJob(grpc::CallbackServerConte
         [&](uint64_t id) { return loop.core.Release(id, loop.fx); },
         [&](uint64_t id) { return loop.core.ReleaseArray(id, loop.fx); });
   });
+}
+
+grpc::ServerBidiReactor<v1::AttachRequest, v1::AttachResponse>* SchedulerService::Attach(
+    grpc::CallbackServerContext* ctx) {
+  const Caller caller = CallerOf(ctx);
+  if (absl::Status s = RequireUser(caller); !s.ok()) return new RefusedAttach(s);
+  return new AttachReactor(loop_, sessions_, caller);
 }
 
 }  // namespace gpusched::server

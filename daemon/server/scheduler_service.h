@@ -8,6 +8,7 @@
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
+#include "daemon/server/session_relay.h"
 #include "daemon/server/store_health.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
@@ -22,11 +23,13 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   // is; every call needs a user (RequireUser). Jobs run as root only with
   // `allow_root_jobs`.
   // While `store` fails commits, every change is refused with its reason.
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, const StoreHealth& store,
-                   metrics::DaemonMetrics* metrics, CallerPolicy callers, bool allow_root_jobs)
+  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, SessionRelay& sessions,
+                   const StoreHealth& store, metrics::DaemonMetrics* metrics, CallerPolicy callers,
+                   bool allow_root_jobs)
       : loop_(loop),
         reads_(reads),
         hub_(hub),
+        sessions_(sessions),
         store_(store),
         metrics_(metrics),
         callers_(std::move(callers)),
@@ -54,6 +57,7 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
                                     v1::Job* response) override;
   grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx, const v1::ReleaseJobRequest* request,
                                        v1::Job* response) override;
+  grpc::ServerBidiReactor<v1::AttachRequest, v1::AttachResponse>* Attach(grpc::CallbackServerContext* ctx) override;
 
  private:
   // Answers with the committed row of a job that is no longer active.
@@ -67,6 +71,7 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   SchedulerLoop& loop_;
   ReadPool& reads_;
   JobEventHub& hub_;
+  SessionRelay& sessions_;
   const StoreHealth& store_;
   metrics::DaemonMetrics* const metrics_;
   const CallerPolicy callers_;

@@ -1,0 +1,256 @@
+#include "daemon/server/attach_reactor.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/job_states.h"
+#include "common/logging.h"
+#include "daemon/server/grpc_status.h"
+
+namespace gpusched::server {
+
+AttachReactor::AttachReactor(SchedulerLoop& loop, SessionRelay& relay, Caller caller)
+    : loop_(loop), relay_(relay), caller_(std::move(caller)) {
+  StartRead(&in_);
+}
+
+void AttachReactor::OnReadDone(bool ok) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!ok) {
+    lock.unlock();
+    ClientGone();
+    return;
+  }
+  if (!begun_) {
+    if (!in_.has_start()) {
+      FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first AttachRequest must be its start"));
+      return;
+    }
+    begun_ = true;
+    holding_ = in_.start().argv().empty();
+    ++refs_;  // until the start's check has run
+    const v1::AttachStart start = in_.start();
+    lock.unlock();
+    Begin(start);
+    lock.lock();
+  } else if (in_.has_start()) {
+    FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session has one start"));
+    return;
+  } else if (holding_ && in_.has_stdin_closed()) {
+    client_left_ = true;  // its stream ends next: an orderly end, not a lost client
+  } else if (session_id_ == 0) {
+    early_.push_back(in_);
+  } else {
+    Forward(in_);
+  }
+  if (!finishing_) StartRead(&in_);
+}
+
+void AttachReactor::Begin(const v1::AttachStart& start) {
+  loop_.Post([this, start](LoopContext& ctx) {
+    struct Done {
+      AttachReactor* self;
+      ~Done() { self->Release(); }
+    } done{this};
+    auto refuse = [this](grpc::StatusCode code, const std::string& why) {
+      std::lock_guard<std::mutex> lock(mu_);
+      FinishLocked(grpc::Status(code, why));
+    };
+    const uint64_t id = start.job_id();
+    const v1::Job* job = ctx.core.FindActive(id);
+    if (job == nullptr) return refuse(grpc::StatusCode::NOT_FOUND, absl::StrCat("job ", id, " is not active"));
+    if (!caller_.MayActOnJobOf(job->spec().user())) {
+      return refuse(grpc::StatusCode::PERMISSION_DENIED,
+                    absl::StrCat("job ", id, " belongs to ", job->spec().user(), ", not ", caller_.user,
+                                 ": only its owner or an admin may attach to it"));
+    }
+    if (job->state() != v1::JOB_STATE_RUNNING || job->allocation().nodes().empty()) {
+      return refuse(grpc::StatusCode::FAILED_PRECONDITION,
+                    absl::StrCat("job ", id, " is ", StateName(job->state()), "; a session needs it RUNNING"));
+    }
+    if (start.ends_job() && !job->spec().interactive()) {
+      return refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                    absl::StrCat("job ", id, " is not interactive: a session may not end it (ends_job)"));
+    }
+    const std::string& node = job->allocation().nodes(0).node();
+    auto agent = ctx.agents.find(node);
+    if (agent == ctx.agents.end() || !agent->second.channel->open()) {
+      return refuse(grpc::StatusCode::UNAVAILABLE, absl::StrCat("the agent of ", node, " is not connected"));
+    }
+    // The client went away before its session began: an ends_job session's
+    // job would otherwise hold its GPUs until its time limit.
+    auto gone = [&] {
+      if (start.ends_job() && job->spec().interactive()) {
+        (void)ctx.core.Cancel(id, "its interactive session's client went away", ctx.fx);
+      }
+    };
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (finishing_) return gone();
+    }
+    // Outside mu_: the relay calls Deliver with its own lock held, which takes mu_.
+    const uint64_t session_id = relay_.Add(this, node);
+    std::unique_lock<std::mutex> lock(mu_);
+    if (finishing_) {  // gone between the two looks: OnDone saw no session to remove
+      lock.unlock();
+      relay_.Remove(session_id);
+      return gone();
+    }
+    channel_ = agent->second.channel;
+    job_id_ = id;
+    ends_job_ = start.ends_job();
+    session_id_ = session_id;
+    v1::DaemonMessage message;
+    v1::SessionInput& input = *message.mutable_session_input();
+    input.set_session_id(session_id_);
+    input.set_job_id(id);
+    *input.mutable_start() = start;
+    channel_->Send(message);
+    GetLogger("daemon")->info("job {}: session {} for {} on {}{}", id, session_id_, caller_.user, node,
+                              start.argv().empty() ? " (holding the allocation)" : "");
+    while (!early_.empty()) {
+      Forward(early_.front());
+      early_.pop_front();
+    }
+  });
+}
+
+void AttachReactor::Forward(const v1::AttachRequest& request) {
+  if (exited_) return;
+  v1::DaemonMessage message;
+  v1::SessionInput& input = *message.mutable_session_input();
+  input.set_session_id(session_id_);
+  input.set_job_id(job_id_);
+  switch (request.kind_case()) {
+    case v1::AttachRequest::kStdin:
+      input.set_stdin(request.stdin());
+      break;
+    case v1::AttachRequest::kStdinClosed:
+      input.set_stdin_closed(true);
+      break;
+    case v1::AttachRequest::kResize:
+      *input.mutable_resize() = request.resize();
+      break;
+    case v1::AttachRequest::kSignal:
+      input.set_signal(request.signal());
+      break;
+    default:
+      return;
+  }
+  channel_->Send(message);
+}
+
+void AttachReactor::Deliver(const v1::SessionOutput& output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (exited_ || finishing_) return;
+  v1::AttachResponse response;
+  switch (output.kind_case()) {
+    case v1::SessionOutput::kStdout:
+      response.set_stdout(output.stdout());
+      break;
+    case v1::SessionOutput::kStderr:
+      response.set_stderr(output.stderr());
+      break;
+    case v1::SessionOutput::kExit:
+      *response.mutable_exit() = output.exit();
+      exited_ = true;
+      if (ends_job_) {
+        CancelJobOnce(absl::StrCat("its interactive session ended (exit code ", output.exit().exit_code(), ")",
+                                   output.exit().message().empty() ? "" : ": ", output.exit().message()));
+      }
+      break;
+    default:
+      return;
+  }
+  QueueLocked(std::move(response));
+}
+
+void AttachReactor::ClientGone() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_id_ != 0 && !exited_) {
+    v1::DaemonMessage message;
+    message.mutable_session_input()->set_session_id(session_id_);
+    message.mutable_session_input()->set_job_id(job_id_);
+    message.mutable_session_input()->set_hangup(true);
+    channel_->Send(message);
+    exited_ = true;
+    if (ends_job_) {
+      CancelJobOnce(client_left_ ? "its interactive session ended (its client left)"
+                                 : "its interactive session's client went away");
+    }
+  }
+  // Its exit, if one is still on the way, has no one to go to.
+  FinishLocked(grpc::Status::OK);
+}
+
+void AttachReactor::CancelJobOnce(const std::string& reason) {
+  if (job_cancelled_) return;
+  job_cancelled_ = true;
+  loop_.Post([id = job_id_, reason](LoopContext& ctx) {
+    if (ctx.core.FindActive(id) == nullptr) return;
+    auto cancelled = ctx.core.Cancel(id, reason, ctx.fx);
+    if (!cancelled.ok()) {
+      GetLogger("daemon")->warn("job {}: cannot end it after its session: {}", id,
+                                std::string(cancelled.status().message()));
+    }
+  });
+}
+
+void AttachReactor::QueueLocked(v1::AttachResponse response) {
+  out_.push_back(std::move(response));
+  if (!writing_) {
+    writing_ = true;
+    StartWrite(&out_.front());
+  }
+}
+
+void AttachReactor::OnWriteDone(bool ok) {
+  std::lock_guard<std::mutex> lock(mu_);
+  writing_ = false;
+  if (!ok) {
+    out_.clear();
+    FinishLocked(grpc::Status::OK);
+  } else {
+    out_.pop_front();
+  }
+  if (!out_.empty()) {
+    writing_ = true;
+    StartWrite(&out_.front());
+    return;
+  }
+  // The exit was the last thing to say.
+  if (exited_) FinishLocked(grpc::Status::OK);
+  if (finishing_ && !finish_called_) {
+    finish_called_ = true;
+    Finish(final_status_);
+  }
+}
+
+void AttachReactor::FinishLocked(const grpc::Status& status) {
+  if (finishing_) return;
+  finishing_ = true;
+  final_status_ = status;
+  if (writing_) return;  // OnWriteDone finishes once the queue is out
+  finish_called_ = true;
+  Finish(status);
+}
+
+void AttachReactor::Release() {
+  bool last = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last = --refs_ == 0;
+  }
+  if (last) delete this;
+}
+
+void AttachReactor::OnDone() {
+  uint64_t id = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    id = session_id_;
+  }
+  // Before the last reference goes: the relay may be delivering right now.
+  if (id != 0) relay_.Remove(id);
+  Release();
+}
+
+}  // namespace gpusched::server

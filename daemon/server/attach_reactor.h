@@ -1,0 +1,71 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "daemon/server/agent_channel.h"
+#include "daemon/server/caller.h"
+#include "daemon/server/scheduler_loop.h"
+#include "daemon/server/session_relay.h"
+#include "gpusched/v1/scheduler.pb.h"
+#include "grpcpp/support/server_callback.h"
+
+namespace gpusched::server {
+
+// One Scheduler.Attach call: an interactive session on a running job's first
+// node, relayed between the client and that node's agent (SessionInput out,
+// SessionOutput back through the SessionRelay). The start is checked on the
+// scheduler thread: the caller owns the job (or is an admin), the job runs,
+// its first node's agent is connected. A session that `ends_job` cancels its
+// job when it ends, by its command's exit or by its client going away.
+// Deletes itself when gRPC is done with it.
+class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1::AttachResponse>,
+                            public SessionRelay::Endpoint {
+ public:
+  AttachReactor(SchedulerLoop& loop, SessionRelay& relay, Caller caller);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnDone() override;
+  void Deliver(const v1::SessionOutput& output) override;
+
+ private:
+  void Begin(const v1::AttachStart& start);
+  void Forward(const v1::AttachRequest& request);  // mu_ held
+  // The client is gone (its stream closed or broke): the agent hangs up the
+  // command, and an ends_job session's job is cancelled.
+  void ClientGone();
+  void CancelJobOnce(const std::string& reason);  // mu_ held
+  void QueueLocked(v1::AttachResponse response);
+  void FinishLocked(const grpc::Status& status);
+  // gRPC holds one reference until OnDone, the start's check on the
+  // scheduler thread another while it is queued: the last one deletes.
+  void Release();
+
+  SchedulerLoop& loop_;
+  SessionRelay& relay_;
+  const Caller caller_;
+  v1::AttachRequest in_;
+
+  std::mutex mu_;
+  bool begun_ = false;          // the start was read
+  uint64_t session_id_ = 0;     // 0 until the agent was asked to start it
+  uint64_t job_id_ = 0;
+  bool ends_job_ = false;
+  bool holding_ = false;       // a session without a command (gpusched alloc)
+  bool client_left_ = false;   // a holding session's client said it is done (stdin_closed)
+  bool job_cancelled_ = false;
+  bool exited_ = false;         // the exit was queued for the client
+  std::shared_ptr<AgentChannel> channel_;
+  std::deque<v1::AttachRequest> early_;  // input read before the session was set up
+  std::deque<v1::AttachResponse> out_;
+  bool writing_ = false;
+  bool finishing_ = false;      // Finish asked for; called once the queue is out
+  bool finish_called_ = false;
+  grpc::Status final_status_;
+  int refs_ = 1;
+};
+
+}  // namespace gpusched::server
