@@ -20,6 +20,7 @@
 #include "cli/script_directives.h"
 #include "cli/history_command.h"
 #include "cli/status_command.h"
+#include "cli/session_command.h"
 #include "cli/submit_command.h"
 #include "cli/submit_request.h"
 #include "cli/tls_settings.h"
@@ -45,6 +46,8 @@ CLI::Option* AddRepeated(CLI::App* app, const std::string& name, std::vector<std
 
 struct Commands {
   SubmitOptions submit;
+  SubmitOptions run;
+  SubmitOptions alloc;
   StatusOptions status;
   HistoryOptions history;
   CancelOptions hold;
@@ -56,8 +59,30 @@ struct Commands {
 
 using Runner = std::function<absl::StatusOr<int>(CommandContext&)>;
 
+// The options of a job's request, shared by submit, run and alloc.
+CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o);
+
 CLI::App* DefineSubmit(CLI::App& app, SubmitOptions& o) {
-  CLI::App* sub = app.add_subcommand("submit", "Submit a job: gpusched submit [OPTIONS] -- CMD ARGS...");
+  return AddSubmitOptions(app.add_subcommand("submit", "Submit a job: gpusched submit [OPTIONS] -- CMD ARGS..."), o);
+}
+
+CLI::App* DefineRun(CLI::App& app, SubmitOptions& o) {
+  return AddSubmitOptions(
+      app.add_subcommand("run",
+                         "Run a command on GPUs of its own, attached to this terminal (waits for them; inside "
+                         "`gpusched alloc`, on that allocation): gpusched run [OPTIONS] -- CMD ARGS..."),
+      o);
+}
+
+CLI::App* DefineAlloc(CLI::App& app, SubmitOptions& o) {
+  return AddSubmitOptions(
+      app.add_subcommand("alloc",
+                         "Hold GPUs and open a shell here (or run -- CMD) in which `gpusched run` uses them; "
+                         "leaving it gives them back"),
+      o);
+}
+
+CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
   sub->add_option("CMD", o.command, "The command and its arguments (after --)")->type_name("");
   // Everything after the first word of the command belongs to the command.
   sub->positionals_at_end();
@@ -290,6 +315,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
        [&](CommandContext& c) { return RunRelease(commands.release, c); }},
       {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
       {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
+      {DefineRun(app, commands.run), [&](CommandContext& c) { return RunInteractive(commands.run, c); }},
+      {DefineAlloc(app, commands.alloc), [&](CommandContext& c) { return RunAlloc(commands.alloc, c); }},
   };
   app.require_subcommand(1);
 
@@ -304,8 +331,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
         err << "gpusched: unknown command \"" << extra.front() << "\" (see gpusched --help)\n";
         return kExitUsage;
       }
-      err << "gpusched: a command is required: submit, status, history, cancel, hold, release, logs or nodes (see "
-             "gpusched --help)\n";
+      err << "gpusched: a command is required: submit, run, alloc, status, history, cancel, hold, release, logs or "
+             "nodes (see gpusched --help)\n";
       return kExitUsage;
     }
     std::string hint = "gpusched --help";

@@ -15,6 +15,19 @@
 
 namespace gpusched::cli {
 
+// One interactive session (Scheduler.Attach) as a command drives it: writes
+// from one thread, reads from another, as gRPC allows.
+class AttachStream {
+ public:
+  virtual ~AttachStream() = default;
+  virtual bool Write(const v1::AttachRequest& request) = 0;  // false once the stream is broken
+  virtual bool Read(v1::AttachResponse* response) = 0;       // false at its end
+  virtual void WritesDone() = 0;
+  // How the daemon ended the stream; after Read returned false.
+  virtual absl::Status Finish() = 0;
+  virtual void Cancel() = 0;  // from any thread: Read and Write then fail
+};
+
 // The daemon as the commands see it. Commands depend on this interface, not on
 // gRPC, so that their behaviour is tested against a fake.
 //
@@ -42,6 +55,8 @@ class SchedulerClient {
   // job afterwards, so a bounded watch never misses an end for long.
   virtual absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
                                  const std::function<bool(const v1::JobEvent&)>& on_event) = 0;
+  // A session stream, not yet started (the first Write is the AttachStart).
+  virtual absl::StatusOr<std::unique_ptr<AttachStream>> Attach() = 0;
 };
 
 // Where the daemon is and how to talk to it.

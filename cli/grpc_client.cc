@@ -88,6 +88,26 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Convert(status);
   }
 
+  absl::StatusOr<std::unique_ptr<AttachStream>> Attach() override {
+    class Stream final : public AttachStream {
+     public:
+      Stream(v1::Scheduler::Stub& stub, std::function<absl::Status(const grpc::Status&)> convert)
+          : convert_(std::move(convert)), stream_(stub.Attach(&context_)) {}
+      bool Write(const v1::AttachRequest& request) override { return stream_->Write(request); }
+      bool Read(v1::AttachResponse* response) override { return stream_->Read(response); }
+      void WritesDone() override { stream_->WritesDone(); }
+      absl::Status Finish() override { return convert_(stream_->Finish()); }
+      void Cancel() override { context_.TryCancel(); }
+
+     private:
+      std::function<absl::Status(const grpc::Status&)> convert_;
+      grpc::ClientContext context_;  // no deadline: a session lasts as long as its user wants
+      std::unique_ptr<grpc::ClientReaderWriter<v1::AttachRequest, v1::AttachResponse>> stream_;
+    };
+    return std::unique_ptr<AttachStream>(
+        std::make_unique<Stream>(*stub_, [this](const grpc::Status& status) { return Convert(status); }));
+  }
+
  private:
   template <typename Response, typename Request, typename Method>
   absl::StatusOr<Response> Unary(Method method, const Request& request) {

@@ -166,6 +166,11 @@ class FakeSchedulerClient final : public SchedulerClient {
     }
     return watch_status;
   }
+
+  // Sessions are tested against the real daemon (tests/integration/session_test.cc).
+  absl::StatusOr<std::unique_ptr<AttachStream>> Attach() override {
+    return absl::UnimplementedError("the fake client has no sessions");
+  }
 };
 
 }  // namespace gpusched::cli::testing

@@ -83,6 +83,7 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
                              const std::function<bool(const v1::JobEvent&)>& f) override {
         return c.WatchJobs(r, t, f);
       }
+      absl::StatusOr<std::unique_ptr<AttachStream>> Attach() override { return c.Attach(); }
     };
     return std::make_unique<Borrowed>(client);
   };
