@@ -7,11 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -114,29 +117,38 @@ absl::StatusOr<v1::Job> WaitUntilRunning(SchedulerClient& client, uint64_t id) {
   }
 }
 
-// One session from its start to its end: this process's stdin to the
-// command (when `forward_stdin`), its output here, window sizes and, on
-// pipes, SIGINT/SIGTERM/SIGHUP passed on. The command's exit code, or -1
-// with `why` when it never ran or was ended from outside.
+// Sessions from their start to their end, one per entry of `starts` (one
+// per node): this process's stdin to the first (when `forward_stdin`),
+// every one's output here as it comes, window sizes and, on pipes,
+// SIGINT/SIGTERM/SIGHUP passed on to all. Each one's exit code, or -1 with
+// `why` when it never ran or was ended from outside.
 struct SessionEnd {
   int exit_code = -1;
   std::string why;
 };
 
-absl::StatusOr<SessionEnd> DriveSession(SchedulerClient& client, const v1::AttachStart& start, bool forward_stdin) {
-  auto opened = client.Attach();
-  if (!opened.ok()) return opened.status();
-  AttachStream& stream = **opened;
-  v1::AttachRequest first;
-  *first.mutable_start() = start;
-  if (!stream.Write(first)) return stream.Finish();
-
-  SignalRoute route(start.tty() ? std::vector<int>{SIGWINCH} : std::vector<int>{SIGINT, SIGTERM, SIGHUP, SIGWINCH});
+absl::StatusOr<std::vector<SessionEnd>> DriveSessions(SchedulerClient& client,
+                                                      const std::vector<v1::AttachStart>& starts,
+                                                      bool forward_stdin) {
+  std::vector<std::unique_ptr<AttachStream>> streams;
+  for (const v1::AttachStart& start : starts) {
+    auto opened = client.Attach();
+    if (!opened.ok()) return opened.status();
+    v1::AttachRequest first;
+    *first.mutable_start() = start;
+    if (!(*opened)->Write(first)) return (*opened)->Finish();
+    streams.push_back(*std::move(opened));
+  }
+  const bool tty = starts.front().tty();
+  SignalRoute route(tty ? std::vector<int>{SIGWINCH} : std::vector<int>{SIGINT, SIGTERM, SIGHUP, SIGWINCH});
   std::optional<RawTerminal> raw;
-  if (start.tty()) raw.emplace(STDIN_FILENO);
+  if (tty) raw.emplace(STDIN_FILENO);
   const int stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   std::thread input([&] {
     bool stdin_open = forward_stdin;
+    auto to_all = [&](const v1::AttachRequest& request) {
+      for (auto& stream : streams) stream->Write(request);
+    };
     while (true) {
       std::vector<pollfd> fds = {{stop, POLLIN, 0}, {g_signal_fd, POLLIN, 0}};
       if (stdin_open) fds.push_back({STDIN_FILENO, POLLIN, 0});
@@ -148,11 +160,11 @@ absl::StatusOr<SessionEnd> DriveSession(SchedulerClient& client, const v1::Attac
       v1::AttachRequest request;
       if (g_winch.exchange(false)) {
         *request.mutable_resize() = TerminalSizeOf(STDIN_FILENO);
-        if (!stream.Write(request)) return;
+        to_all(request);
       }
       if (const int sig = g_last_signal.exchange(0); sig != 0) {
         request.set_signal(sig);
-        if (!stream.Write(request)) return;
+        to_all(request);
       }
       if (stdin_open && fds.size() > 2 && fds[2].revents != 0) {
         char buffer[16384];
@@ -164,35 +176,46 @@ absl::StatusOr<SessionEnd> DriveSession(SchedulerClient& client, const v1::Attac
         } else {
           request.set_stdin(std::string(buffer, static_cast<size_t>(n)));
         }
-        if (!stream.Write(request)) return;
+        if (!streams.front()->Write(request)) stdin_open = false;
       }
     }
   });
 
-  SessionEnd end;
-  v1::AttachResponse response;
-  while (stream.Read(&response)) {
-    if (response.has_stdout()) WriteAll(STDOUT_FILENO, response.stdout());
-    if (response.has_stderr()) WriteAll(STDERR_FILENO, response.stderr());
-    if (response.has_exit()) {
-      end.exit_code = response.exit().exit_code();
-      end.why = response.exit().message();
-    }
+  std::vector<SessionEnd> ends(streams.size());
+  std::mutex output_mu;  // one chunk at a time on this terminal
+  std::vector<std::thread> readers;
+  for (size_t i = 0; i < streams.size(); ++i) {
+    readers.emplace_back([&, i] {
+      v1::AttachResponse response;
+      while (streams[i]->Read(&response)) {
+        std::lock_guard<std::mutex> lock(output_mu);
+        if (response.has_stdout()) WriteAll(STDOUT_FILENO, response.stdout());
+        if (response.has_stderr()) WriteAll(STDERR_FILENO, response.stderr());
+        if (response.has_exit()) {
+          ends[i].exit_code = response.exit().exit_code();
+          ends[i].why = response.exit().message();
+        }
+      }
+    });
   }
+  for (std::thread& reader : readers) reader.join();
   const uint64_t one = 1;
   ssize_t ignored = write(stop, &one, sizeof one);
   (void)ignored;
   input.join();
   close(stop);
   raw.reset();
-  absl::Status finished = stream.Finish();
-  if (!finished.ok()) return finished;
-  return end;
+  for (auto& stream : streams) {
+    if (absl::Status finished = stream->Finish(); !finished.ok()) return finished;
+  }
+  return ends;
 }
 
-v1::AttachStart StartFor(uint64_t job_id, const std::vector<std::string>& argv, bool ends_job) {
+v1::AttachStart StartFor(uint64_t job_id, const std::vector<std::string>& argv, bool ends_job,
+                         const std::string& node = "") {
   v1::AttachStart start;
   start.set_job_id(job_id);
+  start.set_node(node);
   for (const std::string& a : argv) start.add_argv(a);
   start.set_tty(!argv.empty() && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO));
   if (start.tty()) *start.mutable_size() = TerminalSizeOf(STDIN_FILENO);
@@ -200,6 +223,32 @@ v1::AttachStart StartFor(uint64_t job_id, const std::vector<std::string>& argv, 
   start.set_ends_job(ends_job);
   return start;
 }
+
+// The session that holds an interactive job while its commands run here or
+// on its nodes: when it ends (Done, or this process dying), so does the job.
+class Holder {
+ public:
+  static absl::StatusOr<Holder> Open(SchedulerClient& client, uint64_t job_id) {
+    auto opened = client.Attach();
+    if (!opened.ok()) return opened.status();
+    v1::AttachRequest first;
+    *first.mutable_start() = StartFor(job_id, {}, /*ends_job=*/true);
+    if (!(*opened)->Write(first)) return (*opened)->Finish();
+    return Holder(*std::move(opened));
+  }
+  AttachStream& stream() { return *stream_; }
+  // An orderly end: the job ends, its reason giving `exit_code`.
+  void Done(int exit_code) {
+    v1::AttachRequest done;
+    done.mutable_done()->set_exit_code(exit_code);
+    stream_->Write(done);
+    stream_->WritesDone();
+  }
+
+ private:
+  explicit Holder(std::unique_ptr<AttachStream> stream) : stream_(std::move(stream)) {}
+  std::unique_ptr<AttachStream> stream_;
+};
 
 // What a session run can take of the submit options.
 absl::Status CheckSessionOptions(const SubmitOptions& o, absl::string_view command) {
@@ -237,10 +286,27 @@ std::string FindInPath(const std::string& name) {
   return name;
 }
 
-int ExitFor(const SessionEnd& end) {
-  if (!end.why.empty()) Say(absl::StrCat("session ended: ", end.why));
-  if (end.exit_code < 0) return kExitFailed;
-  return end.exit_code;
+// As srun: the highest exit code of the nodes' commands; 1 for one that never ran.
+int ExitFor(const std::vector<SessionEnd>& ends) {
+  int code = 0;
+  std::set<std::string> said;
+  for (const SessionEnd& end : ends) {
+    if (!end.why.empty() && said.insert(end.why).second) Say(absl::StrCat("session ended: ", end.why));
+    code = std::max(code, end.exit_code < 0 ? static_cast<int>(kExitFailed) : end.exit_code);
+  }
+  return code;
+}
+
+// The sessions a command gets in `job`: on a terminal, one on its first
+// node; on pipes, one per node, as srun starts one task per node. The one
+// that `ends_job` is the first node's.
+std::vector<v1::AttachStart> StartsFor(const v1::Job& job, const std::vector<std::string>& argv, bool ends_job) {
+  std::vector<v1::AttachStart> starts = {StartFor(job.id(), argv, ends_job)};
+  if (starts.front().tty()) return starts;
+  for (int i = 1; i < job.allocation().nodes_size(); ++i) {
+    starts.push_back(StartFor(job.id(), argv, false, job.allocation().nodes(i).node()));
+  }
+  return starts;
 }
 
 }  // namespace
@@ -259,15 +325,27 @@ absl::StatusOr<int> RunInteractive(const SubmitOptions& options, CommandContext&
                                      "and --time, or unset ",
                                      kAllocationEnv));
     }
-    auto end = DriveSession(cmd.client, StartFor(id, options.command, /*ends_job=*/false), true);
-    if (!end.ok()) return end.status();
-    return ExitFor(*end);
+    auto job = cmd.client.GetJob(id);
+    if (!job.ok()) return job.status();
+    auto ends = DriveSessions(cmd.client, StartsFor(*job, options.command, /*ends_job=*/false), true);
+    if (!ends.ok()) return ends.status();
+    return ExitFor(*ends);
   }
   auto job = SubmitAndWait(options, cmd, "run");
   if (!job.ok()) return job.status();
-  auto end = DriveSession(cmd.client, StartFor(job->id(), options.command, /*ends_job=*/true), true);
-  if (!end.ok()) return end.status();
-  return ExitFor(*end);
+  // Held apart from the commands: on several nodes the job must outlive the
+  // first to finish, and a client that dies must still end it.
+  auto holder = Holder::Open(cmd.client, job->id());
+  if (!holder.ok()) return holder.status();
+  auto ends = DriveSessions(cmd.client, StartsFor(*job, options.command, /*ends_job=*/false), true);
+  const int code = ends.ok() ? ExitFor(*ends) : kExitFailed;
+  holder->Done(code);
+  v1::AttachResponse ignored;
+  while (holder->stream().Read(&ignored)) {
+  }
+  (void)holder->stream().Finish();
+  if (!ends.ok()) return ends.status();
+  return code;
 }
 
 absl::StatusOr<int> RunAlloc(const SubmitOptions& options, CommandContext& cmd) {
@@ -289,12 +367,9 @@ absl::StatusOr<int> RunAlloc(const SubmitOptions& options, CommandContext& cmd) 
 
   // The holding session: it ends when the job does (its time limit, a
   // cancel), and its stream going away ends the job.
-  auto opened = cmd.client.Attach();
-  if (!opened.ok()) return opened.status();
-  std::unique_ptr<AttachStream> hold = *std::move(opened);
-  v1::AttachRequest first;
-  *first.mutable_start() = StartFor(id, {}, /*ends_job=*/true);
-  if (!hold->Write(first)) return hold->Finish();
+  auto holder = Holder::Open(cmd.client, id);
+  if (!holder.ok()) return holder.status();
+  AttachStream* hold = &holder->stream();
 
   // Ctrl-C and Ctrl-\ belong to the shell while it runs, as under salloc.
   struct sigaction ignore {}, old_int {}, old_quit {};
@@ -350,14 +425,10 @@ absl::StatusOr<int> RunAlloc(const SubmitOptions& options, CommandContext& cmd) 
   shell_done = true;
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
-  // An orderly end: the daemon ends the job as the stream goes.
-  v1::AttachRequest done;
-  done.set_stdin_closed(true);
-  hold->Write(done);
-  hold->WritesDone();
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  holder->Done(code);  // the daemon ends the job as the stream goes
   watcher.join();
   (void)hold->Finish();
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   Say(absl::StrCat("job ", id, " given back"));
   return code;
 }

@@ -450,15 +450,21 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
       }
       break;
     }
-    case v1::JobUpdate::KIND_LAUNCH_FAILED:
+    case v1::JobUpdate::KIND_LAUNCH_FAILED: {
       // An earlier attempt still dying there is the node's business, not a
-      // fault of the job: it goes back to the queue.
+      // fault of the job: it goes back to the queue. So does a container
+      // job that asked to be requeued (--requeue yes): its image may be out
+      // of that node's reach, not missing.
+      const v1::JobSpec& spec = a.job.spec();
+      const bool requeue_asked = spec.has_container() && spec.has_requeue() && spec.requeue();
       NodeExited(a, node, -1, absl::StrCat("launch failed on ", node, ": ", message),
-                 update.earlier_attempt_running() ? v1::JOB_STATE_NODE_FAIL : v1::JOB_STATE_FAILED, fx);
+                 update.earlier_attempt_running() || requeue_asked ? v1::JOB_STATE_NODE_FAIL : v1::JOB_STATE_FAILED,
+                 fx);
       // And the node gets no job until the agent says that attempt is gone:
       // placed there again at once, the job would only be refused again.
       if (update.earlier_attempt_running()) cluster_.AddUnconfirmedKill(node, update.job_id());
       break;
+    }
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
       // job goes back to the queue (ShouldRequeue) to be placed elsewhere.

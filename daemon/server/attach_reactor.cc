@@ -1,6 +1,10 @@
 #include "daemon/server/attach_reactor.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/job_states.h"
 #include "common/logging.h"
 #include "daemon/server/grpc_status.h"
@@ -25,7 +29,6 @@ void AttachReactor::OnReadDone(bool ok) {
       return;
     }
     begun_ = true;
-    holding_ = in_.start().argv().empty();
     ++refs_;  // until the start's check has run
     const v1::AttachStart start = in_.start();
     lock.unlock();
@@ -34,8 +37,8 @@ void AttachReactor::OnReadDone(bool ok) {
   } else if (in_.has_start()) {
     FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session has one start"));
     return;
-  } else if (holding_ && in_.has_stdin_closed()) {
-    client_left_ = true;  // its stream ends next: an orderly end, not a lost client
+  } else if (in_.has_done()) {
+    client_done_ = in_.done();  // its stream ends next: an orderly end, not a lost client
   } else if (session_id_ == 0) {
     early_.push_back(in_);
   } else {
@@ -70,7 +73,17 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       return refuse(grpc::StatusCode::INVALID_ARGUMENT,
                     absl::StrCat("job ", id, " is not interactive: a session may not end it (ends_job)"));
     }
-    const std::string& node = job->allocation().nodes(0).node();
+    std::string node = job->allocation().nodes(0).node();
+    if (!start.node().empty()) {
+      std::vector<std::string> nodes;
+      for (const v1::NodeAllocation& part : job->allocation().nodes()) nodes.push_back(part.node());
+      if (std::find(nodes.begin(), nodes.end(), start.node()) == nodes.end()) {
+        return refuse(grpc::StatusCode::INVALID_ARGUMENT,
+                      absl::StrCat("job ", id, " has no part on ", start.node(), " (its nodes: ",
+                                   absl::StrJoin(nodes, ", "), ")"));
+      }
+      node = start.node();
+    }
     auto agent = ctx.agents.find(node);
     if (agent == ctx.agents.end() || !agent->second.channel->open()) {
       return refuse(grpc::StatusCode::UNAVAILABLE, absl::StrCat("the agent of ", node, " is not connected"));
@@ -173,8 +186,9 @@ void AttachReactor::ClientGone() {
     channel_->Send(message);
     exited_ = true;
     if (ends_job_) {
-      CancelJobOnce(client_left_ ? "its interactive session ended (its client left)"
-                                 : "its interactive session's client went away");
+      CancelJobOnce(client_done_ ? absl::StrCat("its interactive session ended (exit code ",
+                                                client_done_->exit_code(), ")")
+                                 : std::string("its interactive session's client went away"));
     }
   }
   // Its exit, if one is still on the way, has no one to go to.

@@ -3,6 +3,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "daemon/server/agent_channel.h"
@@ -54,8 +55,7 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   uint64_t session_id_ = 0;     // 0 until the agent was asked to start it
   uint64_t job_id_ = 0;
   bool ends_job_ = false;
-  bool holding_ = false;       // a session without a command (gpusched alloc)
-  bool client_left_ = false;   // a holding session's client said it is done (stdin_closed)
+  std::optional<v1::SessionExit> client_done_;  // a holding session's client said it is done
   bool job_cancelled_ = false;
   bool exited_ = false;         // the exit was queued for the client
   std::shared_ptr<AgentChannel> channel_;

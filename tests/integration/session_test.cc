@@ -255,7 +255,7 @@ TEST_CASE("a session is only for the job's owner and a running job; a plain job'
   CHECK(held.exit_code != 0);
   CHECK_THAT(held.err, Catch::Contains("is PENDING; a session needs it RUNNING"));
   auto missing = run_in(999);
-  CHECK_THAT(missing.err, Catch::Contains("job 999 is not active"));
+  CHECK_THAT(missing.err, Catch::Contains("job 999 not found"));
   // A session in a running plain job runs there and leaves the job be.
   const uint64_t plain = cluster.Submit({"--gpus", "1", "--", "/bin/sleep", "30"});
   cluster.WaitForState(plain, v1::JOB_STATE_RUNNING);
@@ -265,4 +265,29 @@ TEST_CASE("a session is only for the job's owner and a running job; a plain job'
   CHECK(inside.exit_code == 0);
   CHECK(inside.out == absl::StrCat("in ", plain, "\n"));
   CHECK(cluster.GetJob(plain).state() == v1::JOB_STATE_RUNNING);
+}
+
+TEST_CASE("gpusched run on pipes starts its command on every node of the job, and waits for them all",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 1}, {"node-b", 1}});
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const int devnull = open("/dev/null", O_RDWR);
+  // The first node's command ends first; the job must outlive it.
+  const pid_t cli = StartCli(cluster,
+                             {"run", "--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+                              "if [ $RANK = 1 ]; then sleep 1; echo late $GPUSCHED_NODE; exit 5; fi; "
+                              "echo early $GPUSCHED_NODE"},
+                             devnull, out[1], devnull, false);
+  close(out[1]);
+  const std::string output = ReadAll(out[0]);
+  const int code = WaitExit(cli);
+  INFO(output);
+  CHECK(code == 5);  // the highest of the nodes' exit codes, as srun
+  CHECK_THAT(output, Catch::Contains("early node-a"));
+  CHECK_THAT(output, Catch::Contains("late node-b"));
+  const v1::Job ended = OnlyJobEnded(cluster);
+  CHECK(ended.state() == v1::JOB_STATE_CANCELLED);
+  CHECK_THAT(ended.reason(), Catch::Contains("its interactive session ended (exit code 5)"));
+  close(out[0]), close(devnull);
 }

@@ -91,3 +91,21 @@ TEST_CASE("a container job no node would run is refused at submit, saying what s
   // More GPUs than the nodes that run containers have.
   CHECK_THAT(SubmitError(h, ContainerJob(8)), Catch::Contains("resources.gpus"));
 }
+
+TEST_CASE("a container job whose launch failed fails, or goes back to the queue when it asked to be requeued") {
+  CoreHarness h;
+  AddContainerNode(h, "ctr", 2);
+  const uint64_t plain = h.Submit(ContainerJob(1));
+  v1::JobSpec again = ContainerJob(1);
+  again.set_requeue(true);
+  const uint64_t requeued = h.Submit(again);
+  h.Pass();
+  REQUIRE(h.StateOf(plain) == v1::JOB_STATE_STARTING);
+  REQUIRE(h.StateOf(requeued) == v1::JOB_STATE_STARTING);
+  h.Report("ctr", plain, v1::JobUpdate::KIND_LAUNCH_FAILED);
+  h.Report("ctr", requeued, v1::JobUpdate::KIND_LAUNCH_FAILED);
+  h.Pass();
+  CHECK(h.StateOf(plain) == v1::JOB_STATE_FAILED);
+  CHECK(h.Persisted(requeued).attempt() == 1);
+  CHECK(h.StateOf(requeued) != v1::JOB_STATE_FAILED);
+}
