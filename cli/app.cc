@@ -139,6 +139,9 @@ CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
               "the nodes allow some paths only)");
   AddText(sub, "--image-workdir", &o.image_workdir, "DIR", "With --image: the ranks' directory inside the container "
           "(default: the image's)");
+  AddText(sub, "--output,-o", &o.output, "FILE",
+          "Rank 0's stdout and stderr go to FILE on its node instead of its rank log, as sbatch's --output "
+          "(relative: to the workdir; %j job id, %x name, %u user)");
   AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");
   AddText(sub, "--request-id", &o.request_id, "ID", "Idempotency key: resubmitting with it returns the first job");
   sub->add_flag("--wait", o.wait,

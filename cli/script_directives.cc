@@ -19,7 +19,7 @@ bool OnlyOnCommandLine(absl::string_view option) {
 
 const char* const kHonouredSbatchOptions =
     "--gpus/-G, --nodes/-N, --gpus-per-node, --cpus-per-gpu, --mem-per-gpu, --time/-t, --job-name/-J, "
-    "--partition/-p, --account/-A, --array/-a, --dependency/-d, --hold/-H, --chdir/-D";
+    "--partition/-p, --account/-A, --array/-a, --dependency/-d, --hold/-H, --chdir/-D, --output/-o";
 
 namespace {
 
@@ -98,6 +98,7 @@ std::optional<Translation> SbatchEquivalent(absl::string_view option) {
       {"--dependency", "-d", "--dependency", true},
       {"--hold", "-H", "--hold", false},
       {"--chdir", "-D", "--workdir", true},
+      {"--output", "-o", "--output", true},
   };
   for (const Entry& e : kTable) {
     if (option == e.long_name || (!e.short_name.empty() && option == e.short_name)) {
@@ -110,8 +111,8 @@ std::optional<Translation> SbatchEquivalent(absl::string_view option) {
 // Why an sbatch option that gpusched does not honour is refused, where
 // there is more to say than that.
 std::string WhyNot(absl::string_view option) {
-  if (option == "--output" || option == "-o" || option == "--error" || option == "-e") {
-    return "gpusched keeps each rank's output in the job's log directory: read it with `gpusched logs JOB`";
+  if (option == "--error" || option == "-e") {
+    return "rank 0's stderr goes with its stdout (to --output, else its rank log: `gpusched logs JOB`)";
   }
   if (option == "--gres") return "ask for GPUs with --gpus or --gpus-per-node";
   if (option == "--ntasks" || option == "-n" || option == "--ntasks-per-node") {

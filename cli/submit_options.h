@@ -50,6 +50,7 @@ struct SubmitOptions {
   std::optional<std::string> image;          // run every rank in this container image
   std::vector<std::string> mounts;           // SRC:DST[:ro], with --image
   std::optional<std::string> image_workdir;  // the ranks' directory inside the image
+  std::optional<std::string> output;         // rank 0's stdout and stderr: a file (sbatch --output)
   std::optional<std::string> launch;
   std::optional<std::string> request_id;
   std::vector<std::string> env;  // K=V, or K to copy K from this environment

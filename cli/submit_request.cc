@@ -296,6 +296,11 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
   }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
   if (absl::Status s = SetContainer(options, ctx, &spec); !s.ok()) return s;
+  if (options.output.has_value()) {
+    if (options.output->empty()) return FlagError("--output", "", "must not be empty");
+    // Relative to where the job runs, as sbatch has it.
+    spec.set_output(options.output->front() == '/' ? *options.output : absl::StrCat(spec.workdir(), "/", *options.output));
+  }
   // No user: the job runs as whoever the daemon finds the caller to be (the
   // socket's uid, the certificate's name), which need not be this login.
 

@@ -95,6 +95,8 @@ class InteractiveSessions::Session {
       return absl::OkStatus();
     }
     process.argv.assign(start.argv().begin(), start.argv().end());
+    // The session's output is its client's, whatever rank 0's --output says.
+    process.output_path.clear();
     auto executable = ResolveExecutable(process.argv[0], EnvValue(process.env, "PATH"));
     if (!executable.ok()) return executable.status();
     process.executable = *executable;

@@ -152,6 +152,25 @@ std::vector<std::string> ToEnvp(const std::map<std::string, std::string>& env) {
   return out;
 }
 
+// sbatch's filename patterns that gpusched honours (the daemon refused others).
+std::string ExpandOutputPattern(const std::string& pattern, uint64_t job_id, const std::string& name,
+                                const std::string& user) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out.push_back(pattern[i]);
+      continue;
+    }
+    switch (pattern[++i]) {
+      case 'j': absl::StrAppend(&out, job_id); break;
+      case 'x': absl::StrAppend(&out, name); break;
+      case 'u': absl::StrAppend(&out, user); break;
+      default: out.push_back(pattern[i]); break;  // %%
+    }
+  }
+  return out;
+}
+
 // The agent's own directory under its log root, made 0700 if missing; one
 // that is a link, or is not the agent's, is refused.
 absl::StatusOr<std::string> MakeAgentOnlyDir(const std::string& path) {
@@ -282,6 +301,9 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     process.workdir = workdir;
     process.log_path = absl::StrCat(plan.job_log_dir, "/rank-", process.rank, ".log");
     process.credentials = credentials;
+    if (process.rank == 0 && !spec.output().empty()) {
+      process.output_path = ExpandOutputPattern(spec.output(), launch.job_id(), spec.name(), identity->user.name);
+    }
     if (absl::Status s = CreateLog(process.log_path, *identity); !s.ok()) return s;
     if (container_context) {
       if (absl::Status s = WrapInContainer(launch, *container_context, process); !s.ok()) return s;

@@ -23,7 +23,7 @@ namespace gpusched::agent {
 namespace {
 
 // What the child reports through the close-on-exec pipe when it cannot exec.
-enum class Stage : int { kSignals, kSetsid, kStdio, kCpuBind, kSetgroups, kSetgid, kSetuid, kChdir, kExec };
+enum class Stage : int { kSignals, kSetsid, kStdio, kCpuBind, kSetgroups, kSetgid, kSetuid, kChdir, kOutput, kExec };
 
 struct ChildError {
   Stage stage;
@@ -138,6 +138,12 @@ class Fd {
   }
   // After the user switch, so that the workdir is checked with the job's rights.
   if (chdir(spec.workdir.c_str()) != 0) fail(Stage::kChdir);
+  // The job's own file, opened with the job's rights, never the agent's.
+  if (!spec.output_path.empty()) {
+    const int out = open(spec.output_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY, 0644);
+    if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) fail(Stage::kOutput);
+    if (out > STDERR_FILENO) close(out);
+  }
 
   // The agent's own descriptors (gRPC sockets, other jobs' logs) stay behind;
   // only the error pipe must live until exec, which closes it (O_CLOEXEC).
@@ -170,6 +176,8 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
       return absl::StrCat("switching to user ", spec.credentials ? spec.credentials->user : "?", ": ", error);
     case Stage::kChdir:
       return absl::StrCat("workdir \"", spec.workdir, "\": ", error, as_user);
+    case Stage::kOutput:
+      return absl::StrCat("output file \"", spec.output_path, "\": ", error, as_user);
     case Stage::kExec:
       return absl::StrCat("exec \"", spec.argv.empty() ? spec.executable : spec.argv[0], "\": ", error, as_user);
   }

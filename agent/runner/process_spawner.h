@@ -27,6 +27,9 @@ struct ProcessSpec {
   std::string workdir;
   std::string log_path;            // stdout and stderr, appended
   std::string stdin_path;          // read as stdin; "" = /dev/null
+  // stdout and stderr go here instead of log_path, opened (append) once the
+  // process is the job's user, so that its rights decide; "" = log_path.
+  std::string output_path;
   std::optional<Credentials> credentials;
   // CPUs to bind the process to (sched_setaffinity before exec); empty: it
   // keeps the affinity of the thread that spawns it.

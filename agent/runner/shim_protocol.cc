@@ -14,7 +14,7 @@ namespace {
 // Agent and shim are installed together but run apart: an agent that keeps
 // running through an upgrade talks to the new shim binary. The version says
 // so instead of a misread spec.
-constexpr absl::string_view kMagic = "gpusched-shim-spec 2\n";
+constexpr absl::string_view kMagic = "gpusched-shim-spec 3\n";
 
 class Writer {
  public:
@@ -112,6 +112,7 @@ std::string EncodeShimSpec(const ShimSpec& spec) {
     w.Ints(rank.cpus);
     w.Str(rank.stdin_path);
     w.Strs(rank.cleanup_argv);
+    w.Str(rank.output_path);
   }
   return absl::StrCat(kMagic, w.Take());
 }
@@ -148,6 +149,7 @@ absl::StatusOr<ShimSpec> DecodeShimSpec(absl::string_view bytes) {
     rank.cpus = r.Ints<int>();
     rank.stdin_path = r.Str();
     rank.cleanup_argv = r.Strs();
+    rank.output_path = r.Str();
   }
   if (r.failed()) return absl::InvalidArgumentError("the job spec is truncated or corrupt");
   if (!r.done()) return absl::InvalidArgumentError("the job spec has bytes after its last rank");

@@ -178,6 +178,22 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   if (spec.has_container()) {
     if (absl::Status s = ValidateContainerSpec(spec.container()); !s.ok()) return s;
   }
+  if (!spec.output().empty()) {
+    if (absl::Status s = CheckDisplayText("spec.output", spec.output(), 4096); !s.ok()) return s;
+    if (spec.output().front() != '/') return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\" is not absolute"));
+    for (size_t i = 0; i < spec.output().size(); ++i) {
+      if (spec.output()[i] != '%') continue;
+      const char next = i + 1 < spec.output().size() ? spec.output()[i + 1] : '\0';
+      if (next != 'j' && next != 'x' && next != 'u' && next != '%') {
+        return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\": of the filename patterns only %j (job id), "
+                                                   "%x (name), %u (user) and %% are honoured"));
+      }
+      ++i;
+    }
+    if (spec.has_container()) {
+      return Invalid("spec.output", "a job in a container keeps its output in its rank logs (gpusched logs JOB)");
+    }
+  }
   // An interactive job's session does not survive its node: it never
   // goes back to the queue on its own.
   if (spec.interactive() && !spec.has_requeue()) spec.set_requeue(false);

@@ -137,3 +137,23 @@ TEST_CASE("logs --follow streams a running job's output until it ends", "[integr
   CHECK(follow.out == "first\nsecond\nthird\n");
   CHECK(cluster.GetJob(id).state() == v1::JOB_STATE_COMPLETED);
 }
+
+TEST_CASE("#SBATCH --output: rank 0's output goes to the file it names, its %j filled in", "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  const std::string script = cluster.dir() + "/train.sh";
+  {
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH --gpus=2 --output=" << cluster.dir()
+                          << "/slurm-%j.out\necho hello from rank $RANK\necho warning >&2\n";
+  }
+  const uint64_t id = cluster.Submit({"--script", script});
+  REQUIRE(cluster.WaitForEnd(id).state() == v1::JOB_STATE_COMPLETED);
+  std::ifstream in(cluster.dir() + "/slurm-" + std::to_string(id) + ".out");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str() == "hello from rank 0\nwarning\n");
+  // Rank 1 keeps its log as always.
+  CHECK(cluster.Cli({"logs", std::to_string(id), "--rank", "1"}).out == "hello from rank 1\nwarning\n");
+  const std::string status = cluster.Cli({"status", std::to_string(id)}).out;
+  CHECK_THAT(status, Catch::Contains("Output:") && Catch::Contains("/slurm-%j.out (rank 0's stdout and stderr)"));
+  CHECK_THAT(status, Catch::Contains("--output " + cluster.dir() + "/slurm-%j.out  (script line 2: #SBATCH"));
+}

@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -237,4 +238,38 @@ TEST_CASE("a launch with a GPU share is refused on a node that does not share it
   REQUIRE(plan.ok());
   const std::vector<std::string>& env = plan->processes[0].env;
   CHECK(std::find(env.begin(), env.end(), "GPUSCHED_GPU_SHARING=timeslice") != env.end());
+}
+
+TEST_CASE("rank 0's output goes to the job's --output file, its patterns filled in; the other ranks keep their logs") {
+  TempDir dir;
+  v1::LaunchJob launch = MakeLaunch(12, {"true"}, {0, 1});
+  launch.mutable_spec()->set_name("train");
+  launch.mutable_spec()->set_output(dir / "out-%j-%x-%%.log");
+  auto plan = PrepareLaunch(launch, Context(dir));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->processes.size() == 2);
+  CHECK(plan->processes[0].output_path == dir / "out-12-train-%.log");
+  CHECK(plan->processes[1].output_path.empty());
+}
+
+TEST_CASE("a process whose output file cannot be opened does not start, and says which file") {
+  TempDir dir;
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.argv = {"/bin/sh", "-c", "echo to the file"};
+  spec.workdir = "/";
+  spec.log_path = dir / "rank-0.log";
+  spec.output_path = dir / "out.log";
+  auto pid = SpawnProcess(spec);
+  REQUIRE(pid.ok());
+  int status = 0;
+  REQUIRE(waitpid(*pid, &status, 0) == *pid);
+  CHECK(ReadFile(dir / "out.log") == "to the file\n");
+  CHECK(ReadFile(dir / "rank-0.log").empty());
+
+  spec.output_path = dir / "no-such-dir/out.log";
+  auto refused = SpawnProcess(spec);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("output file \"" + dir / "no-such-dir/out.log" + "\": No such file or directory"));
 }

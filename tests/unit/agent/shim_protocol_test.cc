@@ -25,6 +25,7 @@ ShimSpec TwoRanks() {
   a.cpus = {0, 1, 2, 3};
   a.stdin_path = "/var/lib/gpusched/logs/job-42/stdin";
   a.cleanup_argv = {"/usr/bin/podman", "rm", "--force", "gpusched-42-0"};
+  a.output_path = "/home/ml/slurm-42.out";
   ProcessSpec b = a;
   b.rank = 1;
   b.credentials.reset();
@@ -55,6 +56,7 @@ TEST_CASE("a shim spec comes back as it was written, bytes and all") {
     CHECK(got.cpus == want.cpus);
     CHECK(got.stdin_path == want.stdin_path);
     CHECK(got.cleanup_argv == want.cleanup_argv);
+    CHECK(got.output_path == want.output_path);
     REQUIRE(got.credentials.has_value() == want.credentials.has_value());
     if (want.credentials) {
       CHECK(got.credentials->user == want.credentials->user);
@@ -76,10 +78,10 @@ TEST_CASE("a truncated or padded shim spec is refused, at every length") {
 }
 
 TEST_CASE("a spec from another version names both, instead of being misread") {
-  auto decoded = DecodeShimSpec("gpusched-shim-spec 1\n...");
+  auto decoded = DecodeShimSpec("gpusched-shim-spec 2\n...");
   CHECK(decoded.status().code() == absl::StatusCode::kInvalidArgument);
   CHECK_THAT(std::string(decoded.status().message()),
-             Catch::Contains("gpusched-shim-spec 2") && Catch::Contains("gpusched-shim-spec 1") &&
+             Catch::Contains("gpusched-shim-spec 3") && Catch::Contains("gpusched-shim-spec 2") &&
                  Catch::Contains("different versions"));
 }
 

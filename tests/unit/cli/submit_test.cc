@@ -85,6 +85,9 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
       {{"submit", "--mig", "3g.40gb", "--", "x"}, R"(argv: "x" resources { gpus: 1 mig_profile: "3g.40gb" })"},
       {{"submit", "--mig", "1g.10gb", "--gpus", "3", "--", "x"},
        R"(argv: "x" resources { gpus: 3 mig_profile: "1g.10gb" })"},
+      // sbatch's --output: relative to the workdir, patterns expanded on the node.
+      {{"submit", "--output", "slurm-%j.out", "--", "x"}, R"(argv: "x" output: "/home/alice/proj/slurm-%j.out")"},
+      {{"submit", "-o", "/logs/%x.out", "--workdir", "/w", "--", "x"}, R"(argv: "x" workdir: "/w" output: "/logs/%x.out")"},
       // A container image, its mounts (a relative source is from here) and its workdir.
       {{"submit", "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "python", "t.py"},
        R"(argv: ["python", "t.py"] container { image: "nvcr.io/nvidia/pytorch:24.05-py3" })"},

@@ -77,6 +77,15 @@ TEST_CASE("bad specs are rejected naming the field") {
          o->set_origin("script line 2\nJOBID 1 root RUNNING");
        },
        "option_sources.origin"},
+      {"relative output", [](v1::JobSpec& s) { s.set_output("out.log"); }, "spec.output"},
+      {"unknown output pattern", [](v1::JobSpec& s) { s.set_output("/tmp/out-%N.log"); }, "spec.output"},
+      {"output of a container job",
+       [](v1::JobSpec& s) {
+         s.set_output("/tmp/out-%j.log");
+         s.mutable_container()->set_image("localhost/x:1");
+       },
+       "spec.output"},
+      {"container without an image", [](v1::JobSpec& s) { s.mutable_container(); }, "spec.container.image"},
   }));
   INFO(c.what);
   v1::JobSpec spec = GpuJob(2);
