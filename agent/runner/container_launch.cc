@@ -22,6 +22,8 @@
 
 #include "agent/nccl/run_program.h"
 #include "agent/runner/gpu_lookup.h"
+#include "agent/runner/rank_environment.h"
+#include "agent/runner/safe_open.h"
 #include "common/container_policy.h"
 
 namespace gpusched::agent {
@@ -80,14 +82,6 @@ absl::StatusOr<std::string> RealPath(const std::string& path) {
   return std::string(resolved);
 }
 
-std::string EnvValue(const std::vector<std::string>& env, absl::string_view key) {
-  const std::string prefix = absl::StrCat(key, "=");
-  for (const std::string& entry : env) {
-    if (absl::StartsWith(entry, prefix)) return entry.substr(prefix.size());
-  }
-  return "";
-}
-
 // Podman's --env-file, one KEY=value per line, in an agent-only directory and
 // created anew (O_EXCL), so that no one can have placed a link there.
 absl::Status WriteEnvFile(const std::string& path, const std::vector<std::string>& env) {
@@ -103,20 +97,16 @@ absl::Status WriteEnvFile(const std::string& path, const std::vector<std::string
   unlink(path.c_str());
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return absl::FailedPreconditionError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
-  size_t done = 0;
-  int error = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  int error = WriteFully(fd, text);
   if (close(fd) != 0 && error == 0) error = errno;
   if (error != 0) return absl::FailedPreconditionError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
   return absl::OkStatus();
+}
+
+// Removes the container called `name`, running or not, and says nothing
+// when there is none: a rank's cleanup and the sweep of leftovers.
+std::vector<std::string> RemoveArgv(const ContainerSettings& settings, const std::string& name) {
+  return {settings.runtime, "rm", "--force", "--time", "0", "--ignore", name};
 }
 
 }  // namespace
@@ -259,7 +249,7 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
   if (!libraries.empty() && Exists(Under(context.host, "/usr/bin/nvidia-smi"))) {
     volume("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi", true);
   }
-  const std::string mps_pipes = EnvValue(process.env, "CUDA_MPS_PIPE_DIRECTORY");
+  const std::string mps_pipes = EnvpValue(process.env, "CUDA_MPS_PIPE_DIRECTORY");
   if (!mps_pipes.empty()) volume(mps_pipes, mps_pipes, false);
   for (const v1::ContainerMount& m : container.mounts()) volume(m.source(), m.target(), m.read_only());
 
@@ -267,7 +257,7 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
   // has its own) unless the job set one, with the GPUs renumbered.
   std::vector<std::string> env;
   const bool job_sets_path = launch.spec().env().contains("PATH");
-  std::string library_path = EnvValue(process.env, "LD_LIBRARY_PATH");
+  std::string library_path = EnvpValue(process.env, "LD_LIBRARY_PATH");
   for (const std::string& entry : process.env) {
     if (absl::StartsWith(entry, "PATH=") && !job_sets_path) continue;
     if (absl::StartsWith(entry, "LD_LIBRARY_PATH=")) continue;
@@ -305,7 +295,7 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
   // Podman runs as the agent and switches to the job's uid in the container.
   process.credentials.reset();
   process.workdir = "/";
-  process.cleanup_argv = {settings.runtime, "rm", "--force", "--time", "0", "--ignore", name};
+  process.cleanup_argv = RemoveArgv(settings, name);
   return absl::OkStatus();
 }
 
@@ -323,8 +313,7 @@ int RemoveLeftoverContainers(const ContainerSettings& settings, const std::strin
     uint64_t job = 0;
     if (parts.size() != 4 || parts[0] != "gpusched" || !absl::SimpleAtoi(parts[2], &job)) continue;
     if (running.contains(job)) continue;
-    auto rm = RunProgram({settings.runtime, "rm", "--force", "--time", "0", "--ignore", std::string(name)},
-                         absl::Minutes(1));
+    auto rm = RunProgram(RemoveArgv(settings, std::string(name)), absl::Minutes(1));
     if (rm.ok() && rm->exit_code == 0) ++removed;
   }
   return removed;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "agent/runner/exec_path.h"
+#include "agent/runner/rank_environment.h"
 
 namespace gpusched::agent {
 namespace {
@@ -30,13 +31,6 @@ using Clock = std::chrono::steady_clock;
 // After a hangup, how long the command has to go before SIGKILL.
 constexpr auto kHangupGrace = std::chrono::seconds(2);
 constexpr size_t kChunk = 32 * 1024;
-
-int AboveStdio(int fd) {
-  if (fd < 0 || fd > STDERR_FILENO) return fd;
-  const int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-  close(fd);
-  return moved;
-}
 
 void CloseFd(int& fd) {
   if (fd >= 0) close(fd);
@@ -49,14 +43,6 @@ void SetSize(int master, const v1::TerminalSize& size) {
   ws.ws_row = static_cast<unsigned short>(std::min(size.rows(), 10000));
   ws.ws_col = static_cast<unsigned short>(std::min(size.cols(), 10000));
   ioctl(master, TIOCSWINSZ, &ws);
-}
-
-std::string EnvValue(const std::vector<std::string>& env, absl::string_view key) {
-  const std::string prefix = absl::StrCat(key, "=");
-  for (const std::string& e : env) {
-    if (absl::StartsWith(e, prefix)) return e.substr(prefix.size());
-  }
-  return "";
 }
 
 v1::SessionOutput ExitOutput(uint64_t id, int code, const std::string& message) {
@@ -97,7 +83,7 @@ class InteractiveSessions::Session {
     process.argv.assign(start.argv().begin(), start.argv().end());
     // The session's output is its client's, whatever rank 0's --output says.
     process.output_path.clear();
-    auto executable = ResolveExecutable(process.argv[0], EnvValue(process.env, "PATH"));
+    auto executable = ResolveExecutable(process.argv[0], EnvpValue(process.env, "PATH"));
     if (!executable.ok()) return executable.status();
     process.executable = *executable;
     std::vector<int> child_fds;  // closed here once the child has them

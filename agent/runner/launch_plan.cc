@@ -87,17 +87,7 @@ absl::StatusOr<std::string> WriteScript(const std::string& job_log_dir, const st
   auto opened = OpenJobFile(path, O_WRONLY | O_CREAT | O_TRUNC, 0700, "script");
   if (!opened.ok()) return opened.status();
   const int fd = *opened;
-  size_t done = 0;
-  int error = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = errno;
-      break;
-    }
-    done += static_cast<size_t>(n);
-  }
+  int error = WriteFully(fd, text);
   if (error == 0 && identity.switch_user && fchown(fd, identity.user.uid, identity.user.gid) != 0) error = errno;
   // O_TRUNC does not reset the mode of a script left from an earlier attempt.
   if (error == 0 && fchmod(fd, 0700) != 0) error = errno;

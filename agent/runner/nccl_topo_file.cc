@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
+#include "agent/runner/safe_open.h"
 #include "common/topology/nccl_topo_xml.h"
 
 namespace gpusched::agent {
@@ -24,14 +25,8 @@ constexpr char kFileName[] = "nccl-topo.xml";
 std::atomic<int> temp_counter{0};
 
 absl::Status WriteAll(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return absl::InternalError(std::strerror(errno));
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
+  const int error = WriteFully(fd, text);
+  return error == 0 ? absl::OkStatus() : absl::InternalError(std::strerror(error));
 }
 
 }  // namespace

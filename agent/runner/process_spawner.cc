@@ -39,15 +39,6 @@ std::vector<char*> CArray(const std::vector<std::string>& strings) {
   return out;
 }
 
-// An agent started with stdin, stdout or stderr closed gets those numbers back
-// from open() and pipe(); the child's dup2 onto 0-2 would then clobber them (or,
-// for dup2(fd, fd), keep O_CLOEXEC). Moving every descriptor above 2 avoids both.
-int AboveStdio(int fd) {
-  if (fd < 0 || fd > STDERR_FILENO) return fd;
-  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-  close(fd);
-  return moved;
-}
 
 // A sched_setaffinity mask sized for the highest CPU asked for; built before
 // fork because CPU_ALLOC allocates.
@@ -185,6 +176,13 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
 }
 
 }  // namespace
+
+int AboveStdio(int fd) {
+  if (fd < 0 || fd > STDERR_FILENO) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  close(fd);
+  return moved;
+}
 
 absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   if (spec.argv.empty()) return absl::InvalidArgumentError("empty command");

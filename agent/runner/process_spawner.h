@@ -48,6 +48,12 @@ struct ProcessSpec {
   bool controlling_tty = false;
 };
 
+// `fd` moved above descriptor 2 (close-on-exec), or as it is when it is
+// already: an agent started with stdin, stdout or stderr closed gets those
+// numbers back from open() and pipe(), and a child's dup2 onto 0-2 would
+// then clobber them (or, for dup2(fd, fd), keep O_CLOEXEC). -1 stays -1.
+int AboveStdio(int fd);
+
 // Starts the process as the leader of a new session and process group, so that
 // its pid is also the group to signal. Returns once the command is exec'd; a
 // failure on the way (log file, CPU binding, workdir, user switch, exec) comes back as an

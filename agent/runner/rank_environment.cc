@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -101,6 +102,15 @@ std::map<std::string, std::string> InheritedAgentEnvironment() {
     if (const char* value = std::getenv(name)) env[name] = value;
   }
   return env;
+}
+
+std::string EnvpValue(const std::vector<std::string>& envp, absl::string_view key) {
+  for (const std::string& entry : envp) {
+    if (entry.size() > key.size() && entry[key.size()] == '=' && absl::StartsWith(entry, key)) {
+      return entry.substr(key.size() + 1);
+    }
+  }
+  return "";
 }
 
 }  // namespace gpusched::agent

@@ -2,6 +2,9 @@
 
 #include <map>
 #include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
 
 #include "gpusched/v1/agent.pb.h"
 
@@ -43,5 +46,9 @@ inline constexpr char kFallbackPath[] = "/usr/local/bin:/usr/bin:/bin";
 
 // PATH, LANG and TZ of this process, for RankEnvContext::agent_env.
 std::map<std::string, std::string> InheritedAgentEnvironment();
+
+// The value of `key` in a prepared environment ("KEY=value" entries, as in
+// ProcessSpec::env); "" when it is not set.
+std::string EnvpValue(const std::vector<std::string>& envp, absl::string_view key);
 
 }  // namespace gpusched::agent

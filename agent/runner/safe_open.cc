@@ -35,4 +35,15 @@ absl::StatusOr<int> OpenJobFile(const std::string& path, int flags, mode_t mode,
   return fd;
 }
 
+int WriteFully(int fd, absl::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return EIO;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
 }  // namespace gpusched::agent

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace gpusched::agent {
 
@@ -14,5 +15,9 @@ namespace gpusched::agent {
 // append to and chown; so links are refused and only a plain file is accepted.
 // O_CLOEXEC is always added. `what` names the file in errors ("log file").
 absl::StatusOr<int> OpenJobFile(const std::string& path, int flags, mode_t mode, const char* what);
+
+// Writes all of `text` to `fd`, through interrupted and short writes. 0, or
+// the errno of the write that failed (EIO for one that wrote nothing).
+int WriteFully(int fd, absl::string_view text);
 
 }  // namespace gpusched::agent

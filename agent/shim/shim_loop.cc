@@ -17,6 +17,7 @@
 
 #include "agent/runner/process_spawner.h"
 #include "agent/runner/process_start_time.h"
+#include "agent/runner/safe_open.h"
 #include "agent/runner/shim_protocol.h"
 
 namespace gpusched::agent {
@@ -31,15 +32,7 @@ struct Rank {
 };
 
 // False when it could not (the agent is gone, the disk is full).
-bool WriteAll(int fd, absl::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-  return true;
-}
+bool WriteAll(int fd, absl::string_view text) { return WriteFully(fd, text) == 0; }
 
 
 
