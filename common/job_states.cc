@@ -68,6 +68,9 @@ absl::string_view NodeStateName(v1::NodeState state) {
     case v1::NODE_STATE_UP: return "UP";
     case v1::NODE_STATE_DOWN: return "DOWN";
     case v1::NODE_STATE_NOT_RESPONDING: return "NOT_RESPONDING";
+    case v1::NODE_STATE_POWERED_DOWN: return "POWERED_DOWN";
+    case v1::NODE_STATE_POWERING_UP: return "POWERING_UP";
+    case v1::NODE_STATE_POWERING_DOWN: return "POWERING_DOWN";
     default: return "UNKNOWN";
   }
 }

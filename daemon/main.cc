@@ -374,6 +374,8 @@ int main(int argc, char** argv) {
     unless_flag(serve, "--tls-client-ca", file->tls_client_ca, tls_files.ca);
     // Queues have no flags: a cluster's queue layout belongs in one file.
     if (file->queues) options.core.queues = *file->queues;
+    // Pools neither: their nodes and programs are a file's to name.
+    options.core.pools = file->pools;
   }
   gpusched::SetLogLevel(log_level);
   if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);

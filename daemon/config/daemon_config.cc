@@ -11,6 +11,7 @@
 #include "common/config/toml_table_reader.h"
 #include "common/tls/tls_config_keys.h"
 #include "daemon/config/network_topology_file.h"
+#include "daemon/config/pool_settings.h"
 #include "daemon/config/queue_settings.h"
 #include "daemon/core/policy/placement_policy.h"
 
@@ -41,7 +42,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "share_packing", "default_topology", "network_topology", "metrics_listen",
                     kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key, kHeadBlocksAfterH.key,
                     kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
-                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "socket", "admins",
+                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "pool", "socket", "admins",
                     "allow_unauthenticated_tcp", "allow_root_jobs"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
@@ -83,6 +84,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.tls_key = set(tls.key);
   config.tls_client_ca = set(tls.ca);
   config.queues = ReadQueueSettings(*doc, reader);
+  config.pools = ReadPoolSettings(*doc, reader);
   if (!reader.ok()) return reader.status();
   return config;
 }
@@ -133,8 +135,11 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
   add("tls_key", config.tls_key);
   add("tls_client_ca", config.tls_client_ca);
   if (set.empty()) {
-    return config.queues ? absl::StrCat("valid, ", DescribeQueuePolicy(*config.queues))
-                         : "valid, sets nothing (every setting at its default)";
+    std::vector<std::string> parts;
+    if (config.queues) parts.push_back(DescribeQueuePolicy(*config.queues));
+    if (!config.pools.empty()) parts.push_back(DescribePools(config.pools));
+    return parts.empty() ? "valid, sets nothing (every setting at its default)"
+                         : absl::StrCat("valid, ", absl::StrJoin(parts, "; "));
   }
   std::string line = absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ",
                                   absl::StrJoin(set, " "));
@@ -143,6 +148,7 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
                     " NVLink domains)");
   }
   if (config.queues) absl::StrAppend(&line, "; ", DescribeQueuePolicy(*config.queues));
+  if (!config.pools.empty()) absl::StrAppend(&line, "; ", DescribePools(config.pools));
   return line;
 }
 

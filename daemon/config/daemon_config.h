@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "common/net/network_topology_conf.h"
+#include "daemon/core/power/pool_spec.h"
 #include "daemon/core/queue/queue_policy.h"
 
 namespace gpusched::daemon {
@@ -75,6 +76,8 @@ struct DaemonConfig {
   std::optional<std::string> tls_client_ca;
   // [[queue]] and [priority], compiled; std::nullopt when the file has neither.
   std::optional<core::QueuePolicy> queues;
+  // [[pool]]: elastic node pools, checked (daemon/config/pool_settings.h).
+  std::vector<core::PoolSpec> pools;
 };
 
 // Parses gpuschedd.toml text; `path` names it in errors ("PATH:LINE: ...")

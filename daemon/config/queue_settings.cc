@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/net/hostlist.h"
 #include "common/time_limit.h"
+#include "daemon/config/duration_setting.h"
 
 namespace gpusched::daemon {
 namespace {
@@ -15,18 +16,6 @@ using config::TomlValue;
 
 constexpr int64_t kMaxWeight = 1'000'000'000;
 constexpr int64_t kMaxGpus = 100'000'000;
-
-// A duration in Slurm's time-limit notation ("7-00:00:00", "90"), in seconds.
-std::optional<int64_t> Duration(TomlTableReader& reader, absl::string_view key) {
-  std::optional<std::string> text = reader.String(key);
-  if (!text) return std::nullopt;
-  auto seconds = ParseTimeLimit(*text);
-  if (!seconds.ok()) {
-    reader.Error(reader.LineOf(key), absl::StrCat(key, ": ", seconds.status().message()));
-    return std::nullopt;
-  }
-  return *seconds;
-}
 
 std::optional<core::PreemptMode> Preemption(TomlTableReader& reader) {
   std::optional<std::string> mode = reader.OneOf("preemption", {"requeue", "cancel", "off"});
@@ -51,8 +40,8 @@ core::QueueSpec ReadQueue(const TomlValue& table, const std::string& source, Tom
   if (auto labels = r.StringTable("node_labels")) q.node_labels.insert(labels->begin(), labels->end());
   q.max_gpus = r.Int("max_gpus", 0, kMaxGpus).value_or(0);
   q.max_gpus_per_user = r.Int("max_gpus_per_user", 0, kMaxGpus).value_or(0);
-  q.default_time_limit_s = Duration(r, "default_time_limit").value_or(0);
-  q.max_time_limit_s = Duration(r, "max_time_limit").value_or(0);
+  q.default_time_limit_s = ReadDuration(r, "default_time_limit").value_or(0);
+  q.max_time_limit_s = ReadDuration(r, "max_time_limit").value_or(0);
   if (q.max_time_limit_s > 0 && q.default_time_limit_s > q.max_time_limit_s) {
     r.Error(r.LineOf("default_time_limit"),
             absl::StrCat("default_time_limit ", FormatTimeLimit(q.default_time_limit_s), " is above max_time_limit ",
@@ -77,8 +66,8 @@ void ReadPriority(const TomlValue& table, const std::string& source, core::Queue
   if (auto v = r.Int("age_weight", 0, kMaxWeight)) w.age = static_cast<double>(*v);
   if (auto v = r.Int("size_weight", 0, kMaxWeight)) w.size = static_cast<double>(*v);
   if (auto v = r.Int("short_work_weight", 0, kMaxWeight)) w.short_work = static_cast<double>(*v);
-  if (auto v = Duration(r, "age_max")) w.age_max = absl::Seconds(*v);
-  if (auto v = Duration(r, "fair_share_half_life")) w.fair_share_half_life = absl::Seconds(*v);
+  if (auto v = ReadDuration(r, "age_max")) w.age_max = absl::Seconds(*v);
+  if (auto v = ReadDuration(r, "fair_share_half_life")) w.fair_share_half_life = absl::Seconds(*v);
   if (auto v = r.Int("max_requeues", 0, 1000)) policy.max_requeues = *v;
   top.Absorb(r);
 }

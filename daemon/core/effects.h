@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "gpusched/v1/agent.pb.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -38,6 +39,28 @@ struct NodeUsage {
                                          const google::protobuf::RepeatedPtrField<v1::GpuHolders>& holders);
 };
 
+// A pool's resume or suspend program to run (daemon/server/power_programs.h),
+// once the nodes' new power state is durable. Its outcome comes back as
+// SchedulerCore::PowerProgramEnded.
+struct PowerRequest {
+  enum class Kind { kResume, kSuspend };
+  Kind kind = Kind::kResume;
+  // Unique in the core's life: an outcome that comes back after its nodes
+  // moved on (timed out, resumed again) changes nothing.
+  uint64_t id = 0;
+  std::string pool;
+  std::string program;
+  absl::Duration timeout;
+  std::vector<std::string> nodes;
+  // The jobs the resumed nodes are for, and why (the program's JSON file).
+  struct ForJob {
+    uint64_t job_id = 0;
+    std::vector<std::string> nodes;
+    std::string why;
+  };
+  std::vector<ForJob> jobs;
+};
+
 // What the core asks the outside world to do after a command: persist these
 // rows, then (only once they are durable) send these messages. The core itself
 // never touches a disk or a socket.
@@ -51,16 +74,21 @@ struct Effects {
   std::map<std::string, v1::Node> nodes;
   std::map<std::string, NodeUsage> node_usage;
   std::vector<AgentCommand> agent_commands;
+  std::vector<PowerRequest> power_requests;
   // Fair-share usage to keep, now and then (SchedulerCore::kFairSharePersistEvery).
   std::optional<v1::FairShareUsage> fair_share;
   // What the core found inconsistent in its own state and went around (a
   // placement its accounting refused): never expected, so the daemon logs
   // each as an error and the invariant tests fail on any.
   std::vector<std::string> internal_errors;
+  // Every power state a pool node entered, with why ("pa: POWERED_DOWN
+  // (resume timed out: ...)"), for the daemon's log: a boot that failed and
+  // was retried at once leaves its reason there.
+  std::vector<std::string> power_log;
 
   bool empty() const {
     return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty() &&
-           !fair_share.has_value();
+           power_requests.empty() && !fair_share.has_value();
   }
 };
 

@@ -33,6 +33,7 @@ SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
     options_.queues = QueuePolicy::Default();
     options_.queues.Compile().IgnoreError();
   }
+  AdoptPoolNodes();
 }
 
 GangRequest SchedulerCore::RequestForSpec(const v1::JobSpec& spec) const {
@@ -68,6 +69,15 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (const v1::Node& node : nodes) {
     UpsertNode(node.info());
     cluster_.SetDrain(node.info().name(), node.drain_reason());
+    if (pool_of_.contains(node.info().name()) && IsPowerState(node.state())) {
+      // Picks up where it was: a boot keeps its timeout running, and a
+      // suspend whose outcome was lost with the daemon runs again.
+      cluster_.SetState(node.info().name(), node.state(), node.reason());
+      power_since_[node.info().name()] =
+          node.has_power_since() ? FromProtoTime(node.power_since()) : clock_.Now();
+      if (node.state() == v1::NODE_STATE_POWERING_DOWN) suspend_again_.insert(node.info().name());
+      continue;
+    }
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
                       "waiting for its agent to reconnect after a daemon restart");
@@ -293,8 +303,18 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
       registration.node().has_probe() && (known == nullptr || !Judged(*known, registration.node().probe()));
   v1::NodeInfo info = registration.node();
   if (!info.has_probe() && known != nullptr && known->info.has_probe()) *info.mutable_probe() = known->info.probe();
+  const bool suspending = known != nullptr && known->state == v1::NODE_STATE_POWERING_DOWN;
+  const bool was_powered_down = known != nullptr && IsPowerState(known->state);
   UpsertNode(info);
-  cluster_.SetState(name, v1::NODE_STATE_UP, "");
+  // A node being suspended stays so: its agent may reconnect before the
+  // machine stops, and no job may go there meanwhile.
+  if (!suspending) {
+    if (was_powered_down) {
+      fx.power_log.push_back(absl::StrCat(name, ": UP (its agent registered with ", info.gpus_size(), " GPUs)"));
+    }
+    cluster_.SetState(name, v1::NODE_STATE_UP, "");
+    power_since_.erase(name);
+  }
   last_seen_[name] = clock_.Now();
   ack.set_node(name);
   if (new_calibration) JudgeCalibration(name, fx);
@@ -368,7 +388,8 @@ bool SchedulerCore::AgentHeartbeat(const std::string& node, Effects& fx) {
 
 void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
-  if (slot == nullptr || slot->state == v1::NODE_STATE_DOWN) return;
+  // A pool node's agent goes away as it powers down; one that boots has none yet.
+  if (slot == nullptr || slot->state == v1::NODE_STATE_DOWN || IsPowerState(slot->state)) return;
   cluster_.SetState(node, v1::NODE_STATE_NOT_RESPONDING, "agent disconnected");
   WriteNode(node, fx);
 }
@@ -376,7 +397,7 @@ void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {
 void SchedulerCore::CheckNodeLiveness(absl::Time now, Effects& fx) {
   std::vector<std::pair<std::string, absl::Duration>> going_down;
   for (const auto& [name, slot] : cluster_.nodes()) {
-    if (slot.state == v1::NODE_STATE_DOWN) continue;
+    if (slot.state == v1::NODE_STATE_DOWN || IsPowerState(slot.state)) continue;
     auto seen = last_seen_.find(name);
     const absl::Duration silent = seen == last_seen_.end() ? absl::ZeroDuration() : now - seen->second;
     if (silent >= options_.node_down_after) {
@@ -557,6 +578,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
 void SchedulerCore::Tick(Effects& fx) {
   const absl::Time now = clock_.Now();
   CheckNodeLiveness(now, fx);
+  CheckBoots(now, fx);
   std::vector<uint64_t> expired;
   for (uint64_t id : placed_) {
     const ActiveJob& a = active_.at(id);
@@ -587,7 +609,9 @@ void SchedulerCore::Schedule(Effects& fx) {
   }
   const Ranked ranked = RankPending();
   KeepFairShare(fx);
-  Apply(PlanFor(ranked, /*keep_starts=*/true), ranked, fx);
+  const PassPlan plan = PlanFor(ranked, /*keep_starts=*/true);
+  Apply(plan, ranked, fx);
+  PlanPower(plan, ranked, fx);
 }
 
 PassPlan SchedulerCore::PlanFor(const Ranked& ranked, bool keep_starts) {
@@ -788,6 +812,10 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   node.set_reason(slot.reason);
   node.set_drain_reason(slot.drain_reason);
   for (uint64_t id : slot.unconfirmed_kills) node.add_unconfirmed_kills(id);
+  if (const PoolSpec* pool = PoolOf(slot.info.name())) node.set_pool(pool->name);
+  if (auto since = power_since_.find(slot.info.name()); since != power_since_.end() && IsPowerState(slot.state)) {
+    *node.mutable_power_since() = ToProtoTime(since->second);
+  }
   if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
     *node.mutable_last_seen() = ToProtoTime(seen->second);
   }

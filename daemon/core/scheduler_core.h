@@ -23,6 +23,7 @@
 #include "daemon/core/job_validator.h"
 #include "daemon/core/pass_plan.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/power/pool_spec.h"
 #include "daemon/core/probe_verdict.h"
 #include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/fair_share.h"
@@ -88,6 +89,10 @@ struct CoreOptions {
   int spread_choices_per_pass = 8;
   // How link calibrations and gang preflights are judged.
   ProbeOptions probe;
+  // Elastic node pools ([[pool]]): their nodes are known before they boot,
+  // and the pass resumes and suspends them (power/boot_planner.h,
+  // power/suspend_planner.h). Checked by daemon/config/pool_settings.h.
+  std::vector<PoolSpec> pools;
 };
 
 struct SubmitOutcome {
@@ -162,8 +167,15 @@ class SchedulerCore {
   void AgentDisconnected(const std::string& node, Effects& fx);
   void JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx);
 
-  // Time limits and node liveness.
+  // Time limits and node liveness; boots past their pool's resume_timeout.
   void Tick(Effects& fx);
+  // A pool's program (Effects::power_requests) ended: `outcome` OK when it
+  // exited 0, else why not (exit status, signal, timeout). A failed resume
+  // puts its nodes back to POWERED_DOWN with the reason (their jobs are
+  // placed again); a resume that succeeded still waits for the agents to
+  // register. A suspend that succeeded powers the nodes down; one that
+  // failed leaves them NOT_RESPONDING until their agents are heard again.
+  void PowerProgramEnded(const PowerRequest& request, const absl::Status& outcome, Effects& fx);
   // One scheduling pass: ranks the pending jobs, plans (pass_planner.h)
   // and applies the plan: starts what can start, stops what a preemption
   // stops, and tells every waiting job why it waits.
@@ -272,6 +284,17 @@ class SchedulerCore {
   void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
   void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);
+  // Elastic pools (scheduler_core_power.cc). Their nodes that never
+  // registered are added as the pool's shape, powered down.
+  void AdoptPoolNodes();
+  // After a pass: resumes what the jobs it left waiting need, suspends what
+  // has idled long enough, and tells the jobs that wait for a boot.
+  void PlanPower(const PassPlan& plan, const Ranked& ranked, Effects& fx);
+  void CheckBoots(absl::Time now, Effects& fx);
+  void SetPowerState(const std::string& node, v1::NodeState state, const std::string& reason, Effects& fx);
+  const PoolSpec* PoolOf(const std::string& node) const;
+  // "waiting for gpu[017-020] to boot (resume started 40 s ago, timeout 10:00)"
+  std::string BootWaitReason(const std::vector<std::string>& nodes) const;
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
   // Drains the node with `reason` (one of probe_verdict.h's prefixes first),
   // or lifts the probe's or a preflight's drain (reason empty); an
@@ -315,6 +338,18 @@ class SchedulerCore {
   absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
   std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
   absl::flat_hash_map<uint64_t, v1::JobState> ended_;                    // how finished jobs ended
+  // Elastic pools: each pool node's pool (index into options_.pools), since
+  // when a node is in its power state, since when an up pool node has had no
+  // job, and each pool's resumes and suspends of the last minute (rates).
+  std::map<std::string, int> pool_of_;
+  std::map<std::string, absl::Time> power_since_;
+  std::map<std::string, absl::Time> idle_since_;
+  std::vector<std::vector<absl::Time>> resumed_, suspended_;
+  // The request each node's current power state came from (PowerRequest::id).
+  std::map<std::string, uint64_t> power_request_of_;
+  uint64_t next_power_request_ = 1;
+  // Nodes restored POWERING_DOWN: their suspend runs again (its outcome was lost).
+  std::set<std::string> suspend_again_;
 };
 
 }  // namespace gpusched::core

@@ -107,6 +107,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_, d->store_health_);
   d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, d->store_health_, options.tick,
                                              d->metrics_.get());
+  if (!options.core.pools.empty()) {
+    SchedulerLoop* loop = d->loop_.get();
+    d->power_programs_ = std::make_unique<PowerPrograms>(
+        options.state_dir + "/power", [loop](const core::PowerRequest& request, const absl::Status& outcome) {
+          loop->Post([request, outcome](LoopContext& ctx) { ctx.core.PowerProgramEnded(request, outcome, ctx.fx); });
+        });
+    d->loop_->set_power_programs(d->power_programs_.get());
+  }
   auto reads = ReadPool::Open(d->db_path_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
@@ -195,6 +203,7 @@ void Daemon::Shutdown() {
     loop_->Post([](LoopContext& ctx) { ctx.core.KeepFairShareNow(ctx.fx); });
     loop_->Stop();
   }
+  power_programs_.reset();  // a program that ends now is heard by no one
   if (committer_) committer_->Stop();
   reads_.reset();
   metrics_endpoint_.reset();

@@ -64,6 +64,7 @@ class SchedulerLoop;
 class SchedulerService;
 class SessionRelay;
 class LocalCallers;
+class PowerPrograms;
 class UnixListener;
 
 // gpuschedd put together: state file, scheduler thread, gRPC services (with
@@ -100,6 +101,7 @@ class Daemon {
   StoreHealth store_health_;
   std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;
+  std::unique_ptr<PowerPrograms> power_programs_;  // after loop_: gone before it
   std::unique_ptr<ReadPool> reads_;
   std::unique_ptr<SchedulerService> scheduler_service_;
   std::unique_ptr<AgentGatewayService> agent_service_;

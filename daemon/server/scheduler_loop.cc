@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "absl/strings/str_cat.h"
 #include "common/logging.h"
 
 namespace gpusched::server {
@@ -78,12 +79,24 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   }
   if (metrics_ != nullptr) metrics_->Apply(fx);
   for (const std::string& error : fx.internal_errors) GetLogger("daemon")->error("scheduler: {}", error);
+  for (const std::string& line : fx.power_log) GetLogger("power")->info("node {}", line);
   if (fx.empty() && batch.after_commit.empty()) return;
 
   batch.jobs = std::move(fx.jobs);
   batch.events = std::move(fx.events);
   batch.nodes = std::move(fx.nodes);
   batch.fair_share = std::move(fx.fair_share);
+  for (core::PowerRequest& request : fx.power_requests) {
+    batch.after_commit.push_back([this, request = std::move(request)](const absl::Status& durable,
+                                                                      const CommittedBatch&) {
+      if (durable.ok() && power_programs_ != nullptr) return power_programs_->Run(request);
+      // Not run: the nodes go back to where they were, with the reason.
+      const absl::Status why = durable.ok() ? absl::FailedPreconditionError("no program runner in this daemon")
+                                            : absl::UnavailableError(absl::StrCat(
+                                                  "not run: the state could not be saved (", durable.message(), ")"));
+      Post([request, why](LoopContext& ctx) { ctx.core.PowerProgramEnded(request, why, ctx.fx); });
+    });
+  }
   for (core::AgentCommand& command : fx.agent_commands) {
     // Resolved now: the map of connected agents belongs to this thread.
     auto it = agents_.find(command.node);

@@ -19,6 +19,7 @@
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/batch_committer.h"
+#include "daemon/server/power_programs.h"
 #include "daemon/server/priority_board.h"
 
 namespace gpusched::server {
@@ -52,6 +53,9 @@ class SchedulerLoop {
   // Runs on the scheduler thread each time it wakes (every tick at least):
   // the systemd watchdog's proof that this thread is not stuck. Before Start.
   void set_on_wake(std::function<void()> on_wake) { on_wake_ = std::move(on_wake); }
+  // Where the pools' programs run (Effects::power_requests), once the power
+  // states behind them are durable; null: none runs (no pools). Before Start.
+  void set_power_programs(PowerPrograms* programs) { power_programs_ = programs; }
   void Start();
   void Stop();  // runs what is queued, then joins
   void Post(Command command);
@@ -72,6 +76,7 @@ class SchedulerLoop {
   const StoreHealth& store_;
   const absl::Duration tick_;
   std::function<void()> on_wake_;
+  PowerPrograms* power_programs_ = nullptr;
   metrics::DaemonMetrics* const metrics_;
   std::map<std::string, ConnectedAgent> agents_;
   PriorityBoard priorities_;

@@ -1,4 +1,4 @@
-#include "agent/nccl/run_program.h"
+#include "common/process/run_program.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace gpusched::agent {
+namespace gpusched {
 namespace {
 
 void CloseBoth(int fds[2]) {
@@ -123,4 +123,4 @@ absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv, a
   return result;
 }
 
-}  // namespace gpusched::agent
+}  // namespace gpusched

@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace gpusched::agent {
+namespace gpusched {
 
 struct ProgramOutput {
   int exit_code = -1;  // -1 when killed by a signal
@@ -22,4 +22,4 @@ struct ProgramOutput {
 // child only does async-signal-safe calls between fork and exec.
 absl::StatusOr<ProgramOutput> RunProgram(const std::vector<std::string>& argv, absl::Duration timeout);
 
-}  // namespace gpusched::agent
+}  // namespace gpusched

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "absl/time/time.h"
+#include "gpusched/v1/types.pb.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace gpusched::metrics {
+
+// Elastic pools, kept from the rows of their nodes (v1::Node.pool set) as
+// the core writes them: each power state a node enters is a row.
+//
+//   gpusched_pool_nodes{pool, state}            nodes by state: powered_down,
+//                                               powering_up, up, powering_down,
+//                                               not_responding, down
+//   gpusched_pool_gpus{pool, state}             paid: GPUs of nodes that are on
+//                                               (not powered down); used: held by jobs
+//   gpusched_pool_resumes_total{pool}           nodes resumed (entered POWERING_UP)
+//   gpusched_pool_resume_failures_total{pool}   boots that went back to POWERED_DOWN
+//                                               (program failed or timed out, or no
+//                                               agent registered in time)
+//   gpusched_pool_suspends_total{pool}          nodes suspended (entered POWERING_DOWN)
+//   gpusched_pool_suspend_failures_total{pool}  suspends that did not end POWERED_DOWN
+//   gpusched_pool_boot_seconds{pool}            resume started to agent registered
+class PoolMetrics {
+ public:
+  explicit PoolMetrics(prometheus::Registry& registry);
+
+  // `now`: when the row was written (a boot's end, for the histogram).
+  void Update(const v1::Node& node, absl::Time now);
+  // A job started or ended on the node (Effects::node_usage): its used GPUs.
+  void UpdateUsage(const std::string& node, int64_t gpus_total, int64_t gpus_free);
+
+ private:
+  static constexpr int kStates = 6;
+  struct Pool {
+    std::array<prometheus::Gauge*, kStates> nodes{};
+    prometheus::Gauge* paid = nullptr;
+    prometheus::Gauge* used = nullptr;
+    prometheus::Counter* resumes = nullptr;
+    prometheus::Counter* resume_failures = nullptr;
+    prometheus::Counter* suspends = nullptr;
+    prometheus::Counter* suspend_failures = nullptr;
+    prometheus::Histogram* boot = nullptr;
+  };
+  struct Tracked {
+    std::string pool;
+    v1::NodeState state = v1::NODE_STATE_UNSPECIFIED;
+    absl::Time since = absl::InfinitePast();  // power_since of its last power state
+    int64_t paid = 0;
+    int64_t used = 0;
+  };
+  static int StateIndex(v1::NodeState state);
+  Pool& PoolFor(const std::string& name);
+
+  prometheus::Family<prometheus::Gauge>& nodes_;
+  prometheus::Family<prometheus::Gauge>& gpus_;
+  prometheus::Family<prometheus::Counter>& resumes_;
+  prometheus::Family<prometheus::Counter>& resume_failures_;
+  prometheus::Family<prometheus::Counter>& suspends_;
+  prometheus::Family<prometheus::Counter>& suspend_failures_;
+  prometheus::Family<prometheus::Histogram>& boot_;
+  std::map<std::string, Pool> pools_;
+  std::map<std::string, Tracked> tracked_;
+};
+
+}  // namespace gpusched::metrics
