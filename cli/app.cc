@@ -17,6 +17,7 @@
 #include "cli/errors.h"
 #include "cli/logs_command.h"
 #include "cli/nodes_command.h"
+#include "cli/pools_command.h"
 #include "cli/script_directives.h"
 #include "cli/history_command.h"
 #include "cli/status_command.h"
@@ -55,6 +56,7 @@ struct Commands {
   CancelOptions cancel;
   LogsOptions logs;
   NodesOptions nodes;
+  PoolsOptions pools;
 };
 
 using Runner = std::function<absl::StatusOr<int>(CommandContext&)>;
@@ -183,6 +185,12 @@ CLI::App* DefineLogs(CLI::App& app, LogsOptions& o) {
   sub->add_option("JOB", o.job, "The job")->type_name("")->required();
   AddText(sub, "--rank,-r", &o.rank, "R", "Global rank whose log to print (default 0)");
   sub->add_flag("--follow,-f", o.follow, "Keep printing new output until the job ends");
+  return sub;
+}
+
+CLI::App* DefinePools(CLI::App& app, PoolsOptions& o) {
+  CLI::App* sub = app.add_subcommand("pools", "Show the elastic node pools: nodes by power state, GPUs paid and used");
+  sub->add_flag("--json", o.json, "Print the pools' nodes as a ListNodesResponse");
   return sub;
 }
 
@@ -318,6 +326,7 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
        [&](CommandContext& c) { return RunRelease(commands.release, c); }},
       {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
       {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
+      {DefinePools(app, commands.pools), [&](CommandContext& c) { return RunPools(commands.pools, c); }},
       {DefineRun(app, commands.run), [&](CommandContext& c) { return RunInteractive(commands.run, c); }},
       {DefineAlloc(app, commands.alloc), [&](CommandContext& c) { return RunAlloc(commands.alloc, c); }},
   };

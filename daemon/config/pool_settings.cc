@@ -88,11 +88,19 @@ v1::NodeInfo ReadShape(TomlTableReader& r, bool needed) {
   return shape;
 }
 
-core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlTableReader& top) {
+// A simulated pool's programs: the replay plays them.
+constexpr char kSimulatedProgram[] = "(simulated)";
+
+core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlTableReader& top, bool simulated) {
   TomlTableReader r(table, source, "[[pool]]");
-  r.AllowOnly({"name", "nodes", "class", "cost_per_gpu_hour", "min_nodes", "max_nodes", "resume_program",
-               "suspend_program", "resume_timeout", "suspend_timeout", "idle_before_suspend", "resumes_per_minute",
-               "suspends_per_minute", "gpus", "gpu_model", "gpu_memory_mb", "cpus", "memory_mb", "labels"});
+  std::vector<absl::string_view> keys = {"name", "nodes", "class", "cost_per_gpu_hour", "min_nodes", "max_nodes",
+                                         "resume_timeout", "suspend_timeout", "idle_before_suspend",
+                                         "resumes_per_minute", "suspends_per_minute"};
+  if (!simulated) {
+    keys.insert(keys.end(), {"resume_program", "suspend_program", "gpus", "gpu_model", "gpu_memory_mb", "cpus",
+                             "memory_mb", "labels"});
+  }
+  r.AllowOnly(keys);
   core::PoolSpec pool;
   pool.name = r.RequiredString("name");
   const std::string hostlist = r.RequiredString("nodes");
@@ -123,9 +131,14 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
     r.Error(r.LineOf("max_nodes"), absl::StrCat("max_nodes ", pool.max_nodes, " is above the ", count,
                                                 " node(s) that nodes names"));
   }
-  pool.resume_program = ReadProgram(r, "resume_program");
-  pool.suspend_program = ReadProgram(r, "suspend_program");
-  if (!pool.suspend_program.empty() && r.Find("resume_program") == nullptr) {
+  if (simulated) {
+    pool.resume_program = pool.pool_class == core::PoolClass::kReserved ? "" : kSimulatedProgram;
+    pool.suspend_program = pool.resume_program;
+  } else {
+    pool.resume_program = ReadProgram(r, "resume_program");
+    pool.suspend_program = ReadProgram(r, "suspend_program");
+  }
+  if (!pool.suspend_program.empty() && pool.resume_program.empty()) {
     r.Error(r.LineOf("suspend_program"),
             "suspend_program without resume_program: its nodes could be powered down but never up again");
   }
@@ -137,14 +150,12 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   if (auto v = ReadDuration(r, "idle_before_suspend"); v && *v > 0) pool.idle_before_suspend = absl::Seconds(*v);
   pool.resumes_per_minute = static_cast<int>(r.Int("resumes_per_minute", 0, kMaxPerMinute).value_or(0));
   pool.suspends_per_minute = static_cast<int>(r.Int("suspends_per_minute", 0, kMaxPerMinute).value_or(0));
-  pool.shape = ReadShape(r, r.Find("resume_program") != nullptr);
+  if (!simulated) pool.shape = ReadShape(r, r.Find("resume_program") != nullptr);
   top.Absorb(r);
   return pool;
 }
 
-}  // namespace
-
-std::vector<core::PoolSpec> ReadPoolSettings(const TomlValue& root, TomlTableReader& top) {
+std::vector<core::PoolSpec> ReadPools(const TomlValue& root, TomlTableReader& top, bool simulated) {
   std::vector<core::PoolSpec> pools;
   const TomlValue* tables = root.Find("pool");
   if (tables == nullptr) return pools;
@@ -155,7 +166,7 @@ std::vector<core::PoolSpec> ReadPoolSettings(const TomlValue& root, TomlTableRea
   std::set<std::string> names;
   std::map<std::string, std::string> pool_of_node;
   for (const TomlValue& table : tables->items) {
-    core::PoolSpec pool = ReadPool(table, top.source(), top);
+    core::PoolSpec pool = ReadPool(table, top.source(), top, simulated);
     if (!pool.name.empty() && !names.insert(pool.name).second) {
       top.Error(table.line, absl::StrCat("[[pool]] \"", pool.name, "\" is defined twice"));
     }
@@ -172,6 +183,16 @@ std::vector<core::PoolSpec> ReadPoolSettings(const TomlValue& root, TomlTableRea
     pools.push_back(std::move(pool));
   }
   return pools;
+}
+
+}  // namespace
+
+std::vector<core::PoolSpec> ReadPoolSettings(const TomlValue& root, TomlTableReader& top) {
+  return ReadPools(root, top, /*simulated=*/false);
+}
+
+std::vector<core::PoolSpec> ReadSimulatedPools(const TomlValue& root, TomlTableReader& top) {
+  return ReadPools(root, top, /*simulated=*/true);
 }
 
 std::string DescribePools(const std::vector<core::PoolSpec>& pools) {

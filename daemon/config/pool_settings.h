@@ -18,6 +18,10 @@ namespace gpusched::daemon {
 // nodes. Empty when the file has none.
 std::vector<core::PoolSpec> ReadPoolSettings(const config::TomlValue& root, config::TomlTableReader& top);
 
+// The same for `gpuschedd simulate --pools`: no programs and no shapes (the
+// nodes are the cluster spec's); every pool but a reserved one is elastic.
+std::vector<core::PoolSpec> ReadSimulatedPools(const config::TomlValue& root, config::TomlTableReader& top);
+
 // "2 pools (burst on-demand 0-16 nodes, base reserved static)" for check-config.
 std::string DescribePools(const std::vector<core::PoolSpec>& pools);
 

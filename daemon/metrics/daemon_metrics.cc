@@ -29,20 +29,30 @@ DaemonMetrics::DaemonMetrics()
       pass_(Histogram(*registry_, "gpusched_scheduling_pass_duration_seconds",
                       "Scheduling passes: deciding which pending jobs start where", PassBuckets())),
       jobs_(*registry_),
-      nodes_(*registry_) {}
+      nodes_(*registry_),
+      pools_(*registry_) {}
 
 void DaemonMetrics::RestoreJobs(const std::vector<v1::Job>& jobs) {
   for (const v1::Job& job : jobs) jobs_.Restore(job);
 }
 
 void DaemonMetrics::RestoreNodes(const std::vector<v1::Node>& nodes) {
-  for (const v1::Node& node : nodes) nodes_.Update(node);
+  for (const v1::Node& node : nodes) {
+    nodes_.Update(node);
+    pools_.Update(node, absl::Now());
+  }
 }
 
-void DaemonMetrics::Apply(const core::Effects& fx) {
+void DaemonMetrics::Apply(const core::Effects& fx, absl::Time now) {
   for (const auto& [id, job] : fx.jobs) jobs_.Update(job);
-  for (const auto& [name, node] : fx.nodes) nodes_.Update(node);
-  for (const auto& [name, usage] : fx.node_usage) nodes_.Update(name, usage);
+  for (const auto& [name, node] : fx.nodes) {
+    nodes_.Update(node);
+    pools_.Update(node, now);
+  }
+  for (const auto& [name, usage] : fx.node_usage) {
+    nodes_.Update(name, usage);
+    pools_.UpdateUsage(name, usage.gpus_total, usage.gpus_free);
+  }
 }
 
 }  // namespace gpusched::metrics

@@ -7,6 +7,7 @@
 #include "daemon/core/effects.h"
 #include "daemon/metrics/job_metrics.h"
 #include "daemon/metrics/node_metrics.h"
+#include "daemon/metrics/pool_metrics.h"
 #include "gpusched/v1/types.pb.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
@@ -24,7 +25,7 @@ namespace gpusched::metrics {
 //
 //   gpusched_submit_duration_seconds           SubmitJob, arrival to durable reply
 //   gpusched_scheduling_pass_duration_seconds  one SchedulerCore::Schedule call
-// plus JobMetrics', PlacementMetrics' and NodeMetrics' series.
+// plus JobMetrics', PlacementMetrics', NodeMetrics' and PoolMetrics' series.
 class DaemonMetrics {
  public:
   DaemonMetrics();
@@ -35,8 +36,9 @@ class DaemonMetrics {
   // core restored them (all waiting for their agents).
   void RestoreJobs(const std::vector<v1::Job>& jobs);
   void RestoreNodes(const std::vector<v1::Node>& nodes);
-  // After a pass, before its effects are handed to the committer.
-  void Apply(const core::Effects& fx);
+  // After a pass, before its effects are handed to the committer; `now`:
+  // when (the boot times of pool nodes are measured to it).
+  void Apply(const core::Effects& fx, absl::Time now = absl::Now());
 
   void ObserveSubmit(absl::Duration latency) { submit_.Observe(absl::ToDoubleSeconds(latency)); }
   void ObservePass(absl::Duration duration) { pass_.Observe(absl::ToDoubleSeconds(duration)); }
@@ -47,6 +49,7 @@ class DaemonMetrics {
   prometheus::Histogram& pass_;
   JobMetrics jobs_;
   NodeMetrics nodes_;
+  PoolMetrics pools_;
 };
 
 }  // namespace gpusched::metrics

@@ -5,15 +5,16 @@
 namespace gpusched::metrics {
 namespace {
 
-constexpr const char* kStateLabels[] = {"up", "not_responding", "down"};
-constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained"};
+constexpr const char* kStateLabels[] = {"up", "not_responding", "down", "powered_down", "powering_up",
+                                        "powering_down"};
+constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained", "powered_down"};
 
 }  // namespace
 
 NodeMetrics::NodeMetrics(prometheus::Registry& registry)
     : node_state_(prometheus::BuildGauge()
                       .Name("gpusched_node_state")
-                      .Help("1 for the state each node is in (up, not_responding, down), 0 for the others")
+                      .Help("1 for the state each node is in (up, not_responding, down, powered_down, powering_up, powering_down), 0 for the others")
                       .Register(registry)),
       gpu_part_(prometheus::BuildGauge()
                     .Name("gpusched_gpu_part")
@@ -22,14 +23,15 @@ NodeMetrics::NodeMetrics(prometheus::Registry& registry)
                     .Register(registry)) {
   auto& nodes = prometheus::BuildGauge()
                     .Name("gpusched_nodes")
-                    .Help("Registered nodes by state (up, not_responding, down)")
+                    .Help("Registered nodes by state (up, not_responding, down; powered_down, powering_up, powering_down for pool nodes)")
                     .Register(registry);
   for (int i = 0; i < kStates; ++i) nodes_[i] = &nodes.Add({{"state", kStateLabels[i]}});
   auto& gpus = prometheus::BuildGauge()
                    .Name("gpusched_gpus")
                    .Help(
                        "GPUs of registered nodes: allocated to jobs, free on up nodes, down (unallocated on a "
-                       "node that is not up), or drained (unallocated on an up node an operator drained)")
+                       "node that is not up), drained (unallocated on an up node an operator drained), or "
+                       "powered_down (unallocated on an elastic pool's node that is off or changing power)")
                    .Register(registry);
   for (int i = 0; i < kGpuStates; ++i) gpus_[i] = &gpus.Add({{"state", kGpuLabels[i]}});
 }
@@ -40,6 +42,12 @@ int NodeMetrics::StateIndex(v1::NodeState state) {
       return 0;
     case v1::NODE_STATE_NOT_RESPONDING:
       return 1;
+    case v1::NODE_STATE_POWERED_DOWN:
+      return 3;
+    case v1::NODE_STATE_POWERING_UP:
+      return 4;
+    case v1::NODE_STATE_POWERING_DOWN:
+      return 5;
     default:
       return 2;
   }
@@ -51,7 +59,13 @@ std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const core::
   std::array<int64_t, kGpuStates> counts{};
   counts[kAllocated] = total - free;
   // Down wins over drained: a silent node cannot take work either way.
-  counts[usage.state != v1::NODE_STATE_UP ? kDown : usage.drained ? kDrained : kFree] = free;
+  // A pool node that is off is so by design: not counted as down.
+  const bool powered = usage.state == v1::NODE_STATE_POWERED_DOWN || usage.state == v1::NODE_STATE_POWERING_UP ||
+                       usage.state == v1::NODE_STATE_POWERING_DOWN;
+  counts[powered                            ? kPoweredDown
+         : usage.state != v1::NODE_STATE_UP ? kDown
+         : usage.drained                    ? kDrained
+                                            : kFree] = free;
   return counts;
 }
 

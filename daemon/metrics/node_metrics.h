@@ -18,13 +18,17 @@ namespace gpusched::metrics {
 // and the usage it notes whenever a node gains or loses a job
 // (Effects::node_usage).
 //
-//   gpusched_nodes{state}             up, not_responding, down
+//   gpusched_nodes{state}             up, not_responding, down, and for the
+//                                     nodes of elastic pools powered_down,
+//                                     powering_up, powering_down
 //   gpusched_node_state{node, state}  1 for the node's state, 0 for the others
 //   gpusched_gpus{state}              allocated: held by a job; free: unallocated
 //                                     on an up node; down: unallocated on a node
 //                                     that is not up (nothing can start there);
 //                                     drained: unallocated on an up node that an
-//                                     operator drained
+//                                     operator drained; powered_down: unallocated
+//                                     on a pool node that is off or powering up
+//                                     or down (by design, unlike down)
 //   gpusched_gpu_part{node, gpu, job, kind}
 //                                     the part of a GPU a job holds when it
 //                                     does not hold it whole: kind "share" (its
@@ -39,9 +43,9 @@ class NodeMetrics {
   void Update(const std::string& name, const core::NodeUsage& usage);
 
  private:
-  static constexpr int kStates = 3;  // up, not_responding, down
-  static constexpr int kGpuStates = 4;
-  enum GpuState { kAllocated = 0, kFree = 1, kDown = 2, kDrained = 3 };
+  static constexpr int kStates = 6;  // kStateLabels
+  static constexpr int kGpuStates = 5;
+  enum GpuState { kAllocated = 0, kFree = 1, kDown = 2, kDrained = 3, kPoweredDown = 4 };
   struct Tracked {
     int state = -1;                 // index into kStates, -1 before the first update
     std::array<int64_t, kGpuStates> gpus{};  // by GpuState

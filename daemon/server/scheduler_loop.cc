@@ -77,7 +77,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
     ++passes_;
     if (metrics_ != nullptr) metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
   }
-  if (metrics_ != nullptr) metrics_->Apply(fx);
+  if (metrics_ != nullptr) metrics_->Apply(fx, clock_.Now());
   for (const std::string& error : fx.internal_errors) GetLogger("daemon")->error("scheduler: {}", error);
   for (const std::string& line : fx.power_log) GetLogger("power")->info("node {}", line);
   if (fx.empty() && batch.after_commit.empty()) return;

@@ -105,9 +105,11 @@ PolicyMetrics ComputeMetrics(const SimResult& result) {
   }
   m.makespan_s = std::max(0.0, last_end - first_submit);
   const double total = static_cast<double>(result.total_gpus);
-  double busy = 0, waiting = 0, free_waiting = 0;
+  double busy = 0, waiting = 0, free_waiting = 0, paid = 0, cost = 0;
   ForEachStretch(result.usage, last_end, [&](double from, double to, const UsageSample& s) {
     busy += static_cast<double>(s.busy_gpus) * (to - from);
+    paid += static_cast<double>(s.paid_gpus) * (to - from);
+    cost += s.cost_per_hour * (to - from) / 3600;
     if (s.pending_jobs > 0) {
       waiting += to - from;
       free_waiting += (total - static_cast<double>(s.busy_gpus)) * (to - from);
@@ -118,6 +120,10 @@ PolicyMetrics ComputeMetrics(const SimResult& result) {
     m.waiting_time_share = waiting / m.makespan_s;
   }
   m.free_while_waiting_gpu_h = free_waiting / 3600;
+  m.paid_gpu_h = paid / 3600;
+  m.used_gpu_h = busy / 3600;
+  m.waste = paid > 0 ? 1 - busy / paid : 0;
+  m.cost = cost;
   if (waiting > 0 && total > 0) m.free_while_waiting_share = free_waiting / (total * waiting);
   return m;
 }

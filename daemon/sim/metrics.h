@@ -48,6 +48,13 @@ struct PolicyMetrics {
   double bw_vs_ideal = 0;           // mean of placed / ideal bus bandwidth
   double mean_slowdown = 0;         // mean runtime factor
   double slowdown_gpu_h = 0;        // GPU-time added by slowdowns
+  // What the cluster cost, over the makespan: GPU-hours of nodes that were
+  // on (not powered down), of them held by jobs, the idle share of the paid
+  // ones, and their price (UsageSample::cost_per_hour).
+  double paid_gpu_h = 0;
+  double used_gpu_h = 0;
+  double waste = 0;
+  double cost = 0;
 };
 
 PolicyMetrics ComputeMetrics(const SimResult& result);

@@ -68,6 +68,7 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
                                            "starvation bound ",
                                            absl::FormatDuration(run.head_blocks_after), ")"),
                   "\n");
+  if (!run.pools.empty()) absl::StrAppend(&out, "pools    ", run.pools, "\n");
   if (run.model.slowdown) {
     absl::StrAppend(&out, "runtime  duration x (1 + ", Fixed(run.model.comm_share, 2),
                     " x (ideal_bw / placed_bw - 1)) for multi-GPU jobs\n\n");
@@ -119,6 +120,13 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
   t.Row("  est. bus bandwidth / ideal (mean)", [](const PolicyMetrics& p) { return Fixed(p.bw_vs_ideal, 3); });
   t.Row("  runtime factor (mean)", [](const PolicyMetrics& p) { return Fixed(p.mean_slowdown, 3); });
   t.Row("  GPU-hours added by slowdown", [](const PolicyMetrics& p) { return Fixed(p.slowdown_gpu_h, 0); });
+  if (!run.pools.empty()) {
+    t.Section("cost over the makespan");
+    t.Row("  GPU-hours paid (nodes on)", [](const PolicyMetrics& p) { return Fixed(p.paid_gpu_h, 0); });
+    t.Row("  GPU-hours used (held by jobs)", [](const PolicyMetrics& p) { return Fixed(p.used_gpu_h, 0); });
+    t.Row("  waste (idle share of paid)", [](const PolicyMetrics& p) { return Percent(p.waste); });
+    t.Row("  cost", [](const PolicyMetrics& p) { return Fixed(p.cost, 0); });
+  }
   absl::StrAppend(&out, t.Take());
   return out;
 }

@@ -23,6 +23,7 @@ struct RunDescription {
   absl::Duration head_blocks_after = absl::ZeroDuration();
   std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
   bool multifactor = false;  // the daemon's ranking, or submission order
+  std::string pools;  // "" = no elastic pools: no cost section
 };
 
 // The comparison table, policies side by side: a few heading lines, then one

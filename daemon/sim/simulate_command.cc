@@ -12,6 +12,7 @@
 #include "daemon/core/scheduler_core.h"
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
+#include "daemon/sim/pools_file.h"
 #include "daemon/sim/report.h"
 #include "daemon/sim/report_files.h"
 #include "daemon/sim/resource_usage.h"
@@ -65,6 +66,12 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   const absl::Duration head_blocks_after =
       options.head_blocks_after_h >= 0 ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
                                        : core::CoreOptions{}.head_blocks_after;
+  SimPools pools;
+  if (!options.pools_path.empty()) {
+    auto read = ReadSimPoolsFile(options.pools_path);
+    if (!read.ok()) return read.status();
+    pools = *std::move(read);
+  }
   std::vector<SimResult> results;
   std::vector<PolicyMetrics> metrics;
   for (const std::string& policy : options.policies) {
@@ -77,6 +84,8 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.topology_wait_s = options.topology_wait_s;
     sim.time_limit_factor = options.time_limit_factor;
     sim.multifactor = options.multifactor;
+    sim.pools = pools.pools;
+    sim.power = pools.power;
     const bool fresh_peak = ResetPeakRss();
     const absl::Time wall_start = absl::Now();
     const double cpu_start = CpuSeconds();
@@ -99,6 +108,11 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.time_limit_factor = options.time_limit_factor;
   run.head_blocks_after = head_blocks_after;
   run.multifactor = options.multifactor;
+  if (!options.pools_path.empty()) {
+    run.pools = absl::StrCat(std::filesystem::path(options.pools_path).filename().string(), ": ", pools.pools.size(),
+                             " pools, boot ", absl::FormatDuration(pools.power.boot_delay), ", ",
+                             absl::StrFormat("%.1f%%", 100 * pools.power.boot_failure_rate), " of boots fail");
+  }
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:
       run.job_topology = options.topology_wait_s > 0 ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")

@@ -27,6 +27,7 @@ struct SimulateOptions {
   double head_blocks_after_h = -1;  // SimOptions::head_blocks_after in hours; negative: the daemon's default
   int64_t limit = 0;    // replay only the first N selected jobs; 0 = all
   std::string out_dir;  // "" = no files
+  std::string pools_path;  // "" = no elastic pools (sim/pools_file.h)
 };
 
 // `gpuschedd simulate`: loads the trace and the cluster, replays the trace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <queue>
 #include <tuple>
 #include <utility>
@@ -37,6 +39,11 @@ struct AgentEvent {
   uint64_t job_id;
   v1::JobUpdate::Kind kind;  // UNSPECIFIED: a wake-up for a time limit, no report
   int exit_code;
+  // Pool programs: the node's agent registers (a boot done), or a program
+  // ends (ok or failed) for power request `request`.
+  enum Power { kNoPower = 0, kRegister, kProgramOk, kProgramFailed };
+  Power power = kNoPower;
+  uint64_t request = 0;
 
   bool operator>(const AgentEvent& o) const { return std::tie(time_ns, seq) > std::tie(o.time_ns, o.seq); }
 };
@@ -44,13 +51,22 @@ struct AgentEvent {
 class Replay {
  public:
   Replay(const Trace& trace, const SimCluster& cluster, const SimOptions& options)
-      : trace_(trace), options_(options), core_(clock_, CoreOptionsFor(options)), ideal_(cluster.nodes) {
+      : trace_(trace), options_(options), core_(clock_, CoreOptionsFor(options, cluster)), ideal_(cluster.nodes) {
     result_.policy = options.policy;
     result_.total_gpus = cluster.total_gpus;
     result_.jobs.resize(trace.jobs.size());
     clock_.Set(kZero);
     core::Effects fx;
+    for (const core::PoolSpec& pool : options.pools) {
+      for (const std::string& name : pool.nodes) cost_of_[name] = pool.cost_per_gpu_hour;
+      if (!pool.elastic()) continue;
+      idle_wake_ = std::max(idle_wake_, pool.idle_before_suspend + absl::Seconds(1));
+      for (const std::string& name : pool.nodes) elastic_.insert(name);
+    }
     for (const v1::NodeInfo& node : cluster.nodes) {
+      info_of_[node.name()] = &node;
+      // Elastic nodes register when a resume boots them.
+      if (elastic_.contains(node.name())) continue;
       v1::RegisterNode registration;
       *registration.mutable_node() = node;
       v1::RegisterAck ack;
@@ -93,8 +109,15 @@ class Replay {
   }
 
  private:
-  static core::CoreOptions CoreOptionsFor(const SimOptions& options) {
+  static core::CoreOptions CoreOptionsFor(const SimOptions& options, const SimCluster& cluster) {
     core::CoreOptions o;
+    o.pools = options.pools;
+    for (core::PoolSpec& pool : o.pools) {
+      // What its nodes are before they first boot: the cluster's first node of it.
+      for (const v1::NodeInfo& node : cluster.nodes) {
+        if (!pool.nodes.empty() && node.name() == pool.nodes.front()) pool.shape = node;
+      }
+    }
     o.placement_policy = options.policy;
     if (!options.multifactor) {
       o.queues.weights = core::PriorityWeights::None();
@@ -147,6 +170,7 @@ class Replay {
   }
 
   void Report(const AgentEvent& e, int64_t now, core::Effects& fx) {
+    if (e.power != AgentEvent::kNoPower) return PlayPower(e, now, fx);
     // A wake-up only makes a batch: its Tick checks the time limit.
     if (e.kind == v1::JobUpdate::KIND_UNSPECIFIED) return;
     v1::JobUpdate update;
@@ -167,10 +191,58 @@ class Replay {
     core_.JobUpdate(e.node, update, fx);
   }
 
+  void PlayPower(const AgentEvent& e, int64_t now, core::Effects& fx) {
+    if (e.power == AgentEvent::kRegister) {
+      v1::RegisterNode registration;
+      *registration.mutable_node() = *info_of_.at(e.node);
+      v1::RegisterAck ack;
+      core_.AgentRegistered(registration, fx, ack);
+      Wake(now + absl::ToInt64Nanoseconds(idle_wake_));
+      return;
+    }
+    auto request = requests_.find(e.request);
+    if (request == requests_.end()) return;
+    const absl::Status outcome = e.power == AgentEvent::kProgramOk
+                                     ? absl::OkStatus()
+                                     : absl::AbortedError("(simulated) resume failed");
+    core_.PowerProgramEnded(request->second, outcome, fx);
+    requests_.erase(request);
+  }
+
+  void Wake(int64_t at) { events_.push({at, seq_++, "", 0, v1::JobUpdate::KIND_UNSPECIFIED, 0}); }
+
+  // Plays the pools' programs: a resume call fails at the configured rate
+  // (decided by its id and the seed, so replays repeat), else its nodes
+  // register after the boot delay; a suspend ends after its delay.
+  void StartPrograms(const core::Effects& fx, int64_t now) {
+    const SimPower& power = options_.power;
+    for (const core::PowerRequest& r : fx.power_requests) {
+      requests_[r.id] = r;
+      if (r.kind == core::PowerRequest::Kind::kSuspend) {
+        events_.push({now + absl::ToInt64Nanoseconds(power.suspend_delay), seq_++, "", 0,
+                      v1::JobUpdate::KIND_UNSPECIFIED, 0, AgentEvent::kProgramOk, r.id});
+        continue;
+      }
+      const int64_t booted = now + absl::ToInt64Nanoseconds(power.boot_delay);
+      const uint64_t h = (r.id + power.seed * 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL;
+      if (static_cast<double>(h >> 11) / static_cast<double>(uint64_t{1} << 53) < power.boot_failure_rate) {
+        events_.push({booted, seq_++, "", 0, v1::JobUpdate::KIND_UNSPECIFIED, 0, AgentEvent::kProgramFailed, r.id});
+        continue;
+      }
+      events_.push({now, seq_++, "", 0, v1::JobUpdate::KIND_UNSPECIFIED, 0, AgentEvent::kProgramOk, r.id});
+      for (const std::string& node : r.nodes) {
+        events_.push({booted, seq_++, node, 0, v1::JobUpdate::KIND_UNSPECIFIED, 0, AgentEvent::kRegister, 0});
+      }
+      // The core's own timeout for a boot that never registers.
+      Wake(now + absl::ToInt64Nanoseconds(r.timeout) + 1'000'000'000);
+    }
+  }
+
   JobOutcome& Outcome(uint64_t job_id) { return result_.jobs[trace_of_job_[job_id - 1]]; }
 
   // Plays the agents' side of what the core asked for, and notes what ended.
   void Apply(core::Effects& fx, int64_t now) {
+    StartPrograms(fx, now);
     for (const core::AgentCommand& command : fx.agent_commands) {
       if (command.message.has_launch()) {
         const uint64_t id = command.message.launch().job_id();
@@ -191,6 +263,8 @@ class Replay {
       out.start_s = SecondsSince(job.start_time());
       out.end_s = SecondsSince(job.end_time());
       if (out.nodes > 0) busy_gpus_ -= out.gpus;
+      // Its nodes may go idle: a pass when they have been idle long enough.
+      if (!elastic_.empty()) Wake(now + absl::ToInt64Nanoseconds(idle_wake_));
     }
   }
 
@@ -214,13 +288,25 @@ class Replay {
 
   void Sample(int64_t now) {
     const double t = static_cast<double>(now) / 1e9;
+    int64_t paid = 0;
+    double cost = 0;
+    for (const auto& [name, slot] : core_.cluster().nodes()) {
+      if (slot.state == v1::NODE_STATE_POWERED_DOWN) continue;
+      paid += slot.gpu_count;
+      auto price = cost_of_.find(name);
+      cost += static_cast<double>(slot.gpu_count) *
+              (price == cost_of_.end() ? options_.power.static_cost_per_gpu_hour : price->second);
+    }
+    const UsageSample sample{t, busy_gpus_, pending_, paid, cost};
     auto& usage = result_.usage;
-    if (!usage.empty() && usage.back().busy_gpus == busy_gpus_ && usage.back().pending_jobs == pending_) return;
+    if (!usage.empty() && usage.back().busy_gpus == busy_gpus_ && usage.back().pending_jobs == pending_ &&
+        usage.back().paid_gpus == paid && usage.back().cost_per_hour == cost) {
+      return;
+    }
     if (!usage.empty() && usage.back().t_s == t) {
-      usage.back().busy_gpus = busy_gpus_;
-      usage.back().pending_jobs = pending_;
+      usage.back() = sample;
     } else {
-      usage.push_back({t, busy_gpus_, pending_});
+      usage.push_back(sample);
     }
   }
 
@@ -236,6 +322,13 @@ class Replay {
   std::vector<size_t> trace_of_job_;    // by job id - 1
   int64_t busy_gpus_ = 0;
   int64_t pending_ = 0;
+  // Elastic pools: their nodes, each pool node's price, the requests whose
+  // programs run, and how long after a job ends a pass may suspend its nodes.
+  std::set<std::string> elastic_;
+  std::map<std::string, double> cost_of_;
+  std::map<std::string, const v1::NodeInfo*> info_of_;
+  std::map<uint64_t, core::PowerRequest> requests_;
+  absl::Duration idle_wake_ = absl::ZeroDuration();
 };
 
 }  // namespace
@@ -245,6 +338,16 @@ absl::StatusOr<SimResult> Simulate(const Trace& trace, const SimCluster& cluster
     return core::MakePlacementPolicy(options.policy).status();
   }
   if (cluster.nodes.empty()) return absl::InvalidArgumentError("the cluster has no nodes");
+  std::set<std::string> names;
+  for (const v1::NodeInfo& node : cluster.nodes) names.insert(node.name());
+  for (const core::PoolSpec& pool : options.pools) {
+    for (const std::string& node : pool.nodes) {
+      if (!names.contains(node)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("pool ", pool.name, " names node ", node, ", which the cluster spec does not have"));
+      }
+    }
+  }
   for (const TraceJob& job : trace.jobs) {
     // One virtual nanosecond clock: ~292 years fit in int64 nanoseconds.
     if (job.submit_s > int64_t{1} << 32 || job.duration_s > int64_t{1} << 32) {

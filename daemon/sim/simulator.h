@@ -5,12 +5,22 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/core/power/pool_spec.h"
 #include "daemon/sim/runtime_model.h"
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/trace.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::sim {
+
+// How the simulated pool programs behave (`simulate --pools FILE`).
+struct SimPower {
+  absl::Duration boot_delay = absl::Minutes(5);     // resume called to agent registered
+  double boot_failure_rate = 0;                      // share of resume calls that fail
+  absl::Duration suspend_delay = absl::Minutes(1);  // suspend program's run
+  double static_cost_per_gpu_hour = 0;              // nodes in no pool
+  uint64_t seed = 1;                                 // which resume calls fail
+};
 
 struct SimOptions {
   std::string policy = "topology";  // a core placement policy name
@@ -31,6 +41,10 @@ struct SimOptions {
   bool multifactor = false;
   // CoreOptions::head_blocks_after; negative: the daemon's default.
   absl::Duration head_blocks_after = -absl::InfiniteDuration();
+  // Elastic pools over the cluster's nodes (their shapes are the nodes'
+  // own); the replay plays their programs as `power` says.
+  std::vector<core::PoolSpec> pools;
+  SimPower power;
 };
 
 // What became of one trace job. Times are virtual seconds after the first
@@ -60,6 +74,8 @@ struct UsageSample {
   double t_s = 0;
   int64_t busy_gpus = 0;
   int64_t pending_jobs = 0;
+  int64_t paid_gpus = 0;       // on nodes that are not powered down
+  double cost_per_hour = 0;    // those GPUs at their pools' prices
 };
 
 struct SimResult {

@@ -180,3 +180,45 @@ TEST_CASE("nodes show names the one user an MPS GPU serves") {
   CHECK_THAT(run.out, Catch::Contains("mps        job 7 (25%) as alice; 75% and 70G free "));
   CHECK_THAT(run.out, Catch::Contains("exclusive  -  "));
 }
+
+TEST_CASE("pools counts each pool's nodes by power state and its GPUs paid and used") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  auto add = [&](const std::string& name, const std::string& pool, v1::NodeState state, int free) {
+    v1::Node& node = *client.nodes.add_nodes();
+    node.mutable_info()->set_name(name);
+    for (int i = 0; i < 8; ++i) node.mutable_info()->add_gpus()->set_index(i);
+    node.set_state(state);
+    node.set_gpus_free(free);
+    node.set_pool(pool);
+  };
+  add("b1", "burst", v1::NODE_STATE_UP, 2);
+  add("b2", "burst", v1::NODE_STATE_POWERING_UP, 8);
+  add("b3", "burst", v1::NODE_STATE_POWERED_DOWN, 8);
+  add("s1", "spot", v1::NODE_STATE_POWERING_DOWN, 8);
+  add("static", "", v1::NODE_STATE_UP, 0);
+
+  Invocation run = RunGpusched({"pools"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  std::istringstream lines(run.out);
+  std::string header, burst, spot, extra;
+  std::getline(lines, header);
+  std::getline(lines, burst);
+  std::getline(lines, spot);
+  CHECK_FALSE(std::getline(lines, extra));  // the static node is in no pool
+  auto cells = [](const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string cell; in >> cell;) out.push_back(cell);
+    return out;
+  };
+  CHECK(cells(header) == std::vector<std::string>{"POOL", "NODES", "POWERED_DOWN", "POWERING_UP", "UP",
+                                                  "POWERING_DOWN", "OTHER", "GPUS-PAID", "GPUS-USED"});
+  CHECK(cells(burst) == std::vector<std::string>{"burst", "3", "1", "1", "1", "0", "0", "16", "6"});
+  CHECK(cells(spot) == std::vector<std::string>{"spot", "1", "0", "0", "0", "1", "0", "8", "0"});
+
+  FakeSchedulerClient none;
+  Invocation empty = RunGpusched({"pools"}, none, host);
+  CHECK(empty.exit_code == 0);
+  CHECK_THAT(empty.out, Catch::Contains("no elastic pools"));
+}

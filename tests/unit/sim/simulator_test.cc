@@ -10,6 +10,7 @@
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
+#include "daemon/sim/pools_file.h"
 #include "daemon/sim/report_files.h"
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/simulator.h"
@@ -199,4 +200,87 @@ TEST_CASE("simulate: the per-job CSV carries the trace's ids, exact times past 1
   CHECK_THAT(csv.str(), Catch::Contains("\n1,late-42,2,6,1234567.000,1234567.000,1234667.000,0.000,100.000,"));
   // 6 GPUs on 4-GPU nodes: both nodes, each with the GPU ids it gave.
   CHECK_THAT(csv.str(), Catch::Contains(",2,n1:0+1+2+3 n2:0+1,"));
+}
+
+namespace {
+
+SimOptions WithBurstPool(double failure_rate) {
+  SimOptions options;
+  options.head_blocks_after = absl::ZeroDuration();
+  core::PoolSpec pool;
+  pool.name = "burst";
+  pool.pool_class = core::PoolClass::kOnDemand;
+  pool.cost_per_gpu_hour = 3;
+  pool.nodes = {"n2"};
+  pool.max_nodes = 1;
+  pool.resume_program = pool.suspend_program = "(simulated)";
+  pool.idle_before_suspend = absl::Seconds(100);
+  options.pools = {pool};
+  options.power.boot_delay = absl::Seconds(60);
+  options.power.suspend_delay = absl::Seconds(10);
+  options.power.static_cost_per_gpu_hour = 1;
+  options.power.boot_failure_rate = failure_rate;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("simulate --pools: a job boots the pool's node, which powers down when idle; GPU-hours paid and cost") {
+  // j1 holds the static node n1 from 0 to 1000; j2 (t=10) boots n2, which
+  // registers at 70; j2 runs to 170; n2 idles 100 s, powers down at 271+10.
+  const Trace trace = Jobs({Job("j1", 0, 4, 1000), Job("j2", 10, 4, 100)});
+  auto result = Simulate(trace, Tiny(2), WithBurstPool(0));
+  REQUIRE(result.ok());
+  CHECK(result->jobs[1].start_s == 70);
+  CHECK(result->jobs[1].end_s == 170);
+  CHECK(result->jobs[1].placement == "n2:0+1+2+3");
+  const PolicyMetrics m = ComputeMetrics(*result);
+  CHECK(m.makespan_s == 1000);
+  CHECK(m.paid_gpu_h == Approx((4 * 1000 + 4 * (281 - 10)) / 3600.0));
+  CHECK(m.used_gpu_h == Approx((4 * 1000 + 4 * 100) / 3600.0));
+  CHECK(m.waste == Approx(1 - 4400.0 / (4000 + 4 * 271)));
+  CHECK(m.cost == Approx((4 * 1000 * 1 + 4 * 271 * 3) / 3600.0));
+}
+
+TEST_CASE("simulate --pools: boots that always fail leave the job to the static node, never lost") {
+  const Trace trace = Jobs({Job("j1", 0, 4, 1000), Job("j2", 10, 4, 100)});
+  auto result = Simulate(trace, Tiny(2), WithBurstPool(1.0));
+  REQUIRE(result.ok());
+  CHECK(result->jobs[1].state == v1::JOB_STATE_COMPLETED);
+  CHECK(result->jobs[1].start_s == 1000);
+  CHECK(result->jobs[1].placement == "n1:0+1+2+3");
+}
+
+TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused") {
+  SimOptions options = WithBurstPool(0);
+  options.pools[0].nodes = {"n9"};
+  auto result = Simulate(Jobs({Job("j1", 0, 1, 10)}), Tiny(2), options);
+  REQUIRE_FALSE(result.ok());
+  CHECK_THAT(std::string(result.status().message()), Catch::Contains("pool burst names node n9"));
+}
+
+TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the file and line") {
+  for (const char* name : {"static", "mean-sized", "ondemand", "ondemand-quick", "mix"}) {
+    INFO(name);
+    auto pools = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/" + name + ".toml");
+    INFO(pools.status().ToString());
+    REQUIRE(pools.ok());
+  }
+  auto mix = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/mix.toml");
+  REQUIRE(mix->pools.size() == 3);
+  CHECK_FALSE(mix->pools[0].elastic());  // reserved: always on
+  CHECK(mix->pools[1].elastic());
+  CHECK(mix->power.boot_delay == absl::Minutes(5));
+  CHECK(mix->power.boot_failure_rate == 0.02);
+
+  const std::string bad = (std::filesystem::temp_directory_path() / "gpusched-sim-pools-bad.toml").string();
+  std::ofstream(bad) << "boot_failure_rate = 2\n[[pool]]\nname = \"x\"\nnodes = \"h[1-2]\"\nresume_program = \"/x\"\n";
+  auto refused = ReadSimPoolsFile(bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::StartsWith(bad + ":1:") && Catch::Contains("boot_failure_rate"));
+  std::ofstream(bad) << "[[pool]]\nname = \"x\"\nnodes = \"h[1-2]\"\nresume_program = \"/x\"\n";
+  refused = ReadSimPoolsFile(bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()), Catch::StartsWith(bad + ":4:") && Catch::Contains("resume_program"));
+  std::filesystem::remove(bad);
 }
