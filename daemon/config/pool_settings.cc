@@ -8,13 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/net/hostlist.h"
-#include "daemon/config/duration_setting.h"
+#include "daemon/config/setting_values.h"
 
 namespace gpusched::daemon {
 namespace {
 
 using config::TomlTableReader;
-using config::TomlType;
 using config::TomlValue;
 
 constexpr int64_t kMaxGpusPerNode = 64;  // NodeSlot's masks
@@ -26,26 +25,6 @@ std::optional<core::PoolClass> ReadClass(TomlTableReader& r) {
   if (*name == "reserved") return core::PoolClass::kReserved;
   if (*name == "spot") return core::PoolClass::kSpot;
   return core::PoolClass::kOnDemand;
-}
-
-double ReadCost(TomlTableReader& r) {
-  const TomlValue* value = r.Find("cost_per_gpu_hour");
-  if (value == nullptr) return 0;
-  double cost = 0;
-  if (value->type == TomlType::kFloat) {
-    cost = value->number;
-  } else if (value->type == TomlType::kInteger) {
-    cost = static_cast<double>(value->integer);
-  } else {
-    r.Error(r.LineOf("cost_per_gpu_hour"),
-            absl::StrCat("cost_per_gpu_hour must be a number, got ", config::TomlTypeName(value->type)));
-    return 0;
-  }
-  if (!(cost >= 0) || cost > 1e6) {
-    r.Error(r.LineOf("cost_per_gpu_hour"), absl::StrCat("cost_per_gpu_hour ", cost, " is not between 0 and 1000000"));
-    return 0;
-  }
-  return cost;
 }
 
 std::string ReadProgram(TomlTableReader& r, absl::string_view key) {
@@ -119,7 +98,7 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
     }
   }
   pool.pool_class = ReadClass(r).value_or(core::PoolClass::kOnDemand);
-  pool.cost_per_gpu_hour = ReadCost(r);
+  pool.cost_per_gpu_hour = ReadNumber(r, "cost_per_gpu_hour", 1e6).value_or(0);
   const int64_t count = static_cast<int64_t>(pool.nodes.size());
   pool.min_nodes = static_cast<int>(r.Int("min_nodes", 0, 1'000'000).value_or(0));
   pool.max_nodes = static_cast<int>(r.Int("max_nodes", 0, 1'000'000).value_or(count));

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/net/hostlist.h"
 #include "common/time_limit.h"
-#include "daemon/config/duration_setting.h"
+#include "daemon/config/setting_values.h"
 
 namespace gpusched::daemon {
 namespace {
