@@ -74,7 +74,8 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   TomlTableReader r(table, source, "[[pool]]");
   std::vector<absl::string_view> keys = {"name", "nodes", "class", "cost_per_gpu_hour", "min_nodes", "max_nodes",
                                          "resume_timeout", "suspend_timeout", "idle_before_suspend",
-                                         "resumes_per_minute", "suspends_per_minute"};
+                                         "resumes_per_minute", "suspends_per_minute", "headroom",
+                                         "demand_window"};
   if (!simulated) {
     keys.insert(keys.end(), {"resume_program", "suspend_program", "gpus", "gpu_model", "gpu_memory_mb", "cpus",
                              "memory_mb", "labels"});
@@ -129,6 +130,8 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   if (auto v = ReadDuration(r, "idle_before_suspend"); v && *v > 0) pool.idle_before_suspend = absl::Seconds(*v);
   pool.resumes_per_minute = static_cast<int>(r.Int("resumes_per_minute", 0, kMaxPerMinute).value_or(0));
   pool.suspends_per_minute = static_cast<int>(r.Int("suspends_per_minute", 0, kMaxPerMinute).value_or(0));
+  pool.headroom = ReadNumber(r, "headroom", 10).value_or(0);
+  if (auto v = ReadDuration(r, "demand_window"); v && *v > 0) pool.demand_window = absl::Seconds(*v);
   if (!simulated) pool.shape = ReadShape(r, r.Find("resume_program") != nullptr);
   top.Absorb(r);
   return pool;

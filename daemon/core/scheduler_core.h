@@ -23,6 +23,7 @@
 #include "daemon/core/job_validator.h"
 #include "daemon/core/pass_plan.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "daemon/core/power/headroom.h"
 #include "daemon/core/power/pool_spec.h"
 #include "daemon/core/probe_verdict.h"
 #include "daemon/core/queue/dependencies.h"
@@ -348,6 +349,8 @@ class SchedulerCore {
   // The request each node's current power state came from (PowerRequest::id).
   std::map<std::string, uint64_t> power_request_of_;
   uint64_t next_power_request_ = 1;
+  // The GPUs jobs waited for more nodes for, pass by pass (headroom).
+  DemandWindow demand_;
   // Nodes restored POWERING_DOWN: their suspend runs again (its outcome was lost).
   std::set<std::string> suspend_again_;
 };

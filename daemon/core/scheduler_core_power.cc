@@ -116,6 +116,12 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
     waiting.push_back({a->job.id(), RequestFor(a->job)});
     by_id[a->job.id()] = a;
   }
+  int64_t demand = 0;
+  absl::Duration longest_window = absl::ZeroDuration();
+  for (const BootWaiter& w : waiting) demand += w.request.total_gpus;
+  for (const PoolSpec& pool : options_.pools) longest_window = std::max(longest_window, pool.demand_window);
+  demand_.Add(now, demand);
+  demand_.Forget(now, longest_window);
   const BootPlan boots = PlanBoots(in, waiting);
 
   std::set<std::string> wanted;
@@ -149,6 +155,23 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
     ActiveJob& a = *by_id.at(job_id);
     SetWaitReason(a, absl::StrCat(a.job.reason(), "; ", why), fx);
   }
+  std::vector<int64_t> keep_free(pools, 0);
+  for (size_t p = 0; p < pools; ++p) {
+    const PoolSpec& pool = options_.pools[p];
+    keep_free[p] = HeadroomTarget(pool, demand_, now);
+    if (keep_free[p] == 0) continue;
+    const std::vector<std::string> ahead =
+        HeadroomResumes(cluster_, pool, keep_free[p], FreeOrComing(cluster_, pool, wanted),
+                        Budget(pool.resumes_per_minute, InWindow(resumed_[p], now)), NodesOn(cluster_, pool));
+    for (const std::string& name : ahead) {
+      SetPowerState(name, v1::NODE_STATE_POWERING_UP,
+                    absl::StrCat("powering up: headroom for ", keep_free[p], " free GPUs (",
+                                 absl::FormatDuration(pool.demand_window), " of demand)"),
+                    fx);
+      resumed_[p].push_back(now);
+      resumes[static_cast<int>(p)].nodes.push_back(name);
+    }
+  }
   for (auto& [p, request] : resumes) {
     const PoolSpec& pool = options_.pools[p];
     request.kind = PowerRequest::Kind::kResume;
@@ -161,7 +184,7 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
   }
 
   std::map<int, std::vector<std::string>> suspends =
-      PlanSuspends({cluster_, options_.pools, idle_since_, now, suspend_budget, wanted});
+      PlanSuspends({cluster_, options_.pools, idle_since_, now, suspend_budget, wanted, keep_free});
   for (const std::string& name : suspend_again_) {
     const NodeSlot* slot = cluster_.Find(name);
     if (slot != nullptr && slot->state == v1::NODE_STATE_POWERING_DOWN) suspends[pool_of_.at(name)].push_back(name);

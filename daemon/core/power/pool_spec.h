@@ -34,6 +34,11 @@ struct PoolSpec {
   absl::Duration idle_before_suspend = absl::Minutes(10);
   int resumes_per_minute = 0;   // nodes; 0 = no limit. A gang's nodes always go together.
   int suspends_per_minute = 0;  // nodes; 0 = no limit
+  // Scaling on measured demand (power/headroom.h): keep this share of the
+  // peak GPU demand of the last demand_window free on nodes that are on
+  // (0: only the jobs waiting now resume nodes).
+  double headroom = 0;
+  absl::Duration demand_window = absl::Minutes(5);
   // What a node of the pool that never registered is taken to be (GPUs,
   // CPUs, memory, labels), so that placement can count it before it boots.
   // Once its agent registered, the node as registered is kept instead.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "daemon/core/power/boot_planner.h"
+#include "daemon/core/power/headroom.h"
 
 namespace gpusched::core {
 
@@ -26,8 +27,13 @@ std::map<int, std::vector<std::string>> PlanSuspends(const SuspendInputs& in) {
     std::sort(idle.begin(), idle.end());
     int spare = NodesOn(in.cluster, pool) - pool.min_nodes;
     int budget = p < static_cast<int>(in.suspend_budget.size()) ? in.suspend_budget[p] : -1;
+    const int64_t keep = p < static_cast<int>(in.keep_free_gpus.size()) ? in.keep_free_gpus[p] : 0;
+    int64_t free = keep > 0 ? FreeOrComing(in.cluster, pool, in.wanted) : 0;
     for (auto& [since, name] : idle) {
       if (spare <= 0 || budget == 0) break;
+      const int64_t gpus = in.cluster.Find(name)->gpu_count;
+      if (keep > 0 && free - gpus < keep) break;
+      free -= gpus;
       out[p].push_back(std::move(name));
       --spare;
       if (budget > 0) --budget;

@@ -22,11 +22,14 @@ struct SuspendInputs {
   std::vector<int> suspend_budget;
   // Nodes a boot plan counts on this pass: never suspended under it.
   const std::set<std::string>& wanted;
+  // Per pool: the free GPUs its headroom keeps on (power/headroom.h); empty: none.
+  std::vector<int64_t> keep_free_gpus = {};
 };
 
 // Per pool index, the nodes to power down now: up, without a job or a kill
 // still awaited, idle for the pool's idle_before_suspend, and only while the
-// pool keeps min_nodes on and within its rate. Longest idle first. Pure.
+// pool keeps min_nodes on and the free GPUs of its headroom, and within its
+// rate. Longest idle first. Pure.
 std::map<int, std::vector<std::string>> PlanSuspends(const SuspendInputs& in);
 
 }  // namespace gpusched::core

@@ -292,3 +292,56 @@ TEST_CASE("a restart keeps a boot's timeout running and runs a lost suspend agai
 
 }  // namespace
 }  // namespace gpusched::core::testing
+
+namespace gpusched::core::testing {
+namespace {
+
+TEST_CASE("headroom: a burst of demand keeps free GPUs on for the window, then lets them go", "[pools]") {
+  PoolSpec pool = Pool("burst", PoolClass::kOnDemand, 3.0, {"g1", "g2", "g3", "g4"});
+  pool.headroom = 1.0;
+  pool.demand_window = absl::Minutes(5);
+  pool.idle_before_suspend = absl::Minutes(1);
+  CoreHarness h(WithPools({pool}));
+  // A burst: 16 GPUs wait. Two nodes boot for the jobs, and two more for
+  // the headroom (the window's peak, 16 GPUs, kept free).
+  const uint64_t a = h.Submit(GpuJob(8));
+  const uint64_t b = h.Submit(GpuJob(8));
+  h.Pass();
+  std::vector<std::string> resumed;
+  for (const PowerRequest& r : Requests(h, PowerRequest::Kind::kResume)) {
+    resumed.insert(resumed.end(), r.nodes.begin(), r.nodes.end());
+  }
+  CHECK(resumed.size() == 4);
+  CHECK_THAT(h.core.FindNode("g4")->reason(), Contains("headroom for 16 free GPUs"));
+  for (const char* n : {"g1", "g2", "g3", "g4"}) Register(h, n);
+  h.Pass();
+  CHECK(h.Persisted(a).state() == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(b).state() == v1::JOB_STATE_STARTING);
+  h.StartOnAllNodes(a);
+  h.StartOnAllNodes(b);
+  // Idle past idle_before_suspend, but within the window: the two spare
+  // nodes stay on.
+  h.fx = {};
+  Wait(h, absl::Minutes(3), {"g1", "g2", "g3", "g4"});
+  CHECK(Requests(h, PowerRequest::Kind::kSuspend).empty());
+  // The burst leaves the window: they may go.
+  Wait(h, absl::Minutes(3), {"g1", "g2", "g3", "g4"});
+  const auto suspends = Requests(h, PowerRequest::Kind::kSuspend);
+  REQUIRE(suspends.size() == 1);
+  CHECK(suspends[0].nodes.size() == 2);
+}
+
+TEST_CASE("demand window: the peak of the last window, older samples forgotten") {
+  DemandWindow w;
+  const absl::Time t0 = absl::FromUnixSeconds(1'000'000);
+  w.Add(t0, 8);
+  w.Add(t0 + absl::Minutes(1), 32);
+  w.Add(t0 + absl::Minutes(2), 4);
+  CHECK(w.Peak(t0 + absl::Minutes(2), absl::Minutes(5)) == 32);
+  CHECK(w.Peak(t0 + absl::Minutes(6) + absl::Seconds(1), absl::Minutes(5)) == 4);
+  w.Forget(t0 + absl::Minutes(10), absl::Minutes(5));
+  CHECK(w.Peak(t0 + absl::Minutes(10), absl::Minutes(5)) == 0);
+}
+
+}  // namespace
+}  // namespace gpusched::core::testing

@@ -260,7 +260,7 @@ TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused")
 }
 
 TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the file and line") {
-  for (const char* name : {"static", "mean-sized", "ondemand", "ondemand-quick", "mix"}) {
+  for (const char* name : {"static", "mean-sized", "ondemand", "ondemand-quick", "ondemand-headroom", "mix"}) {
     INFO(name);
     auto pools = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/" + name + ".toml");
     INFO(pools.status().ToString());
