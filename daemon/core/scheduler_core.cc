@@ -305,10 +305,22 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   if (!info.has_probe() && known != nullptr && known->info.has_probe()) *info.mutable_probe() = known->info.probe();
   const bool suspending = known != nullptr && known->state == v1::NODE_STATE_POWERING_DOWN;
   const bool was_powered_down = known != nullptr && IsPowerState(known->state);
+  // A booting pool node is up only with all the GPUs its pool says it has:
+  // an agent that started before the driver saw them would otherwise take
+  // work it cannot run, and make the pool boot another node for it.
+  const PoolSpec* pool = PoolOf(name);
+  const bool short_of_gpus = known != nullptr && known->state == v1::NODE_STATE_POWERING_UP && pool != nullptr &&
+                             info.gpus_size() < pool->shape.gpus_size();
   UpsertNode(info);
+  if (short_of_gpus) {
+    cluster_.SetState(name, v1::NODE_STATE_POWERING_UP,
+                      absl::StrCat("its agent registered with ", info.gpus_size(), " of ", pool->shape.gpus_size(),
+                                   " GPUs: not up until it has them all"));
+    fx.power_log.push_back(absl::StrCat(name, ": POWERING_UP (", cluster_.Find(name)->reason, ")"));
+  }
   // A node being suspended stays so: its agent may reconnect before the
   // machine stops, and no job may go there meanwhile.
-  if (!suspending) {
+  if (!suspending && !short_of_gpus) {
     if (was_powered_down) {
       fx.power_log.push_back(absl::StrCat(name, ": UP (its agent registered with ", info.gpus_size(), " GPUs)"));
     }

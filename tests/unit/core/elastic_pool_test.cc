@@ -345,3 +345,25 @@ TEST_CASE("demand window: the peak of the last window, older samples forgotten")
 
 }  // namespace
 }  // namespace gpusched::core::testing
+
+namespace gpusched::core::testing {
+namespace {
+
+TEST_CASE("a booting node whose agent registers without all its GPUs is not up", "[pools]") {
+  CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1"})}));
+  const uint64_t job = h.Submit(GpuJob(8));
+  h.Pass();
+  REQUIRE(StateOf(h, "g1") == v1::NODE_STATE_POWERING_UP);
+  Register(h, "g1", 6);  // the driver has not seen two of them yet
+  h.Pass();
+  CHECK(StateOf(h, "g1") == v1::NODE_STATE_POWERING_UP);
+  CHECK_THAT(h.core.FindNode("g1")->reason(), Contains("registered with 6 of 8 GPUs"));
+  CHECK(h.Persisted(job).state() == v1::JOB_STATE_PENDING);
+  Register(h, "g1", 8);  // the agent restarted and found them all
+  h.Pass();
+  CHECK(StateOf(h, "g1") == v1::NODE_STATE_UP);
+  CHECK(h.Persisted(job).state() == v1::JOB_STATE_STARTING);
+}
+
+}  // namespace
+}  // namespace gpusched::core::testing
