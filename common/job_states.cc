@@ -63,6 +63,11 @@ bool ParseDependencyKind(absl::string_view text, v1::DependencyKind* out) {
   return false;
 }
 
+bool IsPowerState(v1::NodeState state) {
+  return state == v1::NODE_STATE_POWERED_DOWN || state == v1::NODE_STATE_POWERING_UP ||
+         state == v1::NODE_STATE_POWERING_DOWN;
+}
+
 absl::string_view NodeStateName(v1::NodeState state) {
   switch (state) {
     case v1::NODE_STATE_UP: return "UP";

@@ -15,6 +15,9 @@ absl::string_view StateName(v1::JobState state);
 
 // "UP", "NOT_RESPONDING", "DOWN"; "UNKNOWN" otherwise.
 absl::string_view NodeStateName(v1::NodeState state);
+// POWERED_DOWN, POWERING_UP or POWERING_DOWN: the states only the nodes of
+// elastic pools have, off or changing power by design (not failures).
+bool IsPowerState(v1::NodeState state);
 
 // Accepts "running", "RUNNING" or "JOB_STATE_RUNNING".
 bool ParseStateName(absl::string_view text, v1::JobState* out);

@@ -61,6 +61,16 @@ struct PowerRequest {
   std::vector<ForJob> jobs;
 };
 
+// A pool node entering a power state, or leaving one for UP.
+struct PowerTransition {
+  std::string node;
+  std::string pool;
+  v1::NodeState from = v1::NODE_STATE_UNSPECIFIED;
+  v1::NodeState to = v1::NODE_STATE_UNSPECIFIED;
+  std::string reason;        // for people: why
+  absl::Duration in_from;    // how long it was in `from` (from POWERING_UP to UP: its boot)
+};
+
 // What the core asks the outside world to do after a command: persist these
 // rows, then (only once they are durable) send these messages. The core itself
 // never touches a disk or a socket.
@@ -81,10 +91,10 @@ struct Effects {
   // placement its accounting refused): never expected, so the daemon logs
   // each as an error and the invariant tests fail on any.
   std::vector<std::string> internal_errors;
-  // Every power state a pool node entered, with why ("pa: POWERED_DOWN
-  // (resume timed out: ...)"), for the daemon's log: a boot that failed and
-  // was retried at once leaves its reason there.
-  std::vector<std::string> power_log;
+  // Every power state a pool node entered, in order: for the daemon's log
+  // and the pool metrics. A boot that failed and was retried in the same
+  // batch leaves no row of its own, only these.
+  std::vector<PowerTransition> power_transitions;
 
   bool empty() const {
     return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty() &&

@@ -311,19 +311,21 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   const PoolSpec* pool = PoolOf(name);
   const bool short_of_gpus = known != nullptr && known->state == v1::NODE_STATE_POWERING_UP && pool != nullptr &&
                              info.gpus_size() < pool->shape.gpus_size();
-  UpsertNode(info);
+  // Noted before UpsertNode, while the node is still in the state it leaves.
   if (short_of_gpus) {
-    cluster_.SetState(name, v1::NODE_STATE_POWERING_UP,
-                      absl::StrCat("its agent registered with ", info.gpus_size(), " of ", pool->shape.gpus_size(),
-                                   " GPUs: not up until it has them all"));
-    fx.power_log.push_back(absl::StrCat(name, ": POWERING_UP (", cluster_.Find(name)->reason, ")"));
+    NotePowerTransition(name, v1::NODE_STATE_POWERING_UP,
+                        absl::StrCat("its agent registered with ", info.gpus_size(), " of ", pool->shape.gpus_size(),
+                                     " GPUs: not up until it has them all"),
+                        fx);
+  } else if (was_powered_down && !suspending) {
+    NotePowerTransition(name, v1::NODE_STATE_UP, absl::StrCat("its agent registered with ", info.gpus_size(), " GPUs"),
+                        fx);
   }
+  UpsertNode(info);
+  if (short_of_gpus) cluster_.SetState(name, v1::NODE_STATE_POWERING_UP, fx.power_transitions.back().reason);
   // A node being suspended stays so: its agent may reconnect before the
   // machine stops, and no job may go there meanwhile.
   if (!suspending && !short_of_gpus) {
-    if (was_powered_down) {
-      fx.power_log.push_back(absl::StrCat(name, ": UP (its agent registered with ", info.gpus_size(), " GPUs)"));
-    }
     cluster_.SetState(name, v1::NODE_STATE_UP, "");
     power_since_.erase(name);
   }

@@ -293,6 +293,8 @@ class SchedulerCore {
   void PlanPower(const PassPlan& plan, const Ranked& ranked, Effects& fx);
   void CheckBoots(absl::Time now, Effects& fx);
   void SetPowerState(const std::string& node, v1::NodeState state, const std::string& reason, Effects& fx);
+  // Notes that `node` goes from its current state to `to` (Effects::power_transitions).
+  void NotePowerTransition(const std::string& node, v1::NodeState to, const std::string& reason, Effects& fx) const;
   const PoolSpec* PoolOf(const std::string& node) const;
   // "waiting for gpu[017-020] to boot (resume started 40 s ago, timeout 10:00)"
   std::string BootWaitReason(const std::vector<std::string>& nodes) const;

@@ -65,10 +65,20 @@ void SchedulerCore::AdoptPoolNodes() {
   }
 }
 
+void SchedulerCore::NotePowerTransition(const std::string& node, v1::NodeState to, const std::string& reason,
+                                        Effects& fx) const {
+  const NodeSlot* slot = cluster_.Find(node);
+  const PoolSpec* pool = PoolOf(node);
+  auto since = power_since_.find(node);
+  fx.power_transitions.push_back({node, pool == nullptr ? "" : pool->name,
+                                  slot == nullptr ? v1::NODE_STATE_UNSPECIFIED : slot->state, to, reason,
+                                  since == power_since_.end() ? absl::ZeroDuration() : clock_.Now() - since->second});
+}
+
 void SchedulerCore::SetPowerState(const std::string& node, v1::NodeState state, const std::string& reason,
                                   Effects& fx) {
+  NotePowerTransition(node, state, reason, fx);
   cluster_.SetState(node, state, reason);
-  fx.power_log.push_back(absl::StrCat(node, ": ", NodeStateName(state), " (", reason, ")"));
   power_since_[node] = clock_.Now();
   if (state != v1::NODE_STATE_UP) idle_since_.erase(node);
   WriteNode(node, fx);

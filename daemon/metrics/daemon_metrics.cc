@@ -39,15 +39,16 @@ void DaemonMetrics::RestoreJobs(const std::vector<v1::Job>& jobs) {
 void DaemonMetrics::RestoreNodes(const std::vector<v1::Node>& nodes) {
   for (const v1::Node& node : nodes) {
     nodes_.Update(node);
-    pools_.Update(node, absl::Now());
+    pools_.Update(node);
   }
 }
 
-void DaemonMetrics::Apply(const core::Effects& fx, absl::Time now) {
+void DaemonMetrics::Apply(const core::Effects& fx) {
   for (const auto& [id, job] : fx.jobs) jobs_.Update(job);
+  for (const core::PowerTransition& t : fx.power_transitions) pools_.Transition(t);
   for (const auto& [name, node] : fx.nodes) {
     nodes_.Update(node);
-    pools_.Update(node, now);
+    pools_.Update(node);
   }
   for (const auto& [name, usage] : fx.node_usage) {
     nodes_.Update(name, usage);

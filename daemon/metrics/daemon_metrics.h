@@ -36,9 +36,8 @@ class DaemonMetrics {
   // core restored them (all waiting for their agents).
   void RestoreJobs(const std::vector<v1::Job>& jobs);
   void RestoreNodes(const std::vector<v1::Node>& nodes);
-  // After a pass, before its effects are handed to the committer; `now`:
-  // when (the boot times of pool nodes are measured to it).
-  void Apply(const core::Effects& fx, absl::Time now = absl::Now());
+  // After a pass, before its effects are handed to the committer.
+  void Apply(const core::Effects& fx);
 
   void ObserveSubmit(absl::Duration latency) { submit_.Observe(absl::ToDoubleSeconds(latency)); }
   void ObservePass(absl::Duration duration) { pass_.Observe(absl::ToDoubleSeconds(duration)); }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/job_states.h"
+
 namespace gpusched::metrics {
 namespace {
 
@@ -60,9 +62,7 @@ std::array<int64_t, NodeMetrics::kGpuStates> NodeMetrics::CountGpus(const core::
   counts[kAllocated] = total - free;
   // Down wins over drained: a silent node cannot take work either way.
   // A pool node that is off is so by design: not counted as down.
-  const bool powered = usage.state == v1::NODE_STATE_POWERED_DOWN || usage.state == v1::NODE_STATE_POWERING_UP ||
-                       usage.state == v1::NODE_STATE_POWERING_DOWN;
-  counts[powered                            ? kPoweredDown
+  counts[IsPowerState(usage.state)          ? kPoweredDown
          : usage.state != v1::NODE_STATE_UP ? kDown
          : usage.drained                    ? kDrained
                                             : kFree] = free;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "common/proto_time.h"
-
 namespace gpusched::metrics {
 namespace {
 
@@ -76,28 +74,28 @@ PoolMetrics::Pool& PoolMetrics::PoolFor(const std::string& name) {
   return p;
 }
 
-void PoolMetrics::Update(const v1::Node& node, absl::Time now) {
+void PoolMetrics::Transition(const core::PowerTransition& t) {
+  if (t.pool.empty() || t.from == t.to) return;
+  Pool& pool = PoolFor(t.pool);
+  if (t.to == v1::NODE_STATE_POWERING_UP) pool.resumes->Increment();
+  if (t.to == v1::NODE_STATE_POWERING_DOWN) pool.suspends->Increment();
+  if (t.from == v1::NODE_STATE_POWERING_UP && t.to == v1::NODE_STATE_POWERED_DOWN) pool.resume_failures->Increment();
+  if (t.from == v1::NODE_STATE_POWERING_UP && t.to == v1::NODE_STATE_UP) {
+    pool.boot->Observe(absl::ToDoubleSeconds(t.in_from));
+  }
+  if (t.from == v1::NODE_STATE_POWERING_DOWN && t.to != v1::NODE_STATE_POWERED_DOWN) pool.suspend_failures->Increment();
+}
+
+void PoolMetrics::Update(const v1::Node& node) {
   if (node.pool().empty()) return;
   Pool& pool = PoolFor(node.pool());
   auto [it, fresh] = tracked_.try_emplace(node.info().name());
   Tracked& t = it->second;
   t.pool = node.pool();
   const v1::NodeState state = node.state();
-  if (!fresh && t.state != state) {
-    pool.nodes[StateIndex(t.state)]->Decrement();
-    if (state == v1::NODE_STATE_POWERING_UP) pool.resumes->Increment();
-    if (state == v1::NODE_STATE_POWERING_DOWN) pool.suspends->Increment();
-    if (t.state == v1::NODE_STATE_POWERING_UP && state == v1::NODE_STATE_POWERED_DOWN) pool.resume_failures->Increment();
-    if (t.state == v1::NODE_STATE_POWERING_UP && state == v1::NODE_STATE_UP && t.since != absl::InfinitePast()) {
-      pool.boot->Observe(absl::ToDoubleSeconds(now - t.since));
-    }
-    if (t.state == v1::NODE_STATE_POWERING_DOWN && state != v1::NODE_STATE_POWERED_DOWN) {
-      pool.suspend_failures->Increment();
-    }
-  }
+  if (!fresh && t.state != state) pool.nodes[StateIndex(t.state)]->Decrement();
   if (fresh || t.state != state) pool.nodes[StateIndex(state)]->Increment();
   t.state = state;
-  if (node.has_power_since()) t.since = FromProtoTime(node.power_since());
   const int64_t gpus = node.info().gpus_size();
   const int64_t paid = state == v1::NODE_STATE_POWERED_DOWN ? 0 : gpus;
   pool.paid->Increment(static_cast<double>(paid - t.paid));

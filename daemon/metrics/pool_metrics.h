@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "absl/time/time.h"
+#include "daemon/core/effects.h"
 #include "gpusched/v1/types.pb.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
@@ -15,8 +15,10 @@
 
 namespace gpusched::metrics {
 
-// Elastic pools, kept from the rows of their nodes (v1::Node.pool set) as
-// the core writes them: each power state a node enters is a row.
+// Elastic pools: the gauges kept from the rows of their nodes (v1::Node.pool
+// set), the counters and boot times from the power transitions the core
+// notes (Effects::power_transitions), which also hold the steps a batch's
+// rows skip (a boot that failed and was retried at once).
 //
 //   gpusched_pool_nodes{pool, state}            nodes by state: powered_down,
 //                                               powering_up, up, powering_down,
@@ -34,8 +36,8 @@ class PoolMetrics {
  public:
   explicit PoolMetrics(prometheus::Registry& registry);
 
-  // `now`: when the row was written (a boot's end, for the histogram).
-  void Update(const v1::Node& node, absl::Time now);
+  void Update(const v1::Node& node);
+  void Transition(const core::PowerTransition& t);
   // A job started or ended on the node (Effects::node_usage): its used GPUs.
   void UpdateUsage(const std::string& node, int64_t gpus_total, int64_t gpus_free);
 
@@ -54,7 +56,6 @@ class PoolMetrics {
   struct Tracked {
     std::string pool;
     v1::NodeState state = v1::NODE_STATE_UNSPECIFIED;
-    absl::Time since = absl::InfinitePast();  // power_since of its last power state
     int64_t paid = 0;
     int64_t used = 0;
   };

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/job_states.h"
 #include "common/logging.h"
 
 namespace gpusched::server {
@@ -77,9 +78,11 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
     ++passes_;
     if (metrics_ != nullptr) metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
   }
-  if (metrics_ != nullptr) metrics_->Apply(fx, clock_.Now());
+  if (metrics_ != nullptr) metrics_->Apply(fx);
   for (const std::string& error : fx.internal_errors) GetLogger("daemon")->error("scheduler: {}", error);
-  for (const std::string& line : fx.power_log) GetLogger("power")->info("node {}", line);
+  for (const core::PowerTransition& t : fx.power_transitions) {
+    GetLogger("power")->info("node {}: {} ({})", t.node, std::string(NodeStateName(t.to)), t.reason);
+  }
   if (fx.empty() && batch.after_commit.empty()) return;
 
   batch.jobs = std::move(fx.jobs);

@@ -72,6 +72,7 @@ class Replay {
       v1::RegisterAck ack;
       core_.AgentRegistered(registration, fx, ack);
     }
+    for (const auto& [name, slot] : core_.cluster().nodes()) Price(name, slot.state, slot.gpu_count);
   }
 
   SimResult Run() {
@@ -254,6 +255,8 @@ class Replay {
                       128 + 15});
       }
     }
+    // A node's power changes write its row.
+    for (const auto& [name, row] : fx.nodes) Price(name, row.state(), row.info().gpus_size());
     for (const auto& [id, job] : fx.jobs) {
       if (!IsTerminal(job.state())) continue;
       JobOutcome& out = Outcome(id);
@@ -286,17 +289,21 @@ class Replay {
     --pending_;
   }
 
+  // What the node adds to the GPUs paid for and their price per hour now.
+  void Price(const std::string& name, v1::NodeState state, int64_t gpus) {
+    auto price = cost_of_.find(name);
+    const double per_gpu = price == cost_of_.end() ? options_.power.static_cost_per_gpu_hour : price->second;
+    const int64_t on = state == v1::NODE_STATE_POWERED_DOWN ? 0 : gpus;
+    auto [it, fresh] = paid_of_.try_emplace(name, 0);
+    paid_gpus_ += on - it->second;
+    cost_per_hour_ += static_cast<double>(on - it->second) * per_gpu;
+    it->second = on;
+  }
+
   void Sample(int64_t now) {
     const double t = static_cast<double>(now) / 1e9;
-    int64_t paid = 0;
-    double cost = 0;
-    for (const auto& [name, slot] : core_.cluster().nodes()) {
-      if (slot.state == v1::NODE_STATE_POWERED_DOWN) continue;
-      paid += slot.gpu_count;
-      auto price = cost_of_.find(name);
-      cost += static_cast<double>(slot.gpu_count) *
-              (price == cost_of_.end() ? options_.power.static_cost_per_gpu_hour : price->second);
-    }
+    const int64_t paid = paid_gpus_;
+    const double cost = cost_per_hour_;
     const UsageSample sample{t, busy_gpus_, pending_, paid, cost};
     auto& usage = result_.usage;
     if (!usage.empty() && usage.back().busy_gpus == busy_gpus_ && usage.back().pending_jobs == pending_ &&
@@ -329,6 +336,11 @@ class Replay {
   std::map<std::string, const v1::NodeInfo*> info_of_;
   std::map<uint64_t, core::PowerRequest> requests_;
   absl::Duration idle_wake_ = absl::ZeroDuration();
+  // Kept up to date from the node rows (Price): each node's GPUs paid for,
+  // their sum and their price per hour.
+  std::map<std::string, int64_t> paid_of_;
+  int64_t paid_gpus_ = 0;
+  double cost_per_hour_ = 0;
 };
 
 }  // namespace

@@ -28,15 +28,17 @@ std::vector<int> PoolPreference(const std::vector<PoolSpec>& pools) {
 
 class BootTrial {
  public:
-  explicit BootTrial(const BootInputs& in) : in_(in), trial_(in.cluster), on_(in.pools.size(), 0) {
+  explicit BootTrial(const BootInputs& in)
+      : in_(in), trial_(in.cluster), on_(in.pools.size(), 0), preference_(PoolPreference(in.pools)) {
     for (size_t p = 0; p < in.pools.size(); ++p) on_[p] = NodesOn(in.cluster, in.pools[p]);
     budget_ = in.resume_budget;
     budget_.resize(in.pools.size(), -1);
     for (const auto& [name, slot] : in.cluster.nodes()) {
       // A booting node will take work once its agent registers: jobs placed
       // on it now wait for that boot rather than start another.
-      if (slot.state == v1::NODE_STATE_POWERING_UP) trial_.SetState(name, v1::NODE_STATE_UP, "");
-      if (slot.state == v1::NODE_STATE_POWERING_UP) booting_.insert(name);
+      if (slot.state != v1::NODE_STATE_POWERING_UP) continue;
+      trial_.SetState(name, v1::NODE_STATE_UP, "");
+      booting_.insert(name);
     }
   }
 
@@ -69,7 +71,7 @@ class BootTrial {
       return;
     }
     std::vector<std::string> enabled;
-    for (int p : PoolPreference(in_.pools)) {
+    for (int p : preference_) {
       for (const std::string& name : in_.pools[p].nodes) {
         const NodeSlot* slot = trial_.Find(name);
         if (slot == nullptr || slot->state != v1::NODE_STATE_POWERED_DOWN) continue;
@@ -142,6 +144,7 @@ class BootTrial {
   ClusterState trial_;
   std::vector<int> on_;
   std::vector<int> budget_;
+  const std::vector<int> preference_;  // PoolPreference
   std::set<std::string> booting_;
 };
 

@@ -22,9 +22,4 @@ v1::NodeInfo ShapedNode(const PoolSpec& pool, const std::string& name) {
   return info;
 }
 
-bool IsPowerState(v1::NodeState state) {
-  return state == v1::NODE_STATE_POWERED_DOWN || state == v1::NODE_STATE_POWERING_UP ||
-         state == v1::NODE_STATE_POWERING_DOWN;
-}
-
 }  // namespace gpusched::core

@@ -51,7 +51,4 @@ struct PoolSpec {
 // The NodeInfo a never-registered node `name` of `pool` is placed as.
 v1::NodeInfo ShapedNode(const PoolSpec& pool, const std::string& name);
 
-// Whether `state` is one of the power states only pool nodes have.
-bool IsPowerState(v1::NodeState state);
-
 }  // namespace gpusched::core

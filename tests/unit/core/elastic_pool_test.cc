@@ -167,6 +167,13 @@ TEST_CASE("a resume program that fails puts the nodes back to POWERED_DOWN and t
   h.Pass();
   // Placed again: on a retry of the same node or on another, never lost.
   CHECK(Requests(h, PowerRequest::Kind::kResume).size() == 1);
+  // Both steps are noted, though the batch's row shows only the last.
+  REQUIRE(h.fx.power_transitions.size() == 2);
+  CHECK(h.fx.power_transitions[0].from == v1::NODE_STATE_POWERING_UP);
+  CHECK(h.fx.power_transitions[0].to == v1::NODE_STATE_POWERED_DOWN);
+  CHECK(h.fx.power_transitions[0].pool == "burst");
+  CHECK(h.fx.power_transitions[1].from == v1::NODE_STATE_POWERED_DOWN);
+  CHECK(h.fx.power_transitions[1].to == v1::NODE_STATE_POWERING_UP);
   CHECK(h.Persisted(job).state() == v1::JOB_STATE_PENDING);
 }
 
