@@ -96,7 +96,9 @@ void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
       return;
     case v1::DaemonMessage::kKill: {
       const v1::KillJob& kill = message.kill();
-      runner_->Kill(kill.job_id(), absl::Milliseconds(kill.grace_ms()), kill.reason(), kill.attempt());
+      std::optional<absl::Time> notice;
+      if (kill.notice_deadline_unix_ms() > 0) notice = absl::FromUnixMillis(kill.notice_deadline_unix_ms());
+      runner_->Kill(kill.job_id(), absl::Milliseconds(kill.grace_ms()), kill.reason(), kill.attempt(), notice);
       return;
     }
     default:

@@ -128,6 +128,8 @@ CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
   sub->add_flag("--preflight", o.preflight,
                 "Before starting, run an NCCL all-reduce on the GPUs given; a node below the daemon's threshold is "
                 "drained and the job goes back to the queue");
+  sub->add_flag("--no-spot", o.no_spot,
+                "Never run on spot nodes (a pool of class spot, which the cloud may take back at a short notice)");
   AddText(sub, "--account", &o.account, "NAME", "Account (team, project) charged for fair share; default: the user");
   AddText(sub, "--requeue", &o.requeue, "yes|no",
           "On a node failure: back to the queue (yes) or end NODE_FAIL (no); default: the queue's setting");
@@ -189,8 +191,8 @@ CLI::App* DefineLogs(CLI::App& app, LogsOptions& o) {
 }
 
 CLI::App* DefinePools(CLI::App& app, PoolsOptions& o) {
-  CLI::App* sub = app.add_subcommand("pools", "Show the elastic node pools: nodes by power state, GPUs paid and used");
-  sub->add_flag("--json", o.json, "Print the pools' nodes as a ListNodesResponse");
+  CLI::App* sub = app.add_subcommand("pools", "Show the elastic node pools: class, nodes by power state, GPUs paid and used, cost per hour, demand");
+  sub->add_flag("--json", o.json, "Print the ListPoolsResponse as JSON");
   return sub;
 }
 
@@ -209,6 +211,13 @@ CLI::App* DefineNodes(CLI::App& app, NodesOptions& o) {
   probe->add_option("NODE", o.probe, "The node (idle: drain it and let its jobs end first)")->type_name("")->required();
   probe->add_flag("--wait", o.wait, "Wait for the figures and print them");
   probe->add_flag("--json", o.json, "Print the Node as JSON");
+  CLI::App* interrupt = sub->add_subcommand(
+      "interrupt", "A spot interruption: the node is taken back after a notice; its jobs are told and requeued");
+  interrupt->add_option("NODE", o.interrupt, "The node")->type_name("")->required();
+  interrupt->add_option("--in", o.notice, "Until it is taken back: 120s, 2m, or seconds (default 120s)")
+      ->type_name("DURATION");
+  interrupt->add_option("--reason", o.reason, "Shown with the drain (the cloud's notice id, say)")->type_name("TEXT");
+  interrupt->add_flag("--json", o.json, "Print the Node as JSON");
   CLI::App* resume = sub->add_subcommand("resume", "Let new jobs go to a drained node again");
   resume->add_option("NODE", o.resume, "The node")->type_name("")->required();
   resume->add_flag("--json", o.json, "Print the Node as JSON");

@@ -47,6 +47,8 @@ class SchedulerClient {
   virtual absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) = 0;
   virtual absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) = 0;
+  virtual absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& request) = 0;
+  virtual absl::StatusOr<v1::ListPoolsResponse> ListPools() = 0;
   virtual absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) = 0;
   virtual absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& request) = 0;
 

@@ -55,6 +55,14 @@ class GrpcSchedulerClient final : public SchedulerClient {
     return Unary<v1::Node>(&v1::Scheduler::Stub::ProbeNode, request);
   }
 
+  absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& request) override {
+    return Unary<v1::Node>(&v1::Scheduler::Stub::InterruptNode, request);
+  }
+
+  absl::StatusOr<v1::ListPoolsResponse> ListPools() override {
+    return Unary<v1::ListPoolsResponse>(&v1::Scheduler::Stub::ListPools, v1::ListPoolsRequest());
+  }
+
   absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& request) override {
     return Unary<v1::Job>(&v1::Scheduler::Stub::HoldJob, request);
   }

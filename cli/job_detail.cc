@@ -1,6 +1,7 @@
 #include "cli/job_detail.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cli/format.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
+#include "common/estimate_basis_text.h"
 #include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/share_mode_name.h"
@@ -20,6 +22,24 @@
 
 namespace gpusched::cli {
 namespace {
+
+// What the pass expects of a pending job's run time, and from what: the
+// estimate backfill reserves with when the job gives no time limit.
+std::string DescribeExpectedRun(const v1::PriorityFactors& p, const v1::JobSpec& spec) {
+  std::string learned;
+  if (p.estimate_basis() != v1::ESTIMATE_BASIS_NONE) {
+    learned = absl::StrCat("typically ", FormatTimeLimit(p.estimate_typical_s()), ", at most ",
+                           FormatTimeLimit(p.estimate_high_s()), " in 9 of 10 runs, ",
+                           DescribeEstimateBasis(p.estimate_basis(), p.estimate_samples(), spec.user(), spec.name()));
+  }
+  if (spec.time_limit_s() > 0) {
+    return absl::StrCat(FormatTimeLimit(p.expected_run_s()), " (its time limit ",
+                        FormatTimeLimit(spec.time_limit_s()), learned.empty() ? "" : "; jobs like it ran ", learned,
+                        ")");
+  }
+  if (learned.empty()) return "unknown: no time limit, and no run of a similar job has ended yet";
+  return absl::StrCat(FormatTimeLimit(p.expected_run_s()), " (no time limit; ", learned, ")");
+}
 
 // "0:1,0:2": a MIG job's instances as GPU:MIG device, for the allocation table.
 std::string MigGpus(const v1::NodeAllocation& node) {
@@ -110,6 +130,12 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Stopping", absl::StrCat("its processes are being stopped; it will end ", StateName(job.stopping_as())));
   }
   if (!job.reason().empty()) Field(out, "Reason", job.reason());
+  if (job.wait_cause() != v1::WAIT_CAUSE_UNSPECIFIED) {
+    // The kind README "Why is my job waiting" lists.
+    std::string kind = v1::WaitCause_Name(job.wait_cause()).substr(std::string("WAIT_CAUSE_").size());
+    std::transform(kind.begin(), kind.end(), kind.begin(), [](char c) { return c == '_' ? '-' : std::tolower(c); });
+    Field(out, "Wait kind", kind);
+  }
   Field(out, "User", spec.user());
   if (!spec.account().empty()) Field(out, "Account", spec.account());
   Field(out, "Queue", spec.queue().empty() ? "(default)" : spec.queue());
@@ -121,6 +147,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   } else {
     Field(out, "Priority", absl::StrCat(spec.priority()));
   }
+  if (job.has_priority()) Field(out, "Expected run", DescribeExpectedRun(job.priority(), spec));
   if (job.attempt() > 0) Field(out, "Attempt", absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
   if (job.held()) Field(out, "Held", "yes: it waits until `gpusched release " + std::to_string(job.id()) + "`");
   if (spec.dependencies_size() > 0) {
@@ -132,6 +159,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Depends on", absl::StrJoin(deps, ", "));
   }
   if (spec.has_requeue()) Field(out, "Requeue", spec.requeue() ? "on node failure" : "never (ends NODE_FAIL)");
+  if (spec.no_spot()) Field(out, "Spot nodes", "never (--no-spot)");
   if (job.details_hidden()) {
     Field(out, "Command", absl::StrCat("(hidden: a job of ", spec.user(), "; only its owner and admins see it)"));
   } else if (spec.argv_size() > 0) {

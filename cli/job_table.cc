@@ -44,7 +44,10 @@ std::string RenderJobTable(const google::protobuf::RepeatedPtrField<v1::Job>& jo
     const std::string priority = job.has_priority() ? absl::StrFormat("%.0f", job.priority().total()) : "";
     table.AddRow({GroupLabel(jobs, first, last), spec.name(), spec.user(), spec.queue(),
                   std::string(StateName(job.state())), priority, GpusLabel(spec.resources()),
-                  FormatPlacement(job.allocation()), FormatElapsed(JobElapsed(job, now)), job.reason()});
+                  FormatPlacement(job.allocation()), FormatElapsed(JobElapsed(job, now)),
+                  // A stopping job's reason is why it stops; its row says that it does.
+                  job.stopping_as() == v1::JOB_STATE_UNSPECIFIED ? job.reason()
+                                                                 : absl::StrCat("stopping: ", job.reason())});
     first = last + 1;
   }
   return table.ToString();

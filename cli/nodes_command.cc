@@ -1,7 +1,9 @@
 #include "cli/nodes_command.h"
 
 #include "cli/errors.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "cli/json_output.h"
 #include "cli/node_detail.h"
 #include "cli/node_table.h"
@@ -83,7 +85,44 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
             << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason()))
             << "\n";
   }
-  return IsProbeDrain(node->drain_reason()) ? kExitFailed : kExitOk;
+  return IsProbeDrain(node->drain_kind()) ? kExitFailed : kExitOk;
+}
+
+// "120s", "2m", "1m30s", or a number of seconds.
+absl::StatusOr<absl::Duration> ParseNotice(const std::string& text) {
+  int64_t seconds = 0;
+  absl::Duration d;
+  if (absl::SimpleAtoi(text, &seconds)) {
+    d = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(text, &d)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--in: \"", text, "\" is not a duration (120s, 2m, 1m30s, or seconds)"));
+  }
+  if (d < absl::ZeroDuration()) return absl::InvalidArgumentError(absl::StrCat("--in: ", text, " is negative"));
+  return d;
+}
+
+absl::StatusOr<int> Interrupt(const NodesOptions& options, CommandContext& cmd) {
+  auto notice = ParseNotice(options.notice);
+  if (!notice.ok()) return notice.status();
+  v1::InterruptNodeRequest request;
+  request.set_node(options.interrupt);
+  request.set_notice_s(absl::ToInt64Seconds(*notice));
+  request.set_reason(options.reason);
+  auto node = cmd.client.InterruptNode(request);
+  if (!node.ok()) return node.status();
+  if (options.json) {
+    if (absl::Status s = PrintJsonLine(cmd.out, *node); !s.ok()) return s;
+    return kExitOk;
+  }
+  cmd.out << "node " << node->info().name() << ": "
+          << (node->drain_reason().empty() ? node->reason() : node->drain_reason()) << "\n";
+  if (node->running_jobs_size() > 0) {
+    cmd.out << "its " << node->running_jobs_size()
+            << " job(s) got SIGTERM with the deadline in GPUSCHED_PREEMPT_NOTICE and go back to the queue as after a "
+               "node failure (submit --requeue)\n";
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -91,6 +130,7 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd) {
   if (!options.drain.empty() || !options.resume.empty()) return ChangeDrain(options, cmd);
   if (!options.probe.empty()) return Probe(options, cmd);
+  if (!options.interrupt.empty()) return Interrupt(options, cmd);
   if (!options.show.empty()) {
     auto node = FetchNode(cmd, options.show);
     if (!node.ok()) return node.status();

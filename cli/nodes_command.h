@@ -15,6 +15,8 @@ struct NodesOptions {
   std::string drain;   // `nodes drain NODE --reason TEXT`
   std::string resume;  // `nodes resume NODE`
   std::string probe;   // `nodes probe NODE [--wait]`
+  std::string interrupt;  // `nodes interrupt NODE --in 120s [--reason TEXT]`
+  std::string notice = "120s";
   bool wait = false;
   absl::Duration wait_timeout = absl::Minutes(15);
   std::string reason;
@@ -25,7 +27,8 @@ struct NodesOptions {
 // With `drain` or `resume`, changes the node and prints one line (or the Node
 // as JSON). With `probe`, has its agent calibrate its links; with `wait`, polls
 // until the figures are in and prints them (exit 1 if the node was drained for
-// them, 2 on timeout).
+// them, 2 on timeout). With `interrupt`, tells the daemon the node is taken
+// back after `notice` (a spot interruption) and prints what becomes of it.
 absl::StatusOr<int> RunNodes(const NodesOptions& options, CommandContext& cmd);
 
 }  // namespace gpusched::cli

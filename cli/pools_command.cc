@@ -1,10 +1,10 @@
 #include "cli/pools_command.h"
 
-#include <algorithm>
-#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "cli/client.h"
 #include "cli/errors.h"
 #include "cli/json_output.h"
@@ -13,50 +13,36 @@
 namespace gpusched::cli {
 namespace {
 
-struct PoolRow {
-  int powered_down = 0, powering_up = 0, up = 0, powering_down = 0, other = 0;
-  int64_t gpus_paid = 0, gpus_used = 0;
-};
+std::string Money(double amount) { return absl::StrFormat("%.2f", amount); }
 
 }  // namespace
 
 absl::StatusOr<int> RunPools(const PoolsOptions& options, CommandContext& cmd) {
-  auto nodes = ListAllNodes(cmd.client);
-  if (!nodes.ok()) return nodes.status();
-  v1::ListNodesResponse pooled;
-  std::map<std::string, PoolRow> pools;
-  for (const v1::Node& node : nodes->nodes()) {
-    if (node.pool().empty()) continue;
-    *pooled.add_nodes() = node;
-    PoolRow& row = pools[node.pool()];
-    const int64_t gpus = node.info().gpus_size();
-    switch (node.state()) {
-      case v1::NODE_STATE_POWERED_DOWN: ++row.powered_down; break;
-      case v1::NODE_STATE_POWERING_UP: ++row.powering_up; break;
-      case v1::NODE_STATE_UP: ++row.up; break;
-      case v1::NODE_STATE_POWERING_DOWN: ++row.powering_down; break;
-      default: ++row.other; break;
-    }
-    if (node.state() != v1::NODE_STATE_POWERED_DOWN) row.gpus_paid += gpus;
-    row.gpus_used += gpus - std::clamp<int64_t>(node.gpus_free(), 0, gpus);
-  }
+  auto pools = cmd.client.ListPools();
+  if (!pools.ok()) return pools.status();
   if (options.json) {
-    if (absl::Status s = PrintJsonLine(cmd.out, pooled); !s.ok()) return s;
+    if (absl::Status s = PrintJsonLine(cmd.out, *pools); !s.ok()) return s;
     return kExitOk;
   }
-  if (pools.empty()) {
+  if (pools->pools().empty()) {
     cmd.out << "no elastic pools ([[pool]] in gpuschedd.toml)\n";
     return kExitOk;
   }
-  Table table({"POOL", "NODES", "POWERED_DOWN", "POWERING_UP", "UP", "POWERING_DOWN", "OTHER", "GPUS-PAID",
-               "GPUS-USED"});
-  for (const auto& [name, r] : pools) {
-    const int total = r.powered_down + r.powering_up + r.up + r.powering_down + r.other;
-    table.AddRow({name, absl::StrCat(total), absl::StrCat(r.powered_down), absl::StrCat(r.powering_up),
-                  absl::StrCat(r.up), absl::StrCat(r.powering_down), absl::StrCat(r.other),
-                  absl::StrCat(r.gpus_paid), absl::StrCat(r.gpus_used)});
+  Table table({"POOL", "CLASS", "NODES", "POWERED_DOWN", "POWERING_UP", "UP", "POWERING_DOWN", "OTHER", "GPUS-PAID",
+               "GPUS-USED", "COST/H", "DEMAND", "HEADROOM"});
+  for (const v1::PoolStatus& p : pools->pools()) {
+    const int total =
+        p.nodes_powered_down() + p.nodes_powering_up() + p.nodes_up() + p.nodes_powering_down() + p.nodes_other();
+    table.AddRow({p.name(), p.elastic() ? p.pool_class() : absl::StrCat(p.pool_class(), ",static"),
+                  absl::StrCat(total), absl::StrCat(p.nodes_powered_down()), absl::StrCat(p.nodes_powering_up()),
+                  absl::StrCat(p.nodes_up()), absl::StrCat(p.nodes_powering_down()), absl::StrCat(p.nodes_other()),
+                  absl::StrCat(p.gpus_paid()), absl::StrCat(p.gpus_used()), Money(p.cost_per_hour()),
+                  absl::StrCat(p.demand_gpus(), "/", absl::FormatDuration(absl::Seconds(p.demand_window_s()))),
+                  absl::StrCat(p.headroom_gpus())});
   }
   cmd.out << table.ToString();
+  cmd.out << "COST/H: GPUs paid x cost_per_gpu_hour; DEMAND: the most GPUs jobs waited for more nodes for, over the "
+             "window; HEADROOM: free GPUs kept on\n";
   return kExitOk;
 }
 

@@ -9,9 +9,10 @@ struct PoolsOptions {
   bool json = false;
 };
 
-// `gpusched pools`: each elastic pool (the pool its nodes' rows name), its
-// nodes by power state and its GPUs paid for (on nodes that are not powered
-// down) and used; --json prints the pools' nodes (a ListNodesResponse).
+// `gpusched pools`: each [[pool]] (Scheduler.ListPools): its class, nodes by
+// power state, GPUs paid for (on nodes that are not powered down) and used,
+// what it costs per hour now, the demand over its window and the headroom
+// it keeps; --json prints the ListPoolsResponse.
 absl::StatusOr<int> RunPools(const PoolsOptions& options, CommandContext& cmd);
 
 }  // namespace gpusched::cli

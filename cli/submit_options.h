@@ -45,6 +45,7 @@ struct SubmitOptions {
   std::optional<std::string> dependency;  // Slurm syntax: afterok:12:13,afterany:14
   bool hold = false;
   bool preflight = false;
+  bool no_spot = false;
   std::optional<std::string> array;  // Slurm syntax: 0-99%8, 1,3,5, 0-30:10
   std::optional<std::string> workdir;
   std::optional<std::string> image;          // run every rank in this container image

@@ -289,6 +289,7 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
   }
   spec.set_hold(options.hold);
   spec.set_preflight(options.preflight);
+  spec.set_no_spot(options.no_spot);
   // The daemon parses it, so that every client gets the same syntax and errors.
   if (options.array.has_value()) {
     if (options.array->empty()) return FlagError("--array", "", "must not be empty");

@@ -1,3 +1,4 @@
+#include "agent/runner/preempt_notice.h"
 #include "agent/runner/job_runner.h"
 
 #include <signal.h>
@@ -300,8 +301,9 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   return job;
 }
 
-void JobRunner::Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt) {
-  KillImpl(job_id, grace, reason, /*answer_unknown=*/true, attempt);
+void JobRunner::Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt,
+                     std::optional<absl::Time> notice_deadline) {
+  KillImpl(job_id, grace, reason, /*answer_unknown=*/true, attempt, notice_deadline);
 }
 
 void JobRunner::KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason) {
@@ -309,12 +311,17 @@ void JobRunner::KillIfRunning(uint64_t job_id, absl::Duration grace, const std::
 }
 
 void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown,
-                         int attempt) {
+                         int attempt, std::optional<absl::Time> notice_deadline) {
   std::optional<v1::JobUpdate> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
+      if (notice_deadline && !it->second.kill_deadline) {
+        if (absl::Status s = WritePreemptNotice(it->second.log_dir, *notice_deadline, absl::Now(), reason); !s.ok()) {
+          log_->warn("job {}: no preemption notice for it: {}", job_id, std::string(s.message()));
+        }
+      }
       BeginKillLocked(it->second, grace, reason);
     } else if (launching_.contains(job_id)) {
       // Starting (or in its preflight): the launch answers, once it knows.

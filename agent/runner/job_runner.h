@@ -89,7 +89,10 @@ class JobRunner {
   // report, or EXITED 0 "not running on <node>", so the daemon can close it.
   // `attempt` is the one the answer is about (LaunchJob.attempt); whatever
   // runs for the job is stopped.
-  void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt = 0);
+  // With `notice_deadline` (a preemption), the job is told first when it
+  // must be gone (preempt_notice.h).
+  void Kill(uint64_t job_id, absl::Duration grace, const std::string& reason, int attempt = 0,
+            std::optional<absl::Time> notice_deadline = std::nullopt);
   // The same without the answer for jobs that are not running.
   void KillIfRunning(uint64_t job_id, absl::Duration grace, const std::string& reason);
   // The daemon renewed the agent's lease (a registration or heartbeat
@@ -174,7 +177,8 @@ class JobRunner {
   void KeepFinalReportLocked(const v1::JobUpdate& report);
   // How a job whose shim is gone ended, from its exits file.
   v1::JobUpdate FinalReport(const Job& job, const ShimExits& exits) const;
-  void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt);
+  void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt,
+                std::optional<absl::Time> notice_deadline = std::nullopt);
   // `fence`: SIGKILL at once, and the report says fenced.
   void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence = false);
   std::vector<v1::JobUpdate> PollLocked(SteadyTime now);

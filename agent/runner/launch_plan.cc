@@ -16,6 +16,7 @@
 #include "agent/runner/exec_path.h"
 #include "agent/runner/job_user.h"
 #include "agent/runner/nccl_hints.h"
+#include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/safe_open.h"
 #include "common/topology/cpu_list.h"
@@ -231,6 +232,7 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   LaunchPlan plan;
   plan.job_log_dir = JobLogDir(context.log_dir, launch.job_id());
   if (absl::Status s = MakeJobLogDir(context.log_dir, launch.job_id(), *identity); !s.ok()) return s;
+  ClearPreemptNotice(plan.job_log_dir);
 
   RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
                              identity->user.shell, context.node_name,      context.advertise_address,

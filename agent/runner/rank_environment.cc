@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/runner/preempt_notice.h"
 
 namespace gpusched::agent {
 namespace {
@@ -93,6 +94,7 @@ std::map<std::string, std::string> RankEnvironment(const v1::LaunchJob& launch, 
   }
   env["GPUSCHED_NODE"] = context.node_name;
   env["GPUSCHED_LOG_DIR"] = context.job_log_dir;
+  env[kPreemptNoticeEnv] = PreemptNoticePath(context.job_log_dir);
   return env;
 }
 

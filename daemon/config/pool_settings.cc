@@ -75,7 +75,7 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   std::vector<absl::string_view> keys = {"name", "nodes", "class", "cost_per_gpu_hour", "min_nodes", "max_nodes",
                                          "resume_timeout", "suspend_timeout", "idle_before_suspend",
                                          "resumes_per_minute", "suspends_per_minute", "headroom",
-                                         "demand_window"};
+                                         "target_utilization", "demand_window"};
   if (!simulated) {
     keys.insert(keys.end(), {"resume_program", "suspend_program", "gpus", "gpu_model", "gpu_memory_mb", "cpus",
                              "memory_mb", "labels"});
@@ -131,6 +131,13 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   pool.resumes_per_minute = static_cast<int>(r.Int("resumes_per_minute", 0, kMaxPerMinute).value_or(0));
   pool.suspends_per_minute = static_cast<int>(r.Int("suspends_per_minute", 0, kMaxPerMinute).value_or(0));
   pool.headroom = ReadNumber(r, "headroom", 10).value_or(0);
+  if (auto u = ReadNumber(r, "target_utilization", 1)) {
+    if (*u > 0 && *u < 0.05) {
+      r.Error(r.LineOf("target_utilization"),
+              absl::StrCat("target_utilization ", *u, " is below 0.05: it would keep 20 times the GPUs in use on"));
+    }
+    pool.target_utilization = *u;
+  }
   if (auto v = ReadDuration(r, "demand_window"); v && *v > 0) pool.demand_window = absl::Seconds(*v);
   if (!simulated) pool.shape = ReadShape(r, r.Find("resume_program") != nullptr);
   top.Absorb(r);

@@ -85,7 +85,7 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 void ClusterState::Refresh(const NodeSlot& slot) {
   scan_[slot.scan_index] = {&slot,           slot.free_mask,      slot.FreeCpus(),  slot.FreeMemMb(),
                             slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.runs_containers,
-                            slot.queue_mask,  slot.generation,   slot.network_ids};
+                            slot.spot,       slot.queue_mask,  slot.generation,   slot.network_ids};
   std::vector<ShareableGpu>& entries = share_entries_[slot.scan_index];
   for (const ShareableGpu& e : entries) share_index_.erase(e);
   entries.clear();
@@ -218,10 +218,11 @@ void ClusterState::SetState(const std::string& name, v1::NodeState state, const 
   Refresh(it->second);
 }
 
-bool ClusterState::SetDrain(const std::string& name, const std::string& reason) {
+bool ClusterState::SetDrain(const std::string& name, const std::string& reason, v1::DrainKind kind) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
   it->second.drain_reason = reason;
+  it->second.drain_kind = reason.empty() ? v1::DRAIN_KIND_NONE : kind;
   Refresh(it->second);
   return true;
 }
@@ -251,6 +252,14 @@ bool ClusterState::SetQueueMask(const std::string& name, uint64_t mask) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
   it->second.queue_mask = mask;
+  Refresh(it->second);
+  return true;
+}
+
+bool ClusterState::SetSpot(const std::string& name, bool spot) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  it->second.spot = spot;
   Refresh(it->second);
   return true;
 }

@@ -80,7 +80,8 @@ struct NodeSlot {
   v1::NodeInfo info;
   topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
   std::string reason;              // why it is not up
-  std::string drain_reason;        // non-empty: drained by an operator
+  std::string drain_reason;        // non-empty: drained, by drain_kind
+  v1::DrainKind drain_kind = v1::DRAIN_KIND_NONE;
   std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
   std::vector<GpuShares> gpu_shares;  // by position; holders only where gpu_owner is kSharedGpuOwner
   uint64_t shareable_mask = 0;  // bit p: the operator lets jobs share the GPU at position p (< 64)
@@ -110,6 +111,8 @@ struct NodeSlot {
   uint64_t queue_mask = ~uint64_t{0};
   // Its agent runs jobs in containers (NodeInfo.containers.runtime).
   bool runs_containers = false;
+  // In a spot pool: the cloud may take it back, so no_spot jobs never go there.
+  bool spot = false;
   // New on every UpsertNode, unique in the process: lets placement caches
   // keyed by node notice a new topology.
   uint64_t generation = 0;
@@ -173,6 +176,7 @@ struct NodeScan {
   int gpu_kind = 0;  // NodeSlot::gpu_kind
   bool up = false;   // NodeSlot::accepts_jobs()
   bool runs_containers = false;  // NodeSlot::runs_containers
+  bool spot = false;             // NodeSlot::spot
   uint64_t queue_mask = ~uint64_t{0};
   uint64_t generation = 0;                  // NodeSlot::generation
   std::array<int, 3> network_ids{-1, -1, -1};  // NodeSlot::network_ids
@@ -196,7 +200,8 @@ class ClusterState {
   void UpsertNode(const v1::NodeInfo& info);
   void SetState(const std::string& name, v1::NodeState state, const std::string& reason);
   // Drains the node (non-empty reason) or resumes it (empty); false when unknown.
-  bool SetDrain(const std::string& name, const std::string& reason);
+  // An empty reason lifts the drain (its kind becomes NONE).
+  bool SetDrain(const std::string& name, const std::string& reason, v1::DrainKind kind);
   // The jobs the node's agent was told to kill as it registered, replacing
   // any earlier set; and one of them reported gone (false when it was not
   // awaited).
@@ -207,6 +212,8 @@ class ClusterState {
   void AddUnconfirmedKill(const std::string& name, uint64_t job_id);
   // Which queues may use the node (NodeSlot::queue_mask); false when unknown.
   bool SetQueueMask(const std::string& name, uint64_t mask);
+  // Whether the node is spot capacity (NodeSlot::spot); false when unknown.
+  bool SetSpot(const std::string& name, bool spot);
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }

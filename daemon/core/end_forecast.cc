@@ -24,10 +24,12 @@ absl::Time EndForecast::EndOf(const v1::Job& job, Which which) const {
 }
 
 absl::Duration EndForecast::Run(const v1::JobSpec& spec, bool mean) const {
+  return Run(spec, history_.Estimate(spec), mean);
+}
+
+absl::Duration EndForecast::Run(const v1::JobSpec& spec, const RuntimeEstimate& estimate, bool mean) {
   absl::Duration expected = spec.time_limit_s() > 0 ? absl::Seconds(spec.time_limit_s()) : absl::InfiniteDuration();
-  if (const RuntimeEstimate e = history_.Estimate(spec); e.known()) {
-    expected = std::min(expected, mean ? e.mean : e.typical);
-  }
+  if (estimate.known()) expected = std::min(expected, mean ? estimate.mean : estimate.typical);
   return expected;
 }
 

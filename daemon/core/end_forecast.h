@@ -32,6 +32,8 @@ class EndForecast {
   // typical run of jobs like it if shorter; InfiniteDuration if neither.
   // `mean`: the history's mean instead of its median (weighing costs).
   absl::Duration Run(const v1::JobSpec& spec, bool mean = false) const;
+  // The same from an estimate the caller has already.
+  static absl::Duration Run(const v1::JobSpec& spec, const RuntimeEstimate& estimate, bool mean = false);
   // Whether `job`, started now, is gone by `when`: by its time limit, or
   // (`trust_estimates`) by the high end of its estimated run time.
   bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;

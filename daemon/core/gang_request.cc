@@ -26,6 +26,7 @@ GangRequest ToGangRequest(const v1::JobSpec& spec) {
     g.user = spec.user();
   }
   g.in_container = spec.has_container();
+  g.no_spot = spec.no_spot();
   g.topology = spec.topology() == v1::TOPOLOGY_MODE_UNSPECIFIED ? v1::TOPOLOGY_MODE_PREFER : spec.topology();
   return g;
 }

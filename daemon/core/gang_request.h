@@ -36,6 +36,8 @@ struct GangRequest {
   // The job runs in a container image: only nodes whose agent runs
   // containers (NodeSlot::runs_containers).
   bool in_container = false;
+  // Never on spot nodes (NodeSlot::spot): the job's own no_spot, or its queue's.
+  bool no_spot = false;
 
   // MIG instances of this profile (lower case) instead of GPUs: total_gpus
   // of them on one node (v1::Resources.mig_profile).

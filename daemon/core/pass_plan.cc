@@ -2,6 +2,24 @@
 
 namespace gpusched::core {
 
+v1::WaitCause ToProto(WaitCause cause) {
+  switch (cause) {
+    case WaitCause::kHeld: return v1::WAIT_CAUSE_HELD;
+    case WaitCause::kArrayLimit: return v1::WAIT_CAUSE_ARRAY_LIMIT;
+    case WaitCause::kDependency: return v1::WAIT_CAUSE_DEPENDENCY;
+    case WaitCause::kQueueLimit: return v1::WAIT_CAUSE_QUEUE_LIMIT;
+    case WaitCause::kBlocked: return v1::WAIT_CAUSE_BLOCKED;
+    case WaitCause::kReserved: return v1::WAIT_CAUSE_RESERVED;
+    case WaitCause::kBehindReservation: return v1::WAIT_CAUSE_BEHIND_RESERVATION;
+    case WaitCause::kMayBePassed: return v1::WAIT_CAUSE_MAY_BE_PASSED;
+    case WaitCause::kCannotStart: return v1::WAIT_CAUSE_CANNOT_START;
+    case WaitCause::kBetterPlacement: return v1::WAIT_CAUSE_BETTER_PLACEMENT;
+    case WaitCause::kPreempting: return v1::WAIT_CAUSE_PREEMPTING;
+    case WaitCause::kInternalError: return v1::WAIT_CAUSE_INTERNAL_ERROR;
+  }
+  return v1::WAIT_CAUSE_UNSPECIFIED;
+}
+
 const PlannedStart* PassPlan::StartOf(uint64_t job_id) const {
   for (const PlannedStart& s : starts) {
     if (s.job_id == job_id) return &s;

@@ -32,6 +32,9 @@ enum class WaitCause {
   kInternalError,      // the accounting refused the placement: a bug, logged
 };
 
+// The kind as the API shows it (Job.wait_cause).
+v1::WaitCause ToProto(WaitCause cause);
+
 inline constexpr absl::string_view kHeldReason = "held: waits until released (gpusched release)";
 
 struct PlannedStart {

@@ -29,7 +29,7 @@ std::string ShapeKey(const GangRequest& r) {
                       "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
                       r.queue_bit, "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb, "/", r.gpu_sharing,
                       // An MPS GPU's answer for one user is not another's.
-                      "/", r.user, "/", r.mig_profile, "/", r.in_container);
+                      "/", r.user, "/", r.mig_profile, "/", r.in_container, "/", r.no_spot);
 }
 
 PassPlanner::PassPlanner(PassInputs inputs)

@@ -33,6 +33,9 @@ SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
     options_.queues = QueuePolicy::Default();
     options_.queues.Compile().IgnoreError();
   }
+  for (const PoolSpec& pool : options_.pools) {
+    if (pool.pool_class == PoolClass::kSpot) spot_nodes_.insert(pool.nodes.begin(), pool.nodes.end());
+  }
   AdoptPoolNodes();
 }
 
@@ -42,6 +45,7 @@ GangRequest SchedulerCore::RequestForSpec(const v1::JobSpec& spec) const {
   // A queue that is gone from the settings (daemon restarted with others):
   // its jobs may still use any node rather than none.
   if (queue >= 0) req.queue_bit = uint64_t{1} << queue;
+  if (const QueueSpec* q = options_.queues.Find(spec.queue()); q != nullptr && !q->spot) req.no_spot = true;
   return req;
 }
 
@@ -50,6 +54,7 @@ void SchedulerCore::UpsertNode(const v1::NodeInfo& info) {
   const NodeSlot* slot = cluster_.Find(info.name());
   // Queue membership reads the node's labels as registered.
   cluster_.SetQueueMask(info.name(), options_.queues.NodeMask(slot->info));
+  cluster_.SetSpot(info.name(), spot_nodes_.contains(info.name()));
 }
 
 GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
@@ -68,7 +73,11 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (const auto& [id, state] : ended) ended_[id] = state;
   for (const v1::Node& node : nodes) {
     UpsertNode(node.info());
-    cluster_.SetDrain(node.info().name(), node.drain_reason());
+    // Rows stored before drains had a kind say it only in their text.
+    cluster_.SetDrain(node.info().name(), node.drain_reason(),
+                      node.drain_kind() != v1::DRAIN_KIND_NONE ? node.drain_kind()
+                                                               : LegacyDrainKind(node.drain_reason()));
+    if (node.has_reclaim_at()) reclaim_at_[node.info().name()] = FromProtoTime(node.reclaim_at());
     if (pool_of_.contains(node.info().name()) && IsPowerState(node.state())) {
       // Picks up where it was: a boot keeps its timeout running, and a
       // suspend whose outcome was lost with the daemon runs again.
@@ -78,6 +87,13 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
       if (node.state() == v1::NODE_STATE_POWERING_DOWN) suspend_again_.insert(node.info().name());
       continue;
     }
+    if (node.state() == v1::NODE_STATE_POWERED_DOWN || node.state() == v1::NODE_STATE_POWERING_DOWN) {
+      // Powered down by a pool that is gone from the settings: still off,
+      // not failed. Its agent brings it back up if someone starts it.
+      cluster_.SetState(node.info().name(), v1::NODE_STATE_POWERED_DOWN,
+                        "powered down, and in no [[pool]] now: start it by hand, its agent brings it back");
+      continue;
+    }
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
                       "waiting for its agent to reconnect after a daemon restart");
@@ -85,6 +101,13 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   }
   for (v1::Job& job : unfinished) {
     if (job.has_array()) array_sizes_[job.array().array_id()] = job.array().count();
+    if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED && absl::StartsWith(job.reason(), kStoppingPrefix)) {
+      // Stored before stop causes: the reason carried both.
+      job.set_reason(job.reason().substr(kStoppingPrefix.size()));
+      if (job.stop_cause() == v1::STOP_CAUSE_UNSPECIFIED && absl::StartsWith(job.reason(), kPreflightFailedPrefix)) {
+        job.set_stop_cause(v1::STOP_CAUSE_PREFLIGHT_FAILED);
+      }
+    }
     ActiveJob a{std::move(job), {}};
     const uint64_t id = a.job.id();
     if (a.job.state() != v1::JOB_STATE_PENDING) {
@@ -283,13 +306,15 @@ v1::NodeInfo SchedulerCore::WithConfiguredNetwork(v1::NodeInfo info) const {
 absl::StatusOr<v1::Node> SchedulerCore::DrainNode(const std::string& node, const std::string& reason, Effects& fx) {
   if (reason.empty()) return absl::InvalidArgumentError("reason: a drain needs a reason, shown until it is resumed");
   if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes); !s.ok()) return s;
-  if (!cluster_.SetDrain(node, reason)) return absl::NotFoundError(absl::StrCat("no node ", node));
+  if (!cluster_.SetDrain(node, reason, v1::DRAIN_KIND_OPERATOR)) {
+    return absl::NotFoundError(absl::StrCat("no node ", node));
+  }
   WriteNode(node, fx);
   return NodeView(*cluster_.Find(node));
 }
 
 absl::StatusOr<v1::Node> SchedulerCore::ResumeNode(const std::string& node, Effects& fx) {
-  if (!cluster_.SetDrain(node, "")) return absl::NotFoundError(absl::StrCat("no node ", node));
+  if (!cluster_.SetDrain(node, "", v1::DRAIN_KIND_NONE)) return absl::NotFoundError(absl::StrCat("no node ", node));
   WriteNode(node, fx);
   return NodeView(*cluster_.Find(node));
 }
@@ -333,7 +358,8 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   ack.set_node(name);
   if (new_calibration) JudgeCalibration(name, fx);
   if (registration.probe_pending()) {
-    SetProbeDrain(name, absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"),
+    SetProbeDrain(name, v1::DRAIN_KIND_LINK_PROBE,
+                  absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"),
                   fx);
   }
 
@@ -503,10 +529,12 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
       // job goes back to the queue (ShouldRequeue) to be placed elsewhere.
-      SetProbeDrain(node, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", message), fx);
+      SetProbeDrain(node, v1::DRAIN_KIND_PREFLIGHT, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", message),
+                    fx);
       for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
         if (part.node() == node) part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
       }
+      if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) a.job.set_stop_cause(v1::STOP_CAUSE_PREFLIGHT_FAILED);
       NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", message),
                  v1::JOB_STATE_NODE_FAIL, fx);
       break;
@@ -545,20 +573,26 @@ void SchedulerCore::NodeExited(ActiveJob& a, const std::string& node, int exit_c
   Finish(a, fx);
 }
 
-void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx) {
+void SchedulerCore::BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx,
+                              std::optional<StopNotice> notice) {
   a.job.set_stopping_as(final_state);
   for (const auto& [node, p] : a.progress) {
-    if (!p.exited) fx.agent_commands.push_back({node, KillMessage(a.job.id(), a.job.attempt(), reason)});
+    if (!p.exited) fx.agent_commands.push_back({node, KillMessage(a.job.id(), a.job.attempt(), reason, notice)});
   }
   Transition(a, a.job.state(), absl::StrCat(kStoppingPrefix, reason), fx);
+  a.job.set_reason(reason);  // the event says it stops; the job's stopping_as does
+  Touch(a, fx);
 }
 
-v1::DaemonMessage SchedulerCore::KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason) const {
+v1::DaemonMessage SchedulerCore::KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason,
+                                             std::optional<StopNotice> notice) const {
   v1::DaemonMessage msg;
-  msg.mutable_kill()->set_job_id(job_id);
-  msg.mutable_kill()->set_grace_ms(absl::ToInt64Milliseconds(options_.kill_grace));
-  msg.mutable_kill()->set_reason(reason);
-  msg.mutable_kill()->set_attempt(attempt);
+  v1::KillJob& kill = *msg.mutable_kill();
+  kill.set_job_id(job_id);
+  kill.set_grace_ms(absl::ToInt64Milliseconds(notice ? notice->grace : options_.kill_grace));
+  kill.set_reason(reason);
+  kill.set_attempt(attempt);
+  if (notice) kill.set_notice_deadline_unix_ms(absl::ToUnixMillis(notice->deadline));
   return msg;
 }
 
@@ -572,11 +606,11 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
     final_state = a.job.exit_code() == 0 ? v1::JOB_STATE_COMPLETED : v1::JOB_STATE_FAILED;
   }
   std::string reason = a.job.reason();
-  if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
   if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
   cluster_.Release(a.job.id(), a.job.allocation());
   limits_.Charge(a.job, -1);
   a.job.clear_stopping_as();
+  a.job.clear_stop_cause();
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   Transition(a, final_state, reason, fx);
@@ -593,6 +627,7 @@ void SchedulerCore::Tick(Effects& fx) {
   const absl::Time now = clock_.Now();
   CheckNodeLiveness(now, fx);
   CheckBoots(now, fx);
+  CheckReclaims(now, fx);
   std::vector<uint64_t> expired;
   for (uint64_t id : placed_) {
     const ActiveJob& a = active_.at(id);
@@ -668,7 +703,9 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
   }
   for (const auto& [id, reason] : plan.cancels) EndPending(*pending.at(id), v1::JOB_STATE_CANCELLED, reason, fx);
   for (const PlannedPreemption& p : plan.preemptions) {
-    for (uint64_t victim : p.victims) BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx);
+    // Told when they must be gone, so that they can checkpoint first.
+    const StopNotice notice{options_.kill_grace, clock_.Now() + options_.kill_grace};
+    for (uint64_t victim : p.victims) BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
     preempting_[p.job_id] = p.victims;
   }
   for (const PlannedWait& w : plan.waits) {
@@ -679,7 +716,7 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
       *a.job.mutable_estimated_start_time() = ToProtoTime(*w.estimated_start);
       Touch(a, fx);
     }
-    SetWaitReason(a, w.reason, fx);
+    SetWaitReason(a, ToProto(w.cause), w.reason, fx);
   }
   for (const std::string& error : plan.internal_errors) fx.internal_errors.push_back(error);
   // The planner left the starts taken in the cluster: they are charged to
@@ -765,15 +802,17 @@ void SchedulerCore::ClearEstimatedStart(ActiveJob& a, Effects& fx) {
   Touch(a, fx);
 }
 
-void SchedulerCore::SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx) {
-  if (a.job.reason() == reason) return;
+void SchedulerCore::SetWaitReason(ActiveJob& a, v1::WaitCause cause, const std::string& reason, Effects& fx) {
+  if (a.job.reason() == reason && a.job.wait_cause() == cause) return;
   a.job.set_reason(reason);
+  a.job.set_wait_cause(cause);
   Touch(a, fx);
 }
 
 void SchedulerCore::Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
   a.job.set_state(state);
   a.job.set_reason(reason);
+  a.job.clear_wait_cause();  // until a pass says why it waits
   v1::JobEvent& event = fx.events.emplace_back();
   event.set_job_id(a.job.id());
   *event.mutable_time() = ToProtoTime(clock_.Now());
@@ -825,6 +864,7 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   node.set_state(slot.state);
   node.set_reason(slot.reason);
   node.set_drain_reason(slot.drain_reason);
+  node.set_drain_kind(slot.drain_kind);
   for (uint64_t id : slot.unconfirmed_kills) node.add_unconfirmed_kills(id);
   if (const PoolSpec* pool = PoolOf(slot.info.name())) node.set_pool(pool->name);
   if (auto since = power_since_.find(slot.info.name()); since != power_since_.end() && IsPowerState(slot.state)) {
@@ -832,6 +872,9 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   }
   if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
     *node.mutable_last_seen() = ToProtoTime(seen->second);
+  }
+  if (auto at = reclaim_at_.find(slot.info.name()); at != reclaim_at_.end()) {
+    *node.mutable_reclaim_at() = ToProtoTime(at->second);
   }
   SetUsage(slot, node);
   return node;

@@ -160,6 +160,20 @@ class SchedulerCore {
   // the node is drained when it falls short (probe_verdict.h), or the
   // probe's own drain is lifted when it passes. Judged once (Judged).
   void NodeProbed(const std::string& node, const v1::NodeProbe& probe, Effects& fx);
+  // A spot interruption (scheduler_core_spot.cc): the node is taken back
+  // `notice` from now. It is drained; every gang with a part there is
+  // stopped at once, SIGTERM telling it the deadline (KillJob's
+  // notice_deadline) and SIGKILL shortly before it, and goes back to the
+  // queue by its node-failure rules (JobSpec.requeue, the queue's
+  // requeue_on_node_fail). At the deadline (Tick) a pool node powers down,
+  // through its pool's suspend program where it has one, and its pool may
+  // resume another for the jobs that wait. A second notice can only bring
+  // the deadline forward. NotFound for an unknown node, FailedPrecondition
+  // for one powered down or powering down; a booting node is taken back at
+  // once.
+  absl::StatusOr<v1::Node> InterruptNode(const std::string& node, absl::Duration notice, const std::string& reason,
+                                         Effects& fx);
+  static constexpr absl::Duration kMaxInterruptNotice = absl::Hours(1);
 
   void AgentRegistered(const v1::RegisterNode& registration, Effects& fx, v1::RegisterAck& ack);
   // False when the node is DOWN (its gangs were given up on) or unknown: its
@@ -192,6 +206,8 @@ class SchedulerCore {
   // Up to `limit` nodes in name order, from the first named after `after`.
   std::vector<v1::Node> NodesAfter(const std::string& after, size_t limit) const;
   std::optional<v1::Node> FindNode(const std::string& name) const;
+  // Each [[pool]] as it stands: nodes by state, GPUs paid and used, demand.
+  std::vector<v1::PoolStatus> Pools() const;
   const ClusterState& cluster() const { return cluster_; }
   // Every pending job's rank as of the last pass (never persisted), in
   // queue-key order; PriorityOf looks one up (linear: for tests and tools).
@@ -206,12 +222,13 @@ class SchedulerCore {
   RuntimeEstimate EstimateRunTime(const v1::JobSpec& spec) const { return runtime_history_.Estimate(spec); }
 
  private:
-  // While a gang stops, its reason reads "stopping: <why>"; the end state
-  // keeps just <why>. Kept in the persisted reason so that it survives a restart.
+  // The event of a gang that begins to stop reads "stopping: <why>"; the
+  // job's reason is <why> (stopping_as says it stops). Rows stored before
+  // had the prefix in the reason too: Restore takes it off.
   static constexpr absl::string_view kStoppingPrefix = "stopping: ";
-  // The reason of a gang stopped because a node failed its preflight
-  // (StoppedByPreflightBeforeStart). Read from the persisted reason, so that
-  // a restart keeps it.
+  // How the reason of a gang stopped by a failed preflight begins (its
+  // stop_cause is PREFLIGHT_FAILED); Restore reads it only from rows stored
+  // before stop causes.
   static constexpr absl::string_view kPreflightFailedPrefix = "preflight failed on ";
 
   struct NodeProgress {
@@ -225,9 +242,17 @@ class SchedulerCore {
 
   void Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
   void Touch(const ActiveJob& a, Effects& fx) { fx.jobs[a.job.id()] = a.job; }
-  void BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx);
-  // SIGTERM, the configured grace, SIGKILL for `attempt` of the job.
-  v1::DaemonMessage KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason) const;
+  // A preemption tells the job when it must be gone (KillJob's
+  // notice_deadline): `grace` until SIGKILL, the deadline a little later.
+  struct StopNotice {
+    absl::Duration grace;
+    absl::Time deadline;
+  };
+  void BeginStop(ActiveJob& a, v1::JobState final_state, const std::string& reason, Effects& fx,
+                 std::optional<StopNotice> notice = std::nullopt);
+  // SIGTERM, the configured grace (or the notice's), SIGKILL for `attempt` of the job.
+  v1::DaemonMessage KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason,
+                                std::optional<StopNotice> notice = std::nullopt) const;
   // `stop_as` is the end state if this exit is the first sign of trouble.
   void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
                   v1::JobState stop_as, Effects& fx);
@@ -282,7 +307,7 @@ class SchedulerCore {
   void WriteNode(const std::string& name, Effects& fx) const;
   // A job started or ended on the node: its usage changed, not its row.
   void NoteUsage(const std::string& name, Effects& fx) const;
-  void SetWaitReason(ActiveJob& a, const std::string& reason, Effects& fx);
+  void SetWaitReason(ActiveJob& a, v1::WaitCause cause, const std::string& reason, Effects& fx);
   void ClearEstimatedStart(ActiveJob& a, Effects& fx);
   void CheckNodeLiveness(absl::Time now, Effects& fx);
   // Elastic pools (scheduler_core_power.cc). Their nodes that never
@@ -292,6 +317,11 @@ class SchedulerCore {
   // has idled long enough, and tells the jobs that wait for a boot.
   void PlanPower(const PassPlan& plan, const Ranked& ranked, Effects& fx);
   void CheckBoots(absl::Time now, Effects& fx);
+  // Spot nodes whose interruption deadline passed are taken back.
+  void CheckReclaims(absl::Time now, Effects& fx);
+  // Powers `nodes` of pool `p` down with its suspend program.
+  void RequestSuspend(int p, const std::vector<std::string>& nodes, const std::function<std::string(const std::string&)>& why,
+                      Effects& fx);
   void SetPowerState(const std::string& node, v1::NodeState state, const std::string& reason, Effects& fx);
   // Notes that `node` goes from its current state to `to` (Effects::power_transitions).
   void NotePowerTransition(const std::string& node, v1::NodeState to, const std::string& reason, Effects& fx) const;
@@ -299,10 +329,10 @@ class SchedulerCore {
   // "waiting for gpu[017-020] to boot (resume started 40 s ago, timeout 10:00)"
   std::string BootWaitReason(const std::vector<std::string>& nodes) const;
   void FailJobsOn(const std::string& node, const std::string& why, Effects& fx);
-  // Drains the node with `reason` (one of probe_verdict.h's prefixes first),
-  // or lifts the probe's or a preflight's drain (reason empty); an
-  // operator's drain is left as it is.
-  void SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx);
+  // Drains the node with `reason` as `kind` (LINK_PROBE or PREFLIGHT), or
+  // lifts the probe's or a preflight's drain (reason empty); anyone else's
+  // drain (an operator's, a spot interruption's) is left as it is.
+  void SetProbeDrain(const std::string& node, v1::DrainKind kind, const std::string& reason, Effects& fx);
   // Whether `probe` is the calibration the node has, already judged. A
   // calibration is judged once: the same one again (an agent's registration
   // carries its last one) changes nothing, so that it neither undoes an
@@ -355,6 +385,12 @@ class SchedulerCore {
   DemandWindow demand_;
   // Nodes restored POWERING_DOWN: their suspend runs again (its outcome was lost).
   std::set<std::string> suspend_again_;
+  // The GPUs in use on each pool's nodes, pass by pass (target_utilization).
+  std::vector<DemandWindow> in_use_;
+  // Nodes of spot pools (NodeSlot::spot), elastic or not.
+  std::set<std::string> spot_nodes_;
+  // Spot-interrupted nodes: when each is taken back (Node.reclaim_at).
+  std::map<std::string, absl::Time> reclaim_at_;
 };
 
 }  // namespace gpusched::core

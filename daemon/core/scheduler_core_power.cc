@@ -52,6 +52,7 @@ const PoolSpec* SchedulerCore::PoolOf(const std::string& node) const {
 void SchedulerCore::AdoptPoolNodes() {
   resumed_.assign(options_.pools.size(), {});
   suspended_.assign(options_.pools.size(), {});
+  in_use_.assign(options_.pools.size(), {});
   for (int p = 0; p < static_cast<int>(options_.pools.size()); ++p) {
     const PoolSpec& pool = options_.pools[p];
     if (!pool.elastic()) continue;
@@ -153,7 +154,7 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
     ActiveJob& a = *by_id.at(gang.job_id);
     const std::string reason = BootWaitReason(gang.waits_for);
     ClearEstimatedStart(a, fx);
-    SetWaitReason(a, reason, fx);
+    SetWaitReason(a, v1::WAIT_CAUSE_BOOTING, reason, fx);
     for (const std::string& name : gang.to_resume) {
       PowerRequest& request = resumes[pool_of_.at(name)];
       if (request.jobs.empty() || request.jobs.back().job_id != gang.job_id) {
@@ -163,12 +164,15 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
   }
   for (const auto& [job_id, why] : boots.refused) {
     ActiveJob& a = *by_id.at(job_id);
-    SetWaitReason(a, absl::StrCat(a.job.reason(), "; ", why), fx);
+    SetWaitReason(a, a.job.wait_cause(), absl::StrCat(a.job.reason(), "; ", why), fx);
   }
   std::vector<int64_t> keep_free(pools, 0);
   for (size_t p = 0; p < pools; ++p) {
     const PoolSpec& pool = options_.pools[p];
-    keep_free[p] = HeadroomTarget(pool, demand_, now);
+    const int64_t used = GpusInUse(cluster_, pool);
+    in_use_[p].Add(now, used);
+    in_use_[p].Forget(now, pool.demand_window);
+    keep_free[p] = std::max(HeadroomTarget(pool, demand_, now), UtilizationTarget(pool, in_use_[p], used, now));
     if (keep_free[p] == 0) continue;
     const std::vector<std::string> ahead =
         HeadroomResumes(cluster_, pool, keep_free[p], FreeOrComing(cluster_, pool, wanted),
@@ -176,7 +180,7 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
     for (const std::string& name : ahead) {
       SetPowerState(name, v1::NODE_STATE_POWERING_UP,
                     absl::StrCat("powering up: headroom for ", keep_free[p], " free GPUs (",
-                                 absl::FormatDuration(pool.demand_window), " of demand)"),
+                                 absl::FormatDuration(pool.demand_window), " of demand and use)"),
                     fx);
       resumed_[p].push_back(now);
       resumes[static_cast<int>(p)].nodes.push_back(name);
@@ -200,21 +204,29 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
     if (slot != nullptr && slot->state == v1::NODE_STATE_POWERING_DOWN) suspends[pool_of_.at(name)].push_back(name);
   }
   suspend_again_.clear();
-  for (auto& [p, nodes] : suspends) {
-    const PoolSpec& pool = options_.pools[p];
-    PowerRequest request{PowerRequest::Kind::kSuspend, next_power_request_++, pool.name, pool.suspend_program,
-                         pool.suspend_timeout, {}, {}};
-    for (const std::string& name : nodes) {
-      const absl::Time idle = idle_since_.contains(name) ? idle_since_.at(name) : now;
-      SetPowerState(name, v1::NODE_STATE_POWERING_DOWN,
-                    absl::StrCat("powering down: idle for ", Seconds(absl::Trunc(now - idle, absl::Seconds(1)))),
-                    fx);
-      suspended_[p].push_back(now);
-      power_request_of_[name] = request.id;
-      request.nodes.push_back(name);
-    }
-    fx.power_requests.push_back(std::move(request));
+  for (const auto& [p, nodes] : suspends) {
+    RequestSuspend(
+        p, nodes,
+        [&](const std::string& name) {
+          const absl::Time idle = idle_since_.contains(name) ? idle_since_.at(name) : now;
+          return absl::StrCat("powering down: idle for ", Seconds(absl::Trunc(now - idle, absl::Seconds(1))));
+        },
+        fx);
   }
+}
+
+void SchedulerCore::RequestSuspend(int p, const std::vector<std::string>& nodes,
+                                   const std::function<std::string(const std::string&)>& why, Effects& fx) {
+  const PoolSpec& pool = options_.pools[p];
+  PowerRequest request{PowerRequest::Kind::kSuspend, next_power_request_++, pool.name, pool.suspend_program,
+                       pool.suspend_timeout, {}, {}};
+  for (const std::string& name : nodes) {
+    SetPowerState(name, v1::NODE_STATE_POWERING_DOWN, why(name), fx);
+    suspended_[p].push_back(clock_.Now());
+    power_request_of_[name] = request.id;
+    request.nodes.push_back(name);
+  }
+  fx.power_requests.push_back(std::move(request));
 }
 
 void SchedulerCore::PowerProgramEnded(const PowerRequest& request, const absl::Status& outcome, Effects& fx) {
@@ -228,7 +240,8 @@ void SchedulerCore::PowerProgramEnded(const PowerRequest& request, const absl::S
                     absl::StrCat("resume failed: ", outcome.message()), fx);
     } else if (!resume && slot->state == v1::NODE_STATE_POWERING_DOWN) {
       if (outcome.ok()) {
-        SetPowerState(name, v1::NODE_STATE_POWERED_DOWN, "powered down: idle (suspend program done)", fx);
+        SetPowerState(name, v1::NODE_STATE_POWERED_DOWN,
+                      absl::StrCat("powered down: suspend program done (", slot->reason, ")"), fx);
         last_seen_.erase(name);
       } else {
         // It may still run: it takes work again once its agent is heard.
@@ -255,6 +268,44 @@ void SchedulerCore::CheckBoots(absl::Time now, Effects& fx) {
                                FormatTimeLimit(absl::ToInt64Seconds(timeout))),
                   fx);
   }
+}
+
+
+std::vector<v1::PoolStatus> SchedulerCore::Pools() const {
+  const absl::Time now = clock_.Now();
+  std::vector<v1::PoolStatus> out;
+  for (size_t p = 0; p < options_.pools.size(); ++p) {
+    const PoolSpec& pool = options_.pools[p];
+    v1::PoolStatus& s = out.emplace_back();
+    s.set_name(pool.name);
+    s.set_pool_class(std::string(PoolClassName(pool.pool_class)));
+    s.set_cost_per_gpu_hour(pool.cost_per_gpu_hour);
+    s.set_min_nodes(pool.min_nodes);
+    s.set_max_nodes(pool.max_nodes);
+    s.set_elastic(pool.elastic());
+    for (const std::string& name : pool.nodes) {
+      const NodeSlot* slot = cluster_.Find(name);
+      const v1::NodeState state = slot == nullptr ? v1::NODE_STATE_DOWN : slot->state;
+      switch (state) {
+        case v1::NODE_STATE_POWERED_DOWN: s.set_nodes_powered_down(s.nodes_powered_down() + 1); break;
+        case v1::NODE_STATE_POWERING_UP: s.set_nodes_powering_up(s.nodes_powering_up() + 1); break;
+        case v1::NODE_STATE_UP: s.set_nodes_up(s.nodes_up() + 1); break;
+        case v1::NODE_STATE_POWERING_DOWN: s.set_nodes_powering_down(s.nodes_powering_down() + 1); break;
+        default: s.set_nodes_other(s.nodes_other() + 1); break;
+      }
+      if (slot == nullptr || state == v1::NODE_STATE_POWERED_DOWN) continue;
+      s.set_gpus_paid(s.gpus_paid() + slot->gpu_count);
+      s.set_gpus_used(s.gpus_used() + slot->gpu_count - slot->FreeGpus());
+    }
+    s.set_cost_per_hour(static_cast<double>(s.gpus_paid()) * pool.cost_per_gpu_hour);
+    s.set_demand_gpus(demand_.Peak(now, pool.demand_window));
+    s.set_demand_window_s(absl::ToInt64Seconds(pool.demand_window));
+    if (p < in_use_.size()) {
+      s.set_headroom_gpus(std::max(HeadroomTarget(pool, demand_, now),
+                                   UtilizationTarget(pool, in_use_[p], GpusInUse(cluster_, pool), now)));
+    }
+  }
+  return out;
 }
 
 }  // namespace gpusched::core

@@ -23,7 +23,8 @@ absl::StatusOr<v1::Node> SchedulerCore::ProbeNode(const std::string& node, Effec
   v1::DaemonMessage msg;
   msg.mutable_probe()->set_reason("asked by an operator (gpusched nodes probe)");
   fx.agent_commands.push_back({node, std::move(msg)});
-  SetProbeDrain(node, absl::StrCat(kProbeDrainPrefix, "measuring links (gpusched nodes probe)"), fx);
+  SetProbeDrain(node, v1::DRAIN_KIND_LINK_PROBE, absl::StrCat(kProbeDrainPrefix, "measuring links (gpusched nodes probe)"),
+                fx);
   return NodeView(*cluster_.Find(node));
 }
 
@@ -45,14 +46,17 @@ bool SchedulerCore::Judged(const NodeSlot& slot, const v1::NodeProbe& probe) {
 void SchedulerCore::JudgeCalibration(const std::string& node, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   const std::string failure = CalibrationFailure(slot->topology, slot->info.probe(), options_.probe.drain_below);
-  SetProbeDrain(node, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
+  SetProbeDrain(node, v1::DRAIN_KIND_LINK_PROBE, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
 }
 
-void SchedulerCore::SetProbeDrain(const std::string& node, const std::string& reason, Effects& fx) {
+void SchedulerCore::SetProbeDrain(const std::string& node, v1::DrainKind kind, const std::string& reason,
+                                  Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr) return;
-  if ((!slot->drain_reason.empty() && !IsProbeDrain(slot->drain_reason)) || reason == slot->drain_reason) return;
-  cluster_.SetDrain(node, reason);
+  // Someone else's drain (an operator's, a spot interruption's) outlives any measurement.
+  if (slot->drain_kind != v1::DRAIN_KIND_NONE && !IsProbeDrain(slot->drain_kind)) return;
+  if (reason == slot->drain_reason && (reason.empty() || kind == slot->drain_kind)) return;
+  cluster_.SetDrain(node, reason, kind);
   WriteNode(node, fx);
 }
 

@@ -58,6 +58,8 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
   if (a.job.attempt() >= options_.queues.max_requeues) return false;
   switch (a.job.stopping_as()) {
     case v1::JOB_STATE_PREEMPTED: {
+      // Its node was taken back, not its GPUs given to a higher tier.
+      if (a.job.stop_cause() == v1::STOP_CAUSE_SPOT_INTERRUPTION) return options_.queues.RequeuesOnNodeFail(a.job.spec());
       const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
       return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
     }
@@ -69,21 +71,21 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
 }
 
 bool SchedulerCore::StoppedByPreflightBeforeStart(const ActiveJob& a) {
-  if (!absl::StartsWith(a.job.reason(), absl::StrCat(kStoppingPrefix, kPreflightFailedPrefix))) return false;
+  if (a.job.stop_cause() != v1::STOP_CAUSE_PREFLIGHT_FAILED) return false;
   // Where another node's part had started, the job has run, however briefly:
   // its own requeue setting decides.
   return std::none_of(a.progress.begin(), a.progress.end(), [](const auto& p) { return p.second.started; });
 }
 
 void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
-  std::string reason = a.job.reason();
-  if (absl::StartsWith(reason, kStoppingPrefix)) reason = reason.substr(kStoppingPrefix.size());
+  const std::string reason = a.job.reason();
   cluster_.Release(a.job.id(), a.job.allocation());
   limits_.Charge(a.job, -1);
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   // The event history shows how this run ended before the job waits again.
   Transition(a, a.job.stopping_as(), reason, fx);
   a.job.clear_stopping_as();
+  a.job.clear_stop_cause();
   a.job.clear_allocation();
   a.job.clear_start_time();
   a.job.set_exit_code(0);
@@ -184,7 +186,11 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
-    const PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, forecast_.Run(spec), context);
+    const RuntimeEstimate estimate = runtime_history_.Estimate(spec);
+    const absl::Duration expected = EndForecast::Run(spec, estimate);
+    PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, expected, context);
+    score.expected_run = expected;
+    score.estimate = estimate;
     scores_.emplace_back(key.job_id, score);
     if (a->job.held()) {
       out.held.push_back(a);

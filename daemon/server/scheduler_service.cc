@@ -367,6 +367,28 @@ grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContex
   });
 }
 
+grpc::ServerUnaryReactor* SchedulerService::InterruptNode(grpc::CallbackServerContext* ctx,
+                                                          const v1::InterruptNodeRequest* request,
+                                                          v1::Node* response) {
+  const Caller caller = CallerOf(ctx);
+  return ChangeInLoop<v1::Node>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
+    if (absl::Status s = CheckAdmin(caller, "interrupt a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);
+    return loop.core.InterruptNode(request->node(), absl::Seconds(request->notice_s()), request->reason(), loop.fx);
+  });
+}
+
+grpc::ServerUnaryReactor* SchedulerService::ListPools(grpc::CallbackServerContext* ctx,
+                                                      const v1::ListPoolsRequest* /*request*/,
+                                                      v1::ListPoolsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
+  if (RefusedCaller(CallerOf(ctx), reactor)) return reactor;
+  loop_.Post([response, reactor](LoopContext& loop) {
+    for (v1::PoolStatus& pool : loop.core.Pools()) *response->add_pools() = std::move(pool);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* SchedulerService::HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                                     v1::Job* response) {
   const Caller caller = CallerOf(ctx);

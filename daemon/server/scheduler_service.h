@@ -53,6 +53,10 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
                                        v1::Node* response) override;
   grpc::ServerUnaryReactor* ProbeNode(grpc::CallbackServerContext* ctx, const v1::ProbeNodeRequest* request,
                                       v1::Node* response) override;
+  grpc::ServerUnaryReactor* InterruptNode(grpc::CallbackServerContext* ctx, const v1::InterruptNodeRequest* request,
+                                          v1::Node* response) override;
+  grpc::ServerUnaryReactor* ListPools(grpc::CallbackServerContext* ctx, const v1::ListPoolsRequest* request,
+                                      v1::ListPoolsResponse* response) override;
   grpc::ServerUnaryReactor* HoldJob(grpc::CallbackServerContext* ctx, const v1::HoldJobRequest* request,
                                     v1::Job* response) override;
   grpc::ServerUnaryReactor* ReleaseJob(grpc::CallbackServerContext* ctx, const v1::ReleaseJobRequest* request,

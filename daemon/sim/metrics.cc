@@ -124,6 +124,8 @@ PolicyMetrics ComputeMetrics(const SimResult& result) {
   m.used_gpu_h = busy / 3600;
   m.waste = paid > 0 ? 1 - busy / paid : 0;
   m.cost = cost;
+  m.spot_interruptions = result.spot_interruptions;
+  m.requeues = result.requeues;
   if (waiting > 0 && total > 0) m.free_while_waiting_share = free_waiting / (total * waiting);
   return m;
 }

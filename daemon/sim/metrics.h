@@ -55,6 +55,8 @@ struct PolicyMetrics {
   double used_gpu_h = 0;
   double waste = 0;
   double cost = 0;
+  int64_t spot_interruptions = 0;  // SimResult's
+  int64_t requeues = 0;
 };
 
 PolicyMetrics ComputeMetrics(const SimResult& result);

@@ -126,6 +126,8 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
     t.Row("  GPU-hours used (held by jobs)", [](const PolicyMetrics& p) { return Fixed(p.used_gpu_h, 0); });
     t.Row("  waste (idle share of paid)", [](const PolicyMetrics& p) { return Percent(p.waste); });
     t.Row("  cost", [](const PolicyMetrics& p) { return Fixed(p.cost, 0); });
+    t.Row("  spot interruptions", [](const PolicyMetrics& p) { return absl::StrCat(p.spot_interruptions); });
+    t.Row("  job runs requeued", [](const PolicyMetrics& p) { return absl::StrCat(p.requeues); });
   }
   absl::StrAppend(&out, t.Take());
   return out;

@@ -112,6 +112,10 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     run.pools = absl::StrCat(std::filesystem::path(options.pools_path).filename().string(), ": ", pools.pools.size(),
                              " pools, boot ", absl::FormatDuration(pools.power.boot_delay), ", ",
                              absl::StrFormat("%.1f%%", 100 * pools.power.boot_failure_rate), " of boots fail");
+    if (pools.power.spot_interruptions_per_node_hour > 0) {
+      absl::StrAppend(&run.pools, ", spot taken back ", pools.power.spot_interruptions_per_node_hour,
+                      " times per node-hour at ", absl::FormatDuration(pools.power.spot_notice), " notice");
+    }
   }
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:

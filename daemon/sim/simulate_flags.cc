@@ -61,7 +61,7 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_->add_option("--pools", options_.pools_path,
                        "elastic node pools over the cluster's nodes, and how their boots behave (TOML: [[pool]] "
                        "tables as in gpuschedd.toml, boot_delay, boot_failure_rate, suspend_delay, "
-                       "static_cost_per_gpu_hour); adds GPU-hours paid and used, waste and cost to the table");
+                       "static_cost_per_gpu_hour, spot_interruptions_per_node_hour, spot_notice); adds GPU-hours paid and used, waste and cost to the table");
   command_->add_option("--out", options_.out_dir, "write CSV files (and PNGs if gnuplot is installed) to this folder");
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <set>
@@ -41,9 +42,12 @@ struct AgentEvent {
   int exit_code;
   // Pool programs: the node's agent registers (a boot done), or a program
   // ends (ok or failed) for power request `request`.
-  enum Power { kNoPower = 0, kRegister, kProgramOk, kProgramFailed };
+  // Or a spot node is taken back (kInterrupt; `request`: the node's life it
+  // was drawn for).
+  enum Power { kNoPower = 0, kRegister, kProgramOk, kProgramFailed, kInterrupt };
   Power power = kNoPower;
   uint64_t request = 0;
+  int32_t attempt = 0;  // of the job a report is about (a requeued job runs again)
 
   bool operator>(const AgentEvent& o) const { return std::tie(time_ns, seq) > std::tie(o.time_ns, o.seq); }
 };
@@ -59,6 +63,7 @@ class Replay {
     core::Effects fx;
     for (const core::PoolSpec& pool : options.pools) {
       for (const std::string& name : pool.nodes) cost_of_[name] = pool.cost_per_gpu_hour;
+      if (pool.pool_class == core::PoolClass::kSpot) spot_.insert(pool.nodes.begin(), pool.nodes.end());
       if (!pool.elastic()) continue;
       idle_wake_ = std::max(idle_wake_, pool.idle_before_suspend + absl::Seconds(1));
       for (const std::string& name : pool.nodes) elastic_.insert(name);
@@ -71,6 +76,7 @@ class Replay {
       *registration.mutable_node() = node;
       v1::RegisterAck ack;
       core_.AgentRegistered(registration, fx, ack);
+      DrawInterruption(node.name(), 0);
     }
     for (const auto& [name, slot] : core_.cluster().nodes()) Price(name, slot.state, slot.gpu_count);
   }
@@ -178,12 +184,14 @@ class Replay {
     update.set_job_id(e.job_id);
     update.set_kind(e.kind);
     update.set_exit_code(e.exit_code);
+    update.set_attempt(e.attempt);
     if (e.kind == v1::JobUpdate::KIND_STARTED) {
       update.set_log_dir("/sim/logs");
       // The job runs from now on, for as long as its placement makes it.
       const JobOutcome& out = Outcome(e.job_id);
       const int64_t run_ns = std::llround(out.trace_duration_s * out.slowdown * 1e3) * int64_t{1'000'000};
-      events_.push({now + run_ns, seq_++, e.node, e.job_id, v1::JobUpdate::KIND_EXITED, 0});
+      events_.push({now + run_ns, seq_++, e.node, e.job_id, v1::JobUpdate::KIND_EXITED, 0, AgentEvent::kNoPower, 0,
+                    e.attempt});
       if (const v1::Job* job = core_.FindActive(e.job_id); job != nullptr && job->spec().time_limit_s() > 0) {
         events_.push({now + job->spec().time_limit_s() * int64_t{1'000'000'000}, seq_++, "", e.job_id,
                       v1::JobUpdate::KIND_UNSPECIFIED, 0});
@@ -199,6 +207,18 @@ class Replay {
       v1::RegisterAck ack;
       core_.AgentRegistered(registration, fx, ack);
       Wake(now + absl::ToInt64Nanoseconds(idle_wake_));
+      DrawInterruption(e.node, now);
+      return;
+    }
+    if (e.power == AgentEvent::kInterrupt) {
+      // Only the life it was drawn for: a node that powered down since is
+      // another machine when it boots again.
+      const core::NodeSlot* slot = core_.cluster().Find(e.node);
+      if (life_[e.node] != e.request || slot == nullptr || slot->state != v1::NODE_STATE_UP) return;
+      if (core_.InterruptNode(e.node, options_.power.spot_notice, "simulated", fx).ok()) {
+        ++result_.spot_interruptions;
+        Wake(now + absl::ToInt64Nanoseconds(options_.power.spot_notice) + 1);
+      }
       return;
     }
     auto request = requests_.find(e.request);
@@ -211,6 +231,25 @@ class Replay {
   }
 
   void Wake(int64_t at) { events_.push({at, seq_++, "", 0, v1::JobUpdate::KIND_UNSPECIFIED, 0}); }
+
+  // A uniform draw in [0, 1) from `key` and the seed: replays repeat.
+  double Draw(uint64_t key) const {
+    uint64_t h = (key + options_.power.seed * 0x9E3779B97F4A7C15ULL) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
+    h *= 0x94D049BB133111EBULL;
+    h ^= h >> 29;
+    return static_cast<double>(h >> 11) / static_cast<double>(uint64_t{1} << 53);
+  }
+
+  // A spot node that came up is taken back after an exponential time.
+  void DrawInterruption(const std::string& node, int64_t now) {
+    const double rate = options_.power.spot_interruptions_per_node_hour;
+    if (rate <= 0 || !spot_.contains(node)) return;
+    const uint64_t life = ++life_[node];
+    const double hours = -std::log(1 - Draw(std::hash<std::string>()(node) * 31 + life)) / rate;
+    const int64_t at = now + static_cast<int64_t>(std::min(hours * 3600, 1e9) * 1e9);
+    events_.push({at, seq_++, node, 0, v1::JobUpdate::KIND_UNSPECIFIED, 0, AgentEvent::kInterrupt, life});
+  }
 
   // Plays the pools' programs: a resume call fails at the configured rate
   // (decided by its id and the seed, so replays repeat), else its nodes
@@ -244,15 +283,29 @@ class Replay {
   // Plays the agents' side of what the core asked for, and notes what ended.
   void Apply(core::Effects& fx, int64_t now) {
     StartPrograms(fx, now);
+    for (const auto& [id, job] : fx.jobs) {
+      auto [attempt, fresh] = attempt_of_.try_emplace(id, 0);
+      if (job.attempt() == attempt->second) continue;
+      attempt->second = job.attempt();
+      JobOutcome& out = Outcome(id);
+      if (out.nodes == 0) continue;
+      // Requeued (its spot node taken back): it gives its GPUs up and is
+      // placed again, from the beginning (below, if it starts in this pass).
+      busy_gpus_ -= out.gpus;
+      out.nodes = 0;
+      ++pending_;
+      ++result_.requeues;
+    }
     for (const core::AgentCommand& command : fx.agent_commands) {
       if (command.message.has_launch()) {
         const uint64_t id = command.message.launch().job_id();
         JobOutcome& out = Outcome(id);
         if (out.nodes == 0) Placed(id, out);
-        events_.push({now, seq_++, command.node, id, v1::JobUpdate::KIND_STARTED, 0});
+        events_.push({now, seq_++, command.node, id, v1::JobUpdate::KIND_STARTED, 0, AgentEvent::kNoPower, 0,
+                      command.message.launch().attempt()});
       } else if (command.message.has_kill()) {
         events_.push({now, seq_++, command.node, command.message.kill().job_id(), v1::JobUpdate::KIND_EXITED,
-                      128 + 15});
+                      128 + 15, AgentEvent::kNoPower, 0, command.message.kill().attempt()});
       }
     }
     // A node's power changes write its row.
@@ -332,6 +385,10 @@ class Replay {
   // Elastic pools: their nodes, each pool node's price, the requests whose
   // programs run, and how long after a job ends a pass may suspend its nodes.
   std::set<std::string> elastic_;
+  // Spot nodes, and how many times each came up (interruptions are drawn per life).
+  std::set<std::string> spot_;
+  std::map<std::string, uint64_t> life_;
+  std::map<uint64_t, int32_t> attempt_of_;  // each job's attempt as last seen
   std::map<std::string, double> cost_of_;
   std::map<std::string, const v1::NodeInfo*> info_of_;
   std::map<uint64_t, core::PowerRequest> requests_;

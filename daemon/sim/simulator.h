@@ -19,7 +19,13 @@ struct SimPower {
   double boot_failure_rate = 0;                      // share of resume calls that fail
   absl::Duration suspend_delay = absl::Minutes(1);  // suspend program's run
   double static_cost_per_gpu_hour = 0;              // nodes in no pool
-  uint64_t seed = 1;                                 // which resume calls fail
+  uint64_t seed = 1;                                 // which resume calls fail, when spot nodes are taken
+  // Spot nodes (pools of class spot) are taken back at this rate per node
+  // and hour that they are up, at random (exponential), with this notice
+  // (SchedulerCore::InterruptNode). Their jobs start again from the
+  // beginning: a trace says nothing of checkpoints.
+  double spot_interruptions_per_node_hour = 0;
+  absl::Duration spot_notice = absl::Minutes(2);
 };
 
 struct SimOptions {
@@ -84,6 +90,8 @@ struct SimResult {
   std::vector<JobOutcome> jobs;  // by trace position
   std::vector<UsageSample> usage;
   int64_t passes = 0;  // Tick + Schedule rounds run
+  int64_t spot_interruptions = 0;
+  int64_t requeues = 0;  // job runs that went back to the queue
 };
 
 // Replays `trace` through a SchedulerCore on a virtual clock, playing every

@@ -72,9 +72,9 @@ class PoolHost {
     }
   }
 
-  std::string Config(const std::string& resume_timeout) const {
+  std::string Config(const std::string& resume_timeout, const std::string& pool_class = "on-demand") const {
     return dir_.Write("gpuschedd.toml",
-                      "[[pool]]\nname = \"burst\"\nnodes = \"pa, pb, pc\"\nclass = \"on-demand\"\n"
+                      "[[pool]]\nname = \"burst\"\nnodes = \"pa, pb, pc\"\nclass = \"" + pool_class + "\"\n"
                       "cost_per_gpu_hour = 2.5\nresume_program = \"resume.sh\"\nsuspend_program = \"suspend.sh\"\n"
                       "resume_timeout = \"" + resume_timeout + "\"\nidle_before_suspend = \"0:02\"\n"
                       "gpus = 2\ncpus = 1\nmemory_mb = 64\n");
@@ -153,7 +153,7 @@ TEST_CASE("elastic pool: a gang boots exactly its nodes, runs, and they power do
       "the idle nodes did not power down");
   CHECK_FALSE(host.Running("pa"));
   CHECK_FALSE(host.Running("pb"));
-  CHECK_THAT(NodeOf(cluster, "pa").reason(), Catch::Contains("powered down: idle"));
+  CHECK_THAT(NodeOf(cluster, "pa").reason(), Catch::Contains("suspend program done (powering down: idle for"));
   CHECK_THAT(cluster.DaemonLog(), Catch::Contains("pool burst suspend pa,pb stdout: stopped pa"));
 }
 
@@ -200,4 +200,61 @@ TEST_CASE("elastic pool: a daemon killed while nodes boot carries on after its r
     ++resumes;
   }
   CHECK(resumes == 1);
+}
+
+TEST_CASE("elastic pool: a spot interruption of a running 2-node gang requeues it onto a replacement node",
+          "[integration]") {
+  PoolHost host;
+  TestCluster cluster({}, {"--config", host.Config("0:30", "spot")});
+  host.SetAddress(cluster.address());
+  const std::string runs = host.path("runs");
+  // A job that checkpoints on notice: its first attempt waits to be
+  // interrupted, keeps what GPUSCHED_PREEMPT_NOTICE says, and leaves; the
+  // next attempt (from the checkpoint) finishes.
+  const std::string script =
+      "echo ran-$NODE_RANK-$GPUSCHED_RESTART_COUNT >> " + runs + "\n"
+      "[ \"$GPUSCHED_RESTART_COUNT\" != 0 ] && exit 0\n"
+      "trap 'cp \"$GPUSCHED_PREEMPT_NOTICE\" " + runs + "-notice-$NODE_RANK; exit 0' TERM\n"
+      "sleep 300 & wait\n";
+  const uint64_t job =
+      cluster.Submit({"--nodes", "2", "--gpus-per-node", "2", "--launch", "per-node", "--", "/bin/sh", "-c", script});
+  WaitUntil(
+      cluster, 30,
+      [&] {
+        return cluster.GetJob(job).state() == v1::JOB_STATE_RUNNING && Sorted(Slurp(runs)) == "ran-0-0\nran-1-0\n";
+      },
+      "the gang did not start");
+  // A notice shorter than the pool's idle_before_suspend: pa is taken back
+  // at the deadline, not suspended for idling first.
+  const auto interrupt = cluster.Cli({"nodes", "interrupt", "pa", "--in", "1s", "--reason", "notice-17"});
+  INFO(interrupt.out << interrupt.err);
+  REQUIRE(interrupt.exit_code == 0);
+  CHECK_THAT(interrupt.out, Catch::Contains("node pa: spot interruption (notice-17): taken back at"));
+
+  const v1::Job done = cluster.WaitForEnd(job, 40);
+  CHECK(done.state() == v1::JOB_STATE_COMPLETED);
+  CHECK(done.attempt() == 1);
+  // Each rank once per attempt: nothing lost, nothing run twice.
+  CHECK(Sorted(Slurp(runs)) == "ran-0-0\nran-0-1\nran-1-0\nran-1-1\n");
+  // Both ranks were told the deadline before their SIGTERM.
+  for (const char* rank : {"0", "1"}) {
+    const std::string notice = Slurp(runs + "-notice-" + rank);
+    CHECK_THAT(notice, Catch::Contains("deadline_unix_ms="));
+    CHECK_THAT(notice, Catch::Contains("reason=spot interruption of pa"));
+  }
+  // The second attempt ran on pb and the replacement pc, never on pa.
+  std::set<std::string> placed;
+  for (const auto& part : done.allocation().nodes()) placed.insert(part.node());
+  CHECK(placed == std::set<std::string>{"pb", "pc"});
+  // At the deadline pa was taken back: powered down by the suspend program.
+  WaitUntil(
+      cluster, 20,
+      [&] {
+        const v1::Node pa = NodeOf(cluster, "pa");
+        return pa.state() == v1::NODE_STATE_POWERED_DOWN && pa.drain_reason().empty();
+      },
+      "pa was not taken back");
+  CHECK_FALSE(host.Running("pa"));
+  CHECK_THAT(NodeOf(cluster, "pa").reason(), Catch::Contains("taken back by its spot interruption"));
+  CHECK(NodeOf(cluster, "pa").drain_reason().empty());
 }

@@ -11,16 +11,17 @@
 
 namespace gpusched::core::policy {
 
-// Whether the request may use the node at all: a node of its queue, and for
-// a job in a container, one whose agent runs containers.
-inline bool MayUse(uint64_t queue_mask, bool runs_containers, const GangRequest& req) {
-  return (queue_mask & req.queue_bit) != 0 && (runs_containers || !req.in_container);
+// Whether the request may use the node at all: a node of its queue, for a
+// job in a container one whose agent runs containers, and for a job that
+// shuns spot capacity one that is not spot.
+inline bool MayUse(uint64_t queue_mask, bool runs_containers, bool spot, const GangRequest& req) {
+  return (queue_mask & req.queue_bit) != 0 && (runs_containers || !req.in_container) && !(spot && req.no_spot);
 }
 inline bool QueueMayUse(const NodeSlot& slot, const GangRequest& req) {
-  return MayUse(slot.queue_mask, slot.runs_containers, req);
+  return MayUse(slot.queue_mask, slot.runs_containers, slot.spot, req);
 }
 inline bool QueueMayUse(const NodeScan& n, const GangRequest& req) {
-  return MayUse(n.queue_mask, n.runs_containers, req);
+  return MayUse(n.queue_mask, n.runs_containers, n.spot, req);
 }
 
 // GPUs of a node of `kind` that the request's model and memory constraints

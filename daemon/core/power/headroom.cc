@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/job_states.h"
+
 namespace gpusched::core {
 
 void DemandWindow::Add(absl::Time now, int64_t gpus) {
@@ -26,6 +28,22 @@ void DemandWindow::Forget(absl::Time now, absl::Duration keep) {
 int64_t HeadroomTarget(const PoolSpec& pool, const DemandWindow& demand, absl::Time now) {
   if (pool.headroom <= 0 || !pool.elastic()) return 0;
   return static_cast<int64_t>(std::ceil(pool.headroom * static_cast<double>(demand.Peak(now, pool.demand_window))));
+}
+
+int64_t UtilizationTarget(const PoolSpec& pool, const DemandWindow& in_use, int64_t used_now, absl::Time now) {
+  if (pool.target_utilization <= 0 || !pool.elastic()) return 0;
+  const int64_t peak = std::max(in_use.Peak(now, pool.demand_window), used_now);
+  const auto wanted_on = static_cast<int64_t>(std::ceil(static_cast<double>(peak) / pool.target_utilization - 1e-9));
+  return std::max<int64_t>(0, wanted_on - used_now);
+}
+
+int64_t GpusInUse(const ClusterState& cluster, const PoolSpec& pool) {
+  int64_t used = 0;
+  for (const std::string& name : pool.nodes) {
+    const NodeSlot* slot = cluster.Find(name);
+    if (slot != nullptr && !IsPowerState(slot->state)) used += slot->gpu_count - slot->FreeGpus();
+  }
+  return used;
 }
 
 int64_t FreeOrComing(const ClusterState& cluster, const PoolSpec& pool, const std::set<std::string>& wanted) {

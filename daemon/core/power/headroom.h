@@ -33,6 +33,14 @@ class DemandWindow {
 // The free GPUs `pool` keeps on: headroom x the window's peak, rounded up.
 int64_t HeadroomTarget(const PoolSpec& pool, const DemandWindow& demand, absl::Time now);
 
+// The free GPUs `pool` keeps on for its target_utilization u: enough that
+// the window's peak of its GPUs in use is u of its GPUs on, i.e.
+// ceil(peak / u) minus what is in use now (0 when u is 0).
+int64_t UtilizationTarget(const PoolSpec& pool, const DemandWindow& in_use, int64_t used_now, absl::Time now);
+
+// GPUs in use on the pool's nodes now.
+int64_t GpusInUse(const ClusterState& cluster, const PoolSpec& pool);
+
 // The pool's GPUs free now or coming: free GPUs of its up nodes, and every
 // GPU of its booting nodes that no waiting job counts on (`wanted`).
 int64_t FreeOrComing(const ClusterState& cluster, const PoolSpec& pool, const std::set<std::string>& wanted);

@@ -38,6 +38,10 @@ struct PoolSpec {
   // peak GPU demand of the last demand_window free on nodes that are on
   // (0: only the jobs waiting now resume nodes).
   double headroom = 0;
+  // And keep enough GPUs on that the peak of GPUs in use over the window
+  // is at most this share of them (0: off), as a target-tracking
+  // autoscaler does: load that grows finds room before it queues.
+  double target_utilization = 0;
   absl::Duration demand_window = absl::Minutes(5);
   // What a node of the pool that never registered is taken to be (GPUs,
   // CPUs, memory, labels), so that placement can count it before it boots.

@@ -15,6 +15,13 @@ v1::PriorityFactors PriorityScore::ToProto() const {
   out.set_size(size);
   out.set_short_work(short_work);
   out.set_total(total);
+  if (expected_run != absl::InfiniteDuration()) out.set_expected_run_s(absl::ToInt64Seconds(expected_run));
+  if (estimate.known()) {
+    out.set_estimate_typical_s(absl::ToInt64Seconds(estimate.typical));
+    out.set_estimate_high_s(absl::ToInt64Seconds(estimate.high));
+    out.set_estimate_samples(estimate.samples);
+    out.set_estimate_basis(core::ToProto(estimate.basis));
+  }
   return out;
 }
 

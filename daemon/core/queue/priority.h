@@ -5,6 +5,7 @@
 #include "absl/time/time.h"
 #include "daemon/core/queue/fair_share.h"
 #include "daemon/core/queue/queue_policy.h"
+#include "daemon/core/queue/runtime_history.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::core {
@@ -19,6 +20,9 @@ struct PriorityScore {
   double size = 0;
   double short_work = 0;  // 0 where nothing says how long the job runs
   double total = 0;
+  // What the ranking went by, for `gpusched status JOB`.
+  absl::Duration expected_run = absl::InfiniteDuration();
+  RuntimeEstimate estimate;
 
   v1::PriorityFactors ToProto() const;
 };

@@ -41,6 +41,8 @@ struct QueueSpec {
   bool requeue_on_node_fail = true;
   // Every job of the queue runs the NCCL preflight (JobSpec.preflight).
   bool preflight = false;
+  // Its jobs may run on spot nodes (false: every job of it as with --no-spot).
+  bool spot = true;
 
   // The expanded `nodes`, filled by QueuePolicy::Compile.
   absl::flat_hash_set<std::string> node_names;

@@ -1,5 +1,7 @@
 #include "daemon/core/queue/runtime_history.h"
 
+#include "common/estimate_basis_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -79,21 +81,19 @@ RuntimeEstimate RuntimeHistory::Estimate(const v1::JobSpec& spec) const {
   return RuntimeEstimate{};
 }
 
-std::string RuntimeEstimate::Describe(const v1::JobSpec& spec) const {
-  const std::string user = spec.user().empty() ? "its user" : spec.user();
+v1::EstimateBasis ToProto(EstimateBasis basis) {
   switch (basis) {
-    case EstimateBasis::kNone:
-      return "no run of a similar job has ended yet";
-    case EstimateBasis::kUserAndName:
-      return absl::StrCat("from the last ", samples, " runs of ", user, "'s jobs named ", spec.name());
-    case EstimateBasis::kUserAndSize:
-      return absl::StrCat("from the last ", samples, " runs of ", user, "'s jobs of this size");
-    case EstimateBasis::kSize:
-      return absl::StrCat("from the last ", samples, " runs of jobs of this size");
-    case EstimateBasis::kAll:
-      return absl::StrCat("from the last ", samples, " runs of any job");
+    case EstimateBasis::kUserAndName: return v1::ESTIMATE_BASIS_USER_AND_NAME;
+    case EstimateBasis::kUserAndSize: return v1::ESTIMATE_BASIS_USER_AND_SIZE;
+    case EstimateBasis::kSize: return v1::ESTIMATE_BASIS_SIZE;
+    case EstimateBasis::kAll: return v1::ESTIMATE_BASIS_ALL;
+    case EstimateBasis::kNone: break;
   }
-  return "";
+  return v1::ESTIMATE_BASIS_NONE;
+}
+
+std::string RuntimeEstimate::Describe(const v1::JobSpec& spec) const {
+  return DescribeEstimateBasis(ToProto(basis), samples, spec.user(), spec.name());
 }
 
 }  // namespace gpusched::core

@@ -22,6 +22,7 @@ namespace gpusched::core {
 // (the 90th percentile) is what backfill plans with, since a job that runs
 // past the plan delays the reserved one.
 enum class EstimateBasis { kNone, kUserAndName, kUserAndSize, kSize, kAll };
+v1::EstimateBasis ToProto(EstimateBasis basis);
 
 struct RuntimeEstimate {
   absl::Duration typical = absl::InfiniteDuration();

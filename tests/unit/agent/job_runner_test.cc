@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -141,6 +142,48 @@ TEST_CASE("a process that ignores SIGTERM gets SIGKILL when the grace is over") 
   CHECK(elapsed >= std::chrono::milliseconds(400));
   CHECK(elapsed < std::chrono::seconds(3));
   CHECK_THAT(ReadFile(dir / "job-7/rank-0.log"), Catch::Contains("got TERM"));
+}
+
+TEST_CASE("a preempted job finds its deadline in GPUSCHED_PREEMPT_NOTICE when SIGTERM comes; a cancelled one none") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
+  // What a checkpointing job does: on SIGTERM, read the notice if there is one.
+  const std::string script =
+      "trap 'if [ -f \"$GPUSCHED_PREEMPT_NOTICE\" ]; then echo notice:; cat \"$GPUSCHED_PREEMPT_NOTICE\"; "
+      "else echo no notice; fi; exit 0' TERM; echo ready $GPUSCHED_RESTART_COUNT; while :; do sleep 0.05; done";
+  runner.Launch(MakeShellLaunch(21, script));
+  REQUIRE(WaitForFileContaining(dir / "job-21/rank-0.log", "ready 0"));
+  const absl::Time deadline = absl::FromUnixSeconds(absl::ToUnixSeconds(absl::Now()) + 120);
+  runner.Kill(21, absl::Seconds(5), "spot interruption of n1", 0, deadline);
+  REQUIRE(updates.WaitFor(21, Kind::KIND_EXITED));
+  const std::string log = ReadFile(dir / "job-21/rank-0.log");
+  CHECK_THAT(log, Catch::Contains(absl::StrCat("deadline_unix_ms=", absl::ToUnixMillis(deadline))));
+  CHECK_THAT(log, Catch::Contains("reason=spot interruption of n1"));
+  CHECK_THAT(log, Catch::Contains("seconds_left=1"));  // 119 or 120
+
+  // Its next attempt starts without the old notice, and a plain kill gives none.
+  v1::LaunchJob again = MakeShellLaunch(21, script);
+  again.set_attempt(1);
+  runner.Launch(again);
+  REQUIRE(WaitForFileContaining(dir / "job-21/rank-0.log", "ready 1"));
+  runner.Kill(21, absl::Seconds(5), "cancelled", 1);
+  for (int i = 0; i < 200 && !absl::StrContains(ReadFile(dir / "job-21/rank-0.log"), "no notice"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK_THAT(ReadFile(dir / "job-21/rank-0.log"), Catch::Contains("no notice"));
+}
+
+TEST_CASE("a planted link where the notice goes is refused, not written through") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
+  const std::string target = dir / "victim";
+  runner.Launch(MakeShellLaunch(22, "ln -s " + target + " \"$GPUSCHED_PREEMPT_NOTICE\"; echo ready; sleep 300"));
+  REQUIRE(WaitForFileContaining(dir / "job-22/rank-0.log", "ready"));
+  runner.Kill(22, absl::Seconds(1), "preempted", 0, absl::Now() + absl::Seconds(60));
+  REQUIRE(updates.WaitFor(22, Kind::KIND_EXITED));
+  CHECK_FALSE(std::filesystem::exists(target));
 }
 
 TEST_CASE("a missing executable is a launch failure that names it") {

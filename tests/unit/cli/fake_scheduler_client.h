@@ -35,6 +35,8 @@ class FakeSchedulerClient final : public SchedulerClient {
   int node_page_size = 1000;
   std::vector<v1::ListNodesRequest> node_lists;
   std::vector<v1::DrainNodeRequest> drains;
+  std::vector<v1::InterruptNodeRequest> interrupts;
+  v1::ListPoolsResponse pools;
   absl::Status fail_all;  // when set, every call fails with it
   absl::Status watch_status = absl::UnimplementedError("no watch here");
   std::vector<v1::JobEvent> watch_events;
@@ -118,16 +120,29 @@ class FakeSchedulerClient final : public SchedulerClient {
   // Drain and resume change the node in `nodes`, as the daemon would.
   absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& request) override {
     drains.push_back(request);
-    return SetDrain(request.node(), request.reason());
+    return SetDrain(request.node(), request.reason(), v1::DRAIN_KIND_OPERATOR);
   }
 
   absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& request) override {
-    return SetDrain(request.node(), "");
+    return SetDrain(request.node(), "", v1::DRAIN_KIND_NONE);
   }
 
   // A probe is driven end to end by the integration tests; here it drains as the daemon does.
   absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& request) override {
-    return SetDrain(request.node(), "NCCL probe: measuring links (gpusched nodes probe)");
+    return SetDrain(request.node(), "NCCL probe: measuring links (gpusched nodes probe)", v1::DRAIN_KIND_LINK_PROBE);
+  }
+
+  // An interruption drains the node as the daemon does; its jobs' part is
+  // driven end to end by the integration tests.
+  absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& request) override {
+    interrupts.push_back(request);
+    return SetDrain(request.node(), absl::StrCat("spot interruption: taken back in ", request.notice_s(), " s"),
+                    v1::DRAIN_KIND_SPOT_INTERRUPTION);
+  }
+
+  absl::StatusOr<v1::ListPoolsResponse> ListPools() override {
+    if (!fail_all.ok()) return fail_all;
+    return pools;
   }
 
   // Hold and release are driven end to end by the integration tests.
@@ -147,11 +162,12 @@ class FakeSchedulerClient final : public SchedulerClient {
     return job;
   }
 
-  absl::StatusOr<v1::Node> SetDrain(const std::string& name, const std::string& reason) {
+  absl::StatusOr<v1::Node> SetDrain(const std::string& name, const std::string& reason, v1::DrainKind kind) {
     if (!fail_all.ok()) return fail_all;
     for (v1::Node& node : *nodes.mutable_nodes()) {
       if (node.info().name() != name) continue;
       node.set_drain_reason(reason);
+      node.set_drain_kind(kind);
       return node;
     }
     return absl::NotFoundError("no node " + name);

@@ -181,44 +181,85 @@ TEST_CASE("nodes show names the one user an MPS GPU serves") {
   CHECK_THAT(run.out, Catch::Contains("exclusive  -  "));
 }
 
-TEST_CASE("pools counts each pool's nodes by power state and its GPUs paid and used") {
+TEST_CASE("pools shows each pool's class, nodes by power state, GPUs, cost per hour and demand") {
   FakeHost host;
   FakeSchedulerClient client;
-  auto add = [&](const std::string& name, const std::string& pool, v1::NodeState state, int free) {
-    v1::Node& node = *client.nodes.add_nodes();
-    node.mutable_info()->set_name(name);
-    for (int i = 0; i < 8; ++i) node.mutable_info()->add_gpus()->set_index(i);
-    node.set_state(state);
-    node.set_gpus_free(free);
-    node.set_pool(pool);
-  };
-  add("b1", "burst", v1::NODE_STATE_UP, 2);
-  add("b2", "burst", v1::NODE_STATE_POWERING_UP, 8);
-  add("b3", "burst", v1::NODE_STATE_POWERED_DOWN, 8);
-  add("s1", "spot", v1::NODE_STATE_POWERING_DOWN, 8);
-  add("static", "", v1::NODE_STATE_UP, 0);
+  v1::PoolStatus& burst = *client.pools.add_pools();
+  burst.set_name("burst");
+  burst.set_pool_class("on-demand");
+  burst.set_elastic(true);
+  burst.set_nodes_powered_down(1);
+  burst.set_nodes_powering_up(1);
+  burst.set_nodes_up(1);
+  burst.set_gpus_paid(16);
+  burst.set_gpus_used(6);
+  burst.set_cost_per_hour(40);
+  burst.set_demand_gpus(24);
+  burst.set_demand_window_s(300);
+  burst.set_headroom_gpus(12);
+  v1::PoolStatus& base = *client.pools.add_pools();
+  base.set_name("base");
+  base.set_pool_class("reserved");
+  base.set_nodes_up(2);
+  base.set_gpus_paid(16);
+  base.set_cost_per_hour(19.2);
 
   Invocation run = RunGpusched({"pools"}, client, host);
   REQUIRE(run.exit_code == 0);
   std::istringstream lines(run.out);
-  std::string header, burst, spot, extra;
+  std::string header, first, second;
   std::getline(lines, header);
-  std::getline(lines, burst);
-  std::getline(lines, spot);
-  CHECK_FALSE(std::getline(lines, extra));  // the static node is in no pool
+  std::getline(lines, first);
+  std::getline(lines, second);
   auto cells = [](const std::string& line) {
     std::istringstream in(line);
     std::vector<std::string> out;
     for (std::string cell; in >> cell;) out.push_back(cell);
     return out;
   };
-  CHECK(cells(header) == std::vector<std::string>{"POOL", "NODES", "POWERED_DOWN", "POWERING_UP", "UP",
-                                                  "POWERING_DOWN", "OTHER", "GPUS-PAID", "GPUS-USED"});
-  CHECK(cells(burst) == std::vector<std::string>{"burst", "3", "1", "1", "1", "0", "0", "16", "6"});
-  CHECK(cells(spot) == std::vector<std::string>{"spot", "1", "0", "0", "0", "1", "0", "8", "0"});
+  CHECK(cells(header) == std::vector<std::string>{"POOL", "CLASS", "NODES", "POWERED_DOWN", "POWERING_UP", "UP",
+                                                  "POWERING_DOWN", "OTHER", "GPUS-PAID", "GPUS-USED", "COST/H",
+                                                  "DEMAND", "HEADROOM"});
+  CHECK(cells(first) == std::vector<std::string>{"burst", "on-demand", "3", "1", "1", "1", "0", "0", "16", "6",
+                                                 "40.00", "24/5m", "12"});
+  // A pool without programs is static: its class says so.
+  CHECK(cells(second) == std::vector<std::string>{"base", "reserved,static", "2", "0", "0", "2", "0", "0", "16",
+                                                  "0", "19.20", "0/0", "0"});
+
+  Invocation json = RunGpusched({"pools", "--json"}, client, host);
+  CHECK(json.exit_code == 0);
+  CHECK_THAT(json.out, Catch::Contains("\"demandGpus\":\"24\""));
 
   FakeSchedulerClient none;
   Invocation empty = RunGpusched({"pools"}, none, host);
   CHECK(empty.exit_code == 0);
   CHECK_THAT(empty.out, Catch::Contains("no elastic pools"));
+}
+
+TEST_CASE("nodes interrupt sends the notice in seconds and refuses a notice that is not a duration") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  v1::Node& node = *client.nodes.add_nodes();
+  node.mutable_info()->set_name("s1");
+  node.set_state(v1::NODE_STATE_UP);
+
+  Invocation run = RunGpusched({"nodes", "interrupt", "s1", "--in", "2m", "--reason", "notice i-0abc"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  REQUIRE(client.interrupts.size() == 1);
+  CHECK(client.interrupts[0].node() == "s1");
+  CHECK(client.interrupts[0].notice_s() == 120);
+  CHECK(client.interrupts[0].reason() == "notice i-0abc");
+  CHECK_THAT(run.out, Catch::Contains("node s1: spot interruption"));
+
+  Invocation plain = RunGpusched({"nodes", "interrupt", "s1", "--in", "45"}, client, host);
+  CHECK(plain.exit_code == 0);
+  CHECK(client.interrupts.back().notice_s() == 45);
+  Invocation defaulted = RunGpusched({"nodes", "interrupt", "s1"}, client, host);
+  CHECK(defaulted.exit_code == 0);
+  CHECK(client.interrupts.back().notice_s() == 120);
+
+  Invocation bad = RunGpusched({"nodes", "interrupt", "s1", "--in", "soon"}, client, host);
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--in: \"soon\" is not a duration"));
+  CHECK(client.interrupts.size() == 3);
 }

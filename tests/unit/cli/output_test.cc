@@ -191,6 +191,32 @@ TEST_CASE("the detailed job view shows spec, times, allocation and events") {
   CHECK_THAT(pending, !Catch::Contains("Allocation"));
 }
 
+TEST_CASE("the detailed view of a pending job says what run time the pass expects, and from what") {
+  v1::Job job = PendingJob();
+  job.mutable_spec()->set_user("bob");
+  job.mutable_spec()->set_name("train");
+  v1::PriorityFactors& p = *job.mutable_priority();
+  p.set_total(100);
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+             Catch::Contains("Expected run: unknown: no time limit, and no run of a similar job has ended yet\n"));
+  p.set_expected_run_s(7200);
+  p.set_estimate_typical_s(7200);
+  p.set_estimate_high_s(10800);
+  p.set_estimate_samples(12);
+  p.set_estimate_basis(v1::ESTIMATE_BASIS_USER_AND_NAME);
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+             Catch::Contains("Expected run: 02:00:00 (no time limit; typically 02:00:00, at most 03:00:00 in 9 of 10 "
+                             "runs, from the last 12 runs of bob's jobs named train)\n"));
+  job.mutable_spec()->set_time_limit_s(3600);
+  p.set_expected_run_s(3600);
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+             Catch::Contains("Expected run: 01:00:00 (its time limit 01:00:00; jobs like it ran typically 02:00:00"));
+  job.set_wait_cause(v1::WAIT_CAUSE_BEHIND_RESERVATION);
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()), Catch::Contains("Wait kind:   behind-reservation\n"));
+  job.clear_priority();  // not pending: nothing to say
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()), !Catch::Contains("Expected run"));
+}
+
 TEST_CASE("resources read as people say them") {
   v1::Resources r;
   CHECK(DescribeResources(r) == "daemon defaults");

@@ -66,6 +66,7 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
        R"(argv: "x" name: "llm" queue: "research" priority: -5)"},
       {{"submit", "--priority=10", "--", "x"}, R"(argv: "x" priority: 10)"},
       {{"submit", "--workdir", "/scratch/run1", "--", "x"}, R"(argv: "x" workdir: "/scratch/run1")"},
+      {{"submit", "--no-spot", "--", "x"}, R"(argv: "x" no_spot: true)"},
       {{"submit", "--workdir", "sub/dir", "--", "x"}, R"(argv: "x" workdir: "/home/alice/proj/sub/dir")"},
       {{"submit", "--launch", "per-node", "--", "x"}, R"(argv: "x" launch_mode: LAUNCH_MODE_PER_NODE)"},
       {{"submit", "--launch", "per-gpu", "--", "x"}, R"(argv: "x" launch_mode: LAUNCH_MODE_PER_GPU)"},

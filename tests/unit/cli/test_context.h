@@ -77,6 +77,10 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
       absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& r) override { return c.DrainNode(r); }
       absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& r) override { return c.ResumeNode(r); }
       absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& r) override { return c.ProbeNode(r); }
+      absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& r) override {
+        return c.InterruptNode(r);
+      }
+      absl::StatusOr<v1::ListPoolsResponse> ListPools() override { return c.ListPools(); }
       absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& r) override { return c.HoldJob(r); }
       absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& r) override { return c.ReleaseJob(r); }
       absl::Status WatchJobs(const v1::WatchJobsRequest& r, absl::Duration t,

@@ -95,6 +95,8 @@ TEST_CASE("gpuschedd.toml: the example [[queue]] tables, uncommented, are valid"
   CHECK(urgent.preempt_mode == gpusched::core::PreemptMode::kOff);
   CHECK(urgent.preflight);
   CHECK_FALSE(batch.preflight);
+  CHECK_FALSE(urgent.spot);  // urgent work is not put where the cloud may take it back
+  CHECK(batch.spot);
   CHECK_THAT(DescribeDaemonConfig(*config), Contains("2 queues (batch tier 0, urgent tier 1)"));
 }
 
@@ -113,6 +115,8 @@ TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
   CHECK_THAT(ErrorOf("[priority]\nage_max = \"forever\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:2:") && Contains("age_max"));
   CHECK_THAT(ErrorOf("[priority]\nage_weight = -1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:2:"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\nspot = 1\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("spot"));
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\npreflight = \"yes\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("preflight"));
   CHECK_THAT(ErrorOf("probe_drain_below_percent = 150\n"),

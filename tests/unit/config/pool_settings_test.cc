@@ -51,7 +51,7 @@ TEST_CASE("gpuschedd.toml: a [[pool]] with every key") {
   auto config = ParseDaemonConfig(
       Pool(p, "min_nodes = 1\nmax_nodes = 3\nresume_timeout = \"15:00\"\nsuspend_timeout = \"2:00\"\n"
               "idle_before_suspend = \"0:30\"\nresumes_per_minute = 4\nsuspends_per_minute = 2\n"
-              "headroom = 0.5\ndemand_window = \"30:00\"\nlabels = { zone = \"eu-1\" }\n"),
+              "headroom = 0.5\ntarget_utilization = 0.8\ndemand_window = \"30:00\"\nlabels = { zone = \"eu-1\" }\n"),
       p.Config());
   INFO(config.status().ToString());
   REQUIRE(config.ok());
@@ -70,6 +70,7 @@ TEST_CASE("gpuschedd.toml: a [[pool]] with every key") {
   CHECK(pool.resumes_per_minute == 4);
   CHECK(pool.suspends_per_minute == 2);
   CHECK(pool.headroom == 0.5);
+  CHECK(pool.target_utilization == 0.8);
   CHECK(pool.demand_window == absl::Minutes(30));
   REQUIRE(pool.shape.gpus_size() == 8);
   CHECK(pool.shape.gpus(0).model() == "H100");
@@ -124,6 +125,10 @@ TEST_CASE("gpuschedd.toml: pool mistakes name the file, the line and the key") {
   CHECK_THAT(ErrorOf(p, Pool(p, "idle_before_suspend = \"soon\"\n")),
              StartsWith(at + "13:") && Contains("idle_before_suspend"));
   CHECK_THAT(ErrorOf(p, Pool(p, "headroom = \"lots\"\n")), StartsWith(at + "13:") && Contains("headroom must be a number"));
+  CHECK_THAT(ErrorOf(p, Pool(p, "target_utilization = 1.5\n")),
+             StartsWith(at + "13:") && Contains("target_utilization"));
+  CHECK_THAT(ErrorOf(p, Pool(p, "target_utilization = 0.01\n")),
+             StartsWith(at + "13:") && Contains("below 0.05"));
   CHECK_THAT(ErrorOf(p, Pool(p, "max_node = 2\n")), StartsWith(at + "13:") && Contains("unknown key max_node"));
   CHECK_THAT(ErrorOf(p, "pool = \"x\"\n"), StartsWith(at + "1:") && Contains("[[pool]]"));
 }

@@ -8,55 +8,12 @@
 #include <catch2/catch.hpp>
 
 #include "tests/unit/core/core_harness.h"
+#include "tests/unit/core/pool_harness.h"
 
 namespace gpusched::core::testing {
 namespace {
 
 using Catch::Matchers::Contains;
-
-PoolSpec Pool(const std::string& name, PoolClass pool_class, double cost, std::vector<std::string> nodes,
-              int gpus = 8) {
-  PoolSpec p;
-  p.name = name;
-  p.pool_class = pool_class;
-  p.cost_per_gpu_hour = cost;
-  p.nodes = std::move(nodes);
-  p.max_nodes = static_cast<int>(p.nodes.size());
-  p.resume_program = "/opt/resume";
-  p.suspend_program = pool_class == PoolClass::kReserved ? "" : "/opt/suspend";
-  p.resume_timeout = absl::Minutes(10);
-  p.idle_before_suspend = absl::Minutes(5);
-  p.shape = MakeNode("shape", gpus);
-  return p;
-}
-
-CoreOptions WithPools(std::vector<PoolSpec> pools) {
-  CoreOptions o = CoreHarness::Options();
-  o.pools = std::move(pools);
-  return o;
-}
-
-std::vector<PowerRequest> Requests(CoreHarness& h, PowerRequest::Kind kind) {
-  std::vector<PowerRequest> out;
-  for (const PowerRequest& r : h.fx.power_requests) {
-    if (r.kind == kind) out.push_back(r);
-  }
-  return out;
-}
-
-v1::NodeState StateOf(CoreHarness& h, const std::string& node) { return h.core.FindNode(node)->state(); }
-
-void Register(CoreHarness& h, const std::string& name, int gpus = 8) { h.AddNode(name, gpus); }
-
-// Time passes as on a live daemon: the agents of `alive` heartbeat and a
-// pass runs every 30 s.
-void Wait(CoreHarness& h, absl::Duration d, const std::vector<std::string>& alive) {
-  for (absl::Duration left = d; left > absl::ZeroDuration(); left -= absl::Seconds(30)) {
-    h.clock.Advance(std::min(left, absl::Seconds(30)));
-    for (const std::string& n : alive) h.core.AgentHeartbeat(n, h.fx);
-    h.Pass();
-  }
-}
 
 TEST_CASE("a job on a powered-down pool boots exactly the nodes its gang needs, all at once", "[pools]") {
   CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1", "g2", "g3", "g4"})}));
@@ -370,6 +327,23 @@ TEST_CASE("a booting node whose agent registers without all its GPUs is not up",
   h.Pass();
   CHECK(StateOf(h, "g1") == v1::NODE_STATE_UP);
   CHECK(h.Persisted(job).state() == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("a node powered down by a pool since removed from the settings stays POWERED_DOWN after a restart",
+          "[pools]") {
+  CoreHarness before(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1"})}));
+  Register(before, "g1");
+  Wait(before, absl::Minutes(6), {"g1"});
+  before.core.PowerProgramEnded(Requests(before, PowerRequest::Kind::kSuspend).at(0), absl::OkStatus(), before.fx);
+  REQUIRE(StateOf(before, "g1") == v1::NODE_STATE_POWERED_DOWN);
+  CoreHarness after;  // no pools now
+  after.core.Restore({}, {before.fx.nodes.at("g1")}, 0, {});
+  after.clock.Advance(absl::Hours(1));
+  after.core.Tick(after.fx);  // not DOWN for being silent: it is off
+  CHECK(StateOf(after, "g1") == v1::NODE_STATE_POWERED_DOWN);
+  CHECK_THAT(after.core.FindNode("g1")->reason(), Contains("in no [[pool]] now"));
+  Register(after, "g1");  // started by hand
+  CHECK(StateOf(after, "g1") == v1::NODE_STATE_UP);
 }
 
 }  // namespace

@@ -122,3 +122,30 @@ TEST_CASE("a multi-node gang that has waited the starvation bound goes ahead of 
   h.Pass();
   CHECK(h.StateOf(gang) == v1::JOB_STATE_STARTING);
 }
+
+TEST_CASE("a pending job's rank carries the run time the pass expects and the estimate it came from") {
+  CoreHarness h;
+  h.AddNode("n0", 8);
+  const uint64_t busy = h.Submit(GpuJob(8));
+  h.Pass();
+  REQUIRE(h.StateOf(busy) == v1::JOB_STATE_STARTING);  // the others wait, and are ranked
+  Learn(h, "train", 8, 1'000);
+  v1::JobSpec limited = Named(GpuJob(8), "train");
+  limited.set_time_limit_s(600);
+  const uint64_t unknown = h.Submit(Named(GpuJob(8), "never-seen"));
+  const uint64_t learned = h.Submit(Named(GpuJob(8), "train"));
+  const uint64_t short_limit = h.Submit(limited);
+  h.Pass();
+  const v1::PriorityFactors from_history = h.core.PriorityOf(learned)->ToProto();
+  CHECK(from_history.expected_run_s() == 1'000);
+  CHECK(from_history.estimate_typical_s() == 1'000);
+  CHECK(from_history.estimate_samples() == 3);
+  CHECK(from_history.estimate_basis() == v1::ESTIMATE_BASIS_USER_AND_NAME);
+  // A time limit shorter than the history is what it is expected to take.
+  const v1::PriorityFactors from_limit = h.core.PriorityOf(short_limit)->ToProto();
+  CHECK(from_limit.expected_run_s() == 600);
+  CHECK(from_limit.estimate_typical_s() == 1'000);
+  // Nothing similar ran under its name, but 8-GPU jobs did: the size class speaks.
+  const v1::PriorityFactors coarse = h.core.PriorityOf(unknown)->ToProto();
+  CHECK(coarse.estimate_basis() == v1::ESTIMATE_BASIS_USER_AND_SIZE);
+}

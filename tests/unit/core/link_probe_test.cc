@@ -35,6 +35,19 @@ topology::NodeTopology H100s(int gpus) {
 
 const NodeSlot& Slot(const CoreHarness& h, const std::string& name) { return *h.core.cluster().Find(name); }
 
+// Nodes a and b of 4 GPUs, and a gang of `per_node` GPUs on each with a
+// preflight and --requeue no, placed.
+uint64_t PreflightGangOnAAndB(CoreHarness& h, int per_node) {
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  v1::JobSpec spec = GpuJob(2 * per_node, 2, per_node);
+  spec.set_preflight(true);
+  spec.set_requeue(false);
+  const uint64_t job = h.Submit(spec);
+  h.Pass();
+  return job;
+}
+
 TEST_CASE("CalibrationFailure names the worst pair below the threshold, against the daemon's own estimate") {
   const topology::NodeTopology topo = H100s(4);
   v1::NodeProbe healthy = Calibration(4, 28);
@@ -116,6 +129,30 @@ TEST_CASE("A calibration far below the link class drains the node; one that pass
   CHECK(Slot(h, "a").drain_reason == "replace GPU 3");
   h.core.NodeProbed("a", Calibration(4, 28), h.fx);
   CHECK(Slot(h, "a").drain_reason == "replace GPU 3");
+  CHECK(Slot(h, "a").drain_kind == v1::DRAIN_KIND_OPERATOR);
+}
+
+TEST_CASE("Who drained a node is its drain kind, not its text: an operator's drain that reads like the probe's stays") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  REQUIRE(h.core.DrainNode("a", "NCCL probe: I am checking this one myself", h.fx).ok());
+  h.core.NodeProbed("a", Calibration(4, 28), h.fx);  // a calibration that passes
+  CHECK(Slot(h, "a").drain_reason == "NCCL probe: I am checking this one myself");
+  CHECK(Slot(h, "a").drain_kind == v1::DRAIN_KIND_OPERATOR);
+  CHECK(h.fx.nodes.at("a").drain_kind() == v1::DRAIN_KIND_OPERATOR);  // persisted with the row
+
+  // Rows stored before drains had a kind are read by their text, once.
+  v1::Node legacy_probe = h.fx.nodes.at("a");
+  legacy_probe.clear_drain_kind();
+  legacy_probe.set_drain_reason("NCCL probe: GPUs 0-3 (SYS) measured 4.0 GB/s, below 50% of the 32.5 GB/s estimate");
+  legacy_probe.mutable_info()->set_name("old-probe");
+  v1::Node legacy_operator = legacy_probe;
+  legacy_operator.set_drain_reason("bad fan");
+  legacy_operator.mutable_info()->set_name("old-operator");
+  CoreHarness after;
+  after.core.Restore({}, {legacy_probe, legacy_operator}, 0, {});
+  CHECK(Slot(after, "old-probe").drain_kind == v1::DRAIN_KIND_LINK_PROBE);
+  CHECK(Slot(after, "old-operator").drain_kind == v1::DRAIN_KIND_OPERATOR);
 }
 
 TEST_CASE("gpusched nodes probe: only an idle, up node; the agent is asked and the node held until it answers") {
@@ -204,6 +241,36 @@ TEST_CASE("A failed preflight drains the node and requeues the job, whatever its
   CHECK(h.Persisted(job).allocation().nodes(0).preflight_busbw_gbps() == Approx(27.5));
 }
 
+TEST_CASE("A gang stopping for a failed preflight, stored before stop causes, is still requeued after a restart") {
+  CoreHarness h;
+  const uint64_t job = PreflightGangOnAAndB(h, 2);
+  v1::JobUpdate failed;
+  failed.set_job_id(job);
+  failed.set_kind(v1::JobUpdate::KIND_PREFLIGHT_FAILED);
+  failed.set_message("NCCL all-reduce over GPUs 0,1: 3.0 GB/s bus bandwidth, below the 16.2 GB/s needed");
+  h.core.JobUpdate("a", failed, h.fx);
+  v1::Job stopping = h.Persisted(job);
+  REQUIRE(stopping.stopping_as() != v1::JOB_STATE_UNSPECIFIED);  // b's part is still being stopped
+  CHECK(stopping.stop_cause() == v1::STOP_CAUSE_PREFLIGHT_FAILED);
+  CHECK(stopping.reason().rfind("preflight failed on a: ", 0) == 0);
+  // As an older daemon stored it: the cause only in the reason's words.
+  stopping.clear_stop_cause();
+  stopping.set_reason("stopping: " + stopping.reason());
+  std::vector<v1::Node> rows;
+  for (const auto& [name, row] : h.fx.nodes) rows.push_back(row);
+
+  CoreHarness after;
+  after.core.Restore({stopping}, rows, job, {});
+  const v1::Job* restored = after.core.FindActive(job);
+  REQUIRE(restored != nullptr);
+  CHECK(restored->stop_cause() == v1::STOP_CAUSE_PREFLIGHT_FAILED);
+  CHECK(restored->reason().rfind("preflight failed on a: ", 0) == 0);
+  // Each node's agent says its part is gone.
+  after.Report("a", job, v1::JobUpdate::KIND_EXITED, 143);
+  after.Report("b", job, v1::JobUpdate::KIND_EXITED, 143);
+  CHECK(after.StateOf(job) == v1::JOB_STATE_PENDING);  // requeued despite --requeue no
+}
+
 TEST_CASE("A job without preflight is launched without one; a queue can ask for it") {
   CoreOptions options = CoreHarness::Options();
   options.queues = QueuePolicy::Default();
@@ -271,13 +338,7 @@ TEST_CASE("A calibration is judged once: the same one again neither re-drains a 
 
 TEST_CASE("A preflight failure after another node of the gang started leaves the requeue to the job's setting") {
   CoreHarness h;
-  h.AddNode("a", 4);
-  h.AddNode("b", 4);
-  v1::JobSpec spec = GpuJob(8, 2, 4);
-  spec.set_preflight(true);
-  spec.set_requeue(false);
-  uint64_t job = h.Submit(spec);
-  h.Pass();
+  const uint64_t job = PreflightGangOnAAndB(h, 4);
   h.Report("a", job, v1::JobUpdate::KIND_STARTED);
   v1::JobUpdate failed;
   failed.set_job_id(job);

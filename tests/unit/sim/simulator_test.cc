@@ -251,6 +251,32 @@ TEST_CASE("simulate --pools: boots that always fail leave the job to the static 
   CHECK(result->jobs[1].placement == "n1:0+1+2+3");
 }
 
+TEST_CASE("simulate --pools: spot nodes taken back requeue their jobs, within max_requeues") {
+  // n2 is spot and lives seconds once up (1000 interruptions per node-hour):
+  // j2 is interrupted on every boot, requeued 5 times (the daemon's
+  // max_requeues), then ends PREEMPTED. j1 on the static node never notices.
+  SimOptions options = WithBurstPool(0);
+  options.pools[0].pool_class = core::PoolClass::kSpot;
+  options.power.spot_interruptions_per_node_hour = 1000;
+  options.power.spot_notice = absl::Seconds(30);
+  const Trace trace = Jobs({Job("j1", 0, 4, 1000), Job("j2", 10, 4, 100)});
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  CHECK(result->jobs[0].state == v1::JOB_STATE_COMPLETED);
+  CHECK(result->jobs[0].end_s == 1000);
+  CHECK(result->jobs[1].state == v1::JOB_STATE_PREEMPTED);
+  CHECK_THAT(result->jobs[1].reason, Catch::Contains("spot interruption of n2"));
+  CHECK(result->requeues == 5);
+  CHECK(result->spot_interruptions >= 6);
+  const PolicyMetrics m = ComputeMetrics(*result);
+  CHECK(m.requeues == 5);
+  // The same seed replays the same interruptions.
+  auto again = Simulate(trace, Tiny(2), options);
+  REQUIRE(again.ok());
+  CHECK(again->spot_interruptions == result->spot_interruptions);
+  CHECK(again->jobs[1].end_s == result->jobs[1].end_s);
+}
+
 TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused") {
   SimOptions options = WithBurstPool(0);
   options.pools[0].nodes = {"n9"};
@@ -260,7 +286,9 @@ TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused")
 }
 
 TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the file and line") {
-  for (const char* name : {"static", "mean-sized", "ondemand", "ondemand-quick", "ondemand-headroom", "mix"}) {
+  for (const char* name :
+       {"static", "mean-sized", "ondemand", "ondemand-quick", "ondemand-headroom", "ondemand-utilization", "mix",
+        "mix-spot"}) {
     INFO(name);
     auto pools = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/" + name + ".toml");
     INFO(pools.status().ToString());
@@ -272,6 +300,9 @@ TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the fil
   CHECK(mix->pools[1].elastic());
   CHECK(mix->power.boot_delay == absl::Minutes(5));
   CHECK(mix->power.boot_failure_rate == 0.02);
+  auto spot = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/mix-spot.toml");
+  CHECK(spot->power.spot_interruptions_per_node_hour == 0.01);
+  CHECK(spot->power.spot_notice == absl::Minutes(2));
 
   const std::string bad = (std::filesystem::temp_directory_path() / "gpusched-sim-pools-bad.toml").string();
   std::ofstream(bad) << "boot_failure_rate = 2\n[[pool]]\nname = \"x\"\nnodes = \"h[1-2]\"\nresume_program = \"/x\"\n";
