@@ -45,7 +45,11 @@ PoolMetrics::PoolMetrics(prometheus::Registry& registry)
       boot_(prometheus::BuildHistogram()
                 .Name("gpusched_pool_boot_seconds")
                 .Help("From a node's resume to its agent registering with its GPUs")
-                .Register(registry)) {}
+                .Register(registry)),
+      interruptions_(prometheus::BuildCounter()
+                         .Name("gpusched_pool_interruptions_total")
+                         .Help("Spot interruptions of the pool's nodes (gpusched nodes interrupt)")
+                         .Register(registry)) {}
 
 int PoolMetrics::StateIndex(v1::NodeState state) {
   switch (state) {
@@ -70,6 +74,7 @@ PoolMetrics::Pool& PoolMetrics::PoolFor(const std::string& name) {
     p.suspends = &suspends_.Add({{"pool", name}});
     p.suspend_failures = &suspend_failures_.Add({{"pool", name}});
     p.boot = &boot_.Add({{"pool", name}}, BootBuckets());
+    p.interruptions = &interruptions_.Add({{"pool", name}});
   }
   return p;
 }
@@ -96,6 +101,10 @@ void PoolMetrics::Update(const v1::Node& node) {
   if (!fresh && t.state != state) pool.nodes[StateIndex(t.state)]->Decrement();
   if (fresh || t.state != state) pool.nodes[StateIndex(state)]->Increment();
   t.state = state;
+  // A notice for a node that had none; one restored with the daemon was
+  // counted by the daemon before it.
+  if (!fresh && !t.reclaim_due && node.has_reclaim_at()) pool.interruptions->Increment();
+  t.reclaim_due = node.has_reclaim_at();
   const int64_t gpus = node.info().gpus_size();
   const int64_t paid = state == v1::NODE_STATE_POWERED_DOWN ? 0 : gpus;
   pool.paid->Increment(static_cast<double>(paid - t.paid));

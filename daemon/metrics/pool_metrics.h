@@ -32,6 +32,8 @@ namespace gpusched::metrics {
 //   gpusched_pool_suspends_total{pool}          nodes suspended (entered POWERING_DOWN)
 //   gpusched_pool_suspend_failures_total{pool}  suspends that did not end POWERED_DOWN
 //   gpusched_pool_boot_seconds{pool}            resume started to agent registered
+//   gpusched_pool_interruptions_total{pool}     spot interruptions (a node's row
+//                                               gaining a reclaim_at)
 class PoolMetrics {
  public:
   explicit PoolMetrics(prometheus::Registry& registry);
@@ -52,12 +54,14 @@ class PoolMetrics {
     prometheus::Counter* suspends = nullptr;
     prometheus::Counter* suspend_failures = nullptr;
     prometheus::Histogram* boot = nullptr;
+    prometheus::Counter* interruptions = nullptr;
   };
   struct Tracked {
     std::string pool;
     v1::NodeState state = v1::NODE_STATE_UNSPECIFIED;
     int64_t paid = 0;
     int64_t used = 0;
+    bool reclaim_due = false;  // a spot interruption's deadline is set
   };
   static int StateIndex(v1::NodeState state);
   Pool& PoolFor(const std::string& name);
@@ -69,6 +73,7 @@ class PoolMetrics {
   prometheus::Family<prometheus::Counter>& suspends_;
   prometheus::Family<prometheus::Counter>& suspend_failures_;
   prometheus::Family<prometheus::Histogram>& boot_;
+  prometheus::Family<prometheus::Counter>& interruptions_;
   std::map<std::string, Pool> pools_;
   std::map<std::string, Tracked> tracked_;
 };

@@ -112,5 +112,23 @@ TEST_CASE("pool metrics: a boot that fails and is retried within one batch still
   CHECK(Pool(m, "gpusched_pool_nodes", {{"state", "powering_up"}}) == 1);
 }
 
+TEST_CASE("pool metrics: spot interruptions count once per notice") {
+  DaemonMetrics m;
+  Rows rows(m);
+  v1::Node restored = Row("g2", v1::NODE_STATE_UP, kT0);
+  *restored.mutable_reclaim_at() = ToProtoTime(kT0 + absl::Seconds(30));  // noticed before a restart
+  rows.Restore({Row("g1", v1::NODE_STATE_UP, kT0), restored}, kT0);
+  CHECK(Pool(m, "gpusched_pool_interruptions_total") == 0);
+  v1::Node noticed = Row("g1", v1::NODE_STATE_UP, kT0);
+  *noticed.mutable_reclaim_at() = ToProtoTime(kT0 + absl::Seconds(120));
+  rows.Apply(noticed, kT0);
+  *noticed.mutable_reclaim_at() = ToProtoTime(kT0 + absl::Seconds(60));  // a second notice, sooner
+  rows.Apply(noticed, kT0 + absl::Seconds(1));
+  CHECK(Pool(m, "gpusched_pool_interruptions_total") == 1);
+  rows.Apply(Row("g1", v1::NODE_STATE_POWERING_DOWN, kT0 + absl::Seconds(60)), kT0 + absl::Seconds(60));
+  rows.Apply(noticed, kT0 + absl::Seconds(600));  // its slot, booted again, interrupted again
+  CHECK(Pool(m, "gpusched_pool_interruptions_total") == 2);
+}
+
 }  // namespace
 }  // namespace gpusched::metrics
