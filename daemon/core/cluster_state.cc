@@ -248,17 +248,10 @@ bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
   return true;
 }
 
-bool ClusterState::SetQueueMask(const std::string& name, uint64_t mask) {
+bool ClusterState::SetAccess(const std::string& name, uint64_t queue_mask, bool spot) {
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return false;
-  it->second.queue_mask = mask;
-  Refresh(it->second);
-  return true;
-}
-
-bool ClusterState::SetSpot(const std::string& name, bool spot) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return false;
+  it->second.queue_mask = queue_mask;
   it->second.spot = spot;
   Refresh(it->second);
   return true;

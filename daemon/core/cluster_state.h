@@ -210,10 +210,9 @@ class ClusterState {
   // One more job to hear gone before the node takes work (an earlier
   // attempt the agent said is still stopping).
   void AddUnconfirmedKill(const std::string& name, uint64_t job_id);
-  // Which queues may use the node (NodeSlot::queue_mask); false when unknown.
-  bool SetQueueMask(const std::string& name, uint64_t mask);
-  // Whether the node is spot capacity (NodeSlot::spot); false when unknown.
-  bool SetSpot(const std::string& name, bool spot);
+  // Which queues may use the node (NodeSlot::queue_mask) and whether it is
+  // spot capacity (NodeSlot::spot); false when unknown.
+  bool SetAccess(const std::string& name, uint64_t queue_mask, bool spot);
 
   const NodeSlot* Find(const std::string& name) const;
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }

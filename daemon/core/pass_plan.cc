@@ -2,6 +2,8 @@
 
 namespace gpusched::core {
 
+std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); }
+
 v1::WaitCause ToProto(WaitCause cause) {
   switch (cause) {
     case WaitCause::kHeld: return v1::WAIT_CAUSE_HELD;

@@ -32,6 +32,9 @@ enum class WaitCause {
   kInternalError,      // the accounting refused the placement: a bug, logged
 };
 
+// A time in a reason, read by people across time zones: "2026-12-02 18:40:00".
+std::string UtcTime(absl::Time t);
+
 // The kind as the API shows it (Job.wait_cause).
 v1::WaitCause ToProto(WaitCause cause);
 

@@ -19,9 +19,6 @@ namespace {
 // job's row each time a job starts.
 constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
 
-// A time in a wait reason, read by people across time zones.
-std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S", t, absl::UTCTimeZone()); }
-
 }  // namespace
 
 std::string ShapeKey(const GangRequest& r) {

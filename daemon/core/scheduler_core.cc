@@ -53,8 +53,7 @@ void SchedulerCore::UpsertNode(const v1::NodeInfo& info) {
   cluster_.UpsertNode(WithConfiguredNetwork(info));
   const NodeSlot* slot = cluster_.Find(info.name());
   // Queue membership reads the node's labels as registered.
-  cluster_.SetQueueMask(info.name(), options_.queues.NodeMask(slot->info));
-  cluster_.SetSpot(info.name(), spot_nodes_.contains(info.name()));
+  cluster_.SetAccess(info.name(), options_.queues.NodeMask(slot->info), spot_nodes_.contains(info.name()));
 }
 
 GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {

@@ -169,10 +169,14 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
   std::vector<int64_t> keep_free(pools, 0);
   for (size_t p = 0; p < pools; ++p) {
     const PoolSpec& pool = options_.pools[p];
-    const int64_t used = GpusInUse(cluster_, pool);
-    in_use_[p].Add(now, used);
-    in_use_[p].Forget(now, pool.demand_window);
-    keep_free[p] = std::max(HeadroomTarget(pool, demand_, now), UtilizationTarget(pool, in_use_[p], used, now));
+    keep_free[p] = HeadroomTarget(pool, demand_, now);
+    if (pool.target_utilization > 0) {
+      // Only such pools read every node of theirs each pass.
+      const int64_t used = GpusInUse(cluster_, pool);
+      in_use_[p].Add(now, used);
+      in_use_[p].Forget(now, pool.demand_window);
+      keep_free[p] = std::max(keep_free[p], UtilizationTarget(pool, in_use_[p], used, now));
+    }
     if (keep_free[p] == 0) continue;
     const std::vector<std::string> ahead =
         HeadroomResumes(cluster_, pool, keep_free[p], FreeOrComing(cluster_, pool, wanted),
@@ -300,9 +304,10 @@ std::vector<v1::PoolStatus> SchedulerCore::Pools() const {
     s.set_cost_per_hour(static_cast<double>(s.gpus_paid()) * pool.cost_per_gpu_hour);
     s.set_demand_gpus(demand_.Peak(now, pool.demand_window));
     s.set_demand_window_s(absl::ToInt64Seconds(pool.demand_window));
-    if (p < in_use_.size()) {
-      s.set_headroom_gpus(std::max(HeadroomTarget(pool, demand_, now),
-                                   UtilizationTarget(pool, in_use_[p], GpusInUse(cluster_, pool), now)));
+    s.set_headroom_gpus(HeadroomTarget(pool, demand_, now));
+    if (pool.target_utilization > 0 && p < in_use_.size()) {
+      s.set_headroom_gpus(
+          std::max(s.headroom_gpus(), UtilizationTarget(pool, in_use_[p], GpusInUse(cluster_, pool), now)));
     }
   }
   return out;

@@ -11,8 +11,6 @@
 namespace gpusched::core {
 namespace {
 
-std::string UtcTime(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", t, absl::UTCTimeZone()); }
-
 // SIGKILL comes this much before the deadline (a tenth of the notice, at
 // most 5 s), so that the exits are reported while the node is still there.
 absl::Duration KillMargin(absl::Duration notice) { return std::min(notice / 10, absl::Seconds(5)); }
@@ -36,7 +34,7 @@ absl::StatusOr<v1::Node> SchedulerCore::InterruptNode(const std::string& node, a
   absl::Time at = now + notice;
   if (auto earlier = reclaim_at_.find(node); earlier != reclaim_at_.end()) at = std::min(at, earlier->second);
   const std::string why = absl::StrCat("spot interruption", reason.empty() ? "" : absl::StrCat(" (", reason, ")"),
-                                       ": taken back at ", UtcTime(at));
+                                       ": taken back at ", UtcTime(at), " UTC");
   if (slot->state == v1::NODE_STATE_POWERING_UP) {
     // Its boot is lost with it: the jobs that waited for it are placed again.
     SetPowerState(node, v1::NODE_STATE_POWERED_DOWN, why, fx);
@@ -68,7 +66,7 @@ void SchedulerCore::CheckReclaims(absl::Time now, Effects& fx) {
     const absl::Time at = reclaim_at_.at(name);
     reclaim_at_.erase(name);
     FailJobsOn(name, absl::StrCat("node ", name, " was taken back (spot interruption)"), fx);
-    const std::string why = absl::StrCat("taken back by its spot interruption at ", UtcTime(at));
+    const std::string why = absl::StrCat("taken back by its spot interruption at ", UtcTime(at), " UTC");
     auto p = pool_of_.find(name);
     if (p == pool_of_.end()) {
       // A node of no elastic pool: drained until an operator resumes it.

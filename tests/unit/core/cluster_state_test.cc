@@ -100,7 +100,7 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
   part->set_cpus(24);
   part->set_mem_mb(60000);
   REQUIRE(cluster.Allocate(7, busy).ok());
-  REQUIRE(cluster.SetQueueMask("queue-b", 0b10));
+  REQUIRE(cluster.SetAccess("queue-b", 0b10, /*spot=*/false));
 
   size_t candidates = 0;
   for (const std::string& model : {"", "h100", "a100", "nvidia"}) {
