@@ -32,8 +32,8 @@
 #include "agent/runner/job_runner.h"
 #include "agent/runner/nccl_topo_file.h"
 #include "agent/runner/rank_environment.h"
-#include "common/logging.h"
-#include "common/metrics/metrics_endpoint.h"
+#include "common/io/logging/logging.h"
+#include "common/io/metrics/metrics_endpoint.h"
 
 namespace gpusched::agent {
 namespace {

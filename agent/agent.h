@@ -13,7 +13,7 @@
 
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::metrics {

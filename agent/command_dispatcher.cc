@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::agent {
 

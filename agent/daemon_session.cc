@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "common/logging.h"
-#include "common/tls/connect_failure_hint.h"
-#include "common/tls/grpc_credentials.h"
+#include "common/io/logging/logging.h"
+#include "common/io/tls/connect_failure_hint.h"
+#include "common/io/tls/grpc_credentials.h"
 
 namespace gpusched::agent {
 namespace {

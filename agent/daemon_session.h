@@ -14,7 +14,7 @@
 #include "spdlog/logger.h"
 
 #include "agent/session_handler.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 #include "gpusched/v1/agent.grpc.pb.h"
 
 namespace gpusched::agent {

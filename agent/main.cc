@@ -23,11 +23,11 @@
 #include "agent/node_info.h"
 #include "agent/topology_discovery.h"
 #include "common/defaults.h"
-#include "common/grpc_logging.h"
-#include "common/logging.h"
+#include "common/io/logging/grpc_logging.h"
+#include "common/io/logging/logging.h"
 #include "common/share_mode_name.h"
-#include "common/systemd/systemd_notifier.h"
-#include "common/tls/tls_files.h"
+#include "common/io/systemd/systemd_notifier.h"
+#include "common/io/tls/tls_files.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 #include "gpusched/v1/scheduler.pb.h"
 
 namespace gpusched::cli {

@@ -12,7 +12,7 @@
 #include "cli/address.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
-#include "common/tls/tls_config_keys.h"
+#include "common/io/tls/tls_config_keys.h"
 
 namespace gpusched::cli {
 

@@ -6,8 +6,8 @@
 #include "absl/time/clock.h"
 
 #include "cli/errors.h"
-#include "common/tls/connect_failure_hint.h"
-#include "common/tls/grpc_credentials.h"
+#include "common/io/tls/connect_failure_hint.h"
+#include "common/io/tls/grpc_credentials.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
 namespace gpusched::cli {

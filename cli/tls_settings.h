@@ -6,7 +6,7 @@
 #include "absl/status/statusor.h"
 
 #include "cli/local_context.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 
 namespace gpusched::cli {
 

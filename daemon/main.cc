@@ -19,8 +19,8 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/defaults.h"
-#include "common/grpc_logging.h"
-#include "common/logging.h"
+#include "common/io/logging/grpc_logging.h"
+#include "common/io/logging/logging.h"
 #include "common/net/network_topology_conf.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/config/network_topology_file.h"
@@ -30,8 +30,8 @@
 #include "daemon/server/daemon.h"
 #include "daemon/sim/sharing_flags.h"
 #include "daemon/sim/simulate_flags.h"
-#include "common/systemd/systemd_notifier.h"
-#include "common/tls/tls_files.h"
+#include "common/io/systemd/systemd_notifier.h"
+#include "common/io/tls/tls_files.h"
 
 namespace {
 

@@ -10,7 +10,8 @@
 #include "common/config/log_levels.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
-#include "common/tls/tls_config_keys.h"
+#include "common/io/config_file/settings_file.h"
+#include "common/io/tls/tls_config_keys.h"
 
 namespace gpusched::agent {
 namespace {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/nccl/bandwidth_probe.h"
-#include "common/process/run_program.h"
+#include "common/io/process/run_program.h"
 
 namespace gpusched::agent {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
-#include "common/process/run_program.h"
+#include "common/io/process/run_program.h"
 #include "agent/runner/gpu_lookup.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/safe_open.h"

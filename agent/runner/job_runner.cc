@@ -16,7 +16,7 @@
 
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/rank_environment.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::agent {
 namespace {

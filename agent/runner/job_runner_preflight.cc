@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/job_runner.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::agent {
 

@@ -1,7 +1,7 @@
 #include "common/config/toml_table_reader.h"
 
 #include <algorithm>
-#include <filesystem>
+#include <filesystem>  // layers: lexical paths only (a setting relative to its file), no file is read
 #include <utility>
 
 #include "absl/strings/str_cat.h"

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/config/toml_document.h"
+#include "common/io/config_file/settings_file.h"
 
 namespace gpusched::daemon {
 

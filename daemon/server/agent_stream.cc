@@ -1,7 +1,7 @@
 #include "daemon/server/agent_stream.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 #include "daemon/core/node_validator.h"
 #include "daemon/server/grpc_status.h"
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_states.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 #include "daemon/server/grpc_status.h"
 
 namespace gpusched::server {

@@ -5,7 +5,7 @@
 #include "absl/time/clock.h"
 
 #include "common/job_states.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::server {
 namespace {

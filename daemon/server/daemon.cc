@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/logging.h"
-#include "common/metrics/metrics_endpoint.h"
+#include "common/io/logging/logging.h"
+#include "common/io/metrics/metrics_endpoint.h"
 #include "common/proto_time.h"
-#include "common/tls/grpc_credentials.h"
+#include "common/io/tls/grpc_credentials.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
 #include "daemon/server/session_relay.h"

@@ -10,7 +10,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/defaults.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 #include "daemon/core/scheduler_core.h"
 #include "daemon/server/store_health.h"
 #include "daemon/store/job_store.h"

@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 #include "common/net/hostlist.h"
-#include "common/process/run_program.h"
+#include "common/io/process/run_program.h"
 
 namespace gpusched::server {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::server {
 

@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::server {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 #include "test_util.h"
 
 using namespace gpusched::agent;

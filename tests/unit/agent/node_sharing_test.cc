@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 #include "test_util.h"
 
 using namespace gpusched::agent;

@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/tls/connect_failure_hint.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/connect_failure_hint.h"
+#include "common/io/tls/tls_files.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_pki.h"
 

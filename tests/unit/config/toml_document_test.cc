@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/config/toml_document.h"
+#include "common/io/config_file/settings_file.h"
 
 using namespace gpusched::config;
 using Catch::Matchers::StartsWith;

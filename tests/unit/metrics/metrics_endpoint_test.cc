@@ -1,4 +1,4 @@
-#include "common/metrics/metrics_endpoint.h"
+#include "common/io/metrics/metrics_endpoint.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 #include <mutex>
 

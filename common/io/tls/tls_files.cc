@@ -1,7 +1,7 @@
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 
 #include "absl/strings/str_cat.h"
-#include "common/tls/pem_file.h"
+#include "common/io/tls/pem_file.h"
 
 namespace gpusched::tls {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/process/run_program.h"
+#include "common/io/process/run_program.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -3,7 +3,7 @@
 #include <memory>
 #include <optional>
 
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 

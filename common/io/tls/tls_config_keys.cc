@@ -1,4 +1,4 @@
-#include "common/tls/tls_config_keys.h"
+#include "common/io/tls/tls_config_keys.h"
 
 namespace gpusched::tls {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "common/config/toml_table_reader.h"
-#include "common/tls/tls_files.h"
+#include "common/io/tls/tls_files.h"
 
 namespace gpusched::tls {
 

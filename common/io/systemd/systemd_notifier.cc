@@ -1,4 +1,4 @@
-#include "common/systemd/systemd_notifier.h"
+#include "common/io/systemd/systemd_notifier.h"
 
 #include <systemd/sd-daemon.h>
 
@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched::service {
 namespace {

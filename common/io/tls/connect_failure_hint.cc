@@ -1,4 +1,4 @@
-#include "common/tls/connect_failure_hint.h"
+#include "common/io/tls/connect_failure_hint.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"

@@ -1,4 +1,4 @@
-#include "common/grpc_logging.h"
+#include "common/io/logging/grpc_logging.h"
 
 #include <grpc/support/log.h>
 
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string_view>
 
-#include "common/logging.h"
+#include "common/io/logging/logging.h"
 
 namespace gpusched {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/tls/pem_file.h"
+#include "common/io/tls/pem_file.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/config/toml_document.h"
+#include "common/io/config_file/settings_file.h"
 
 namespace gpusched::tls {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/tls/grpc_credentials.h"
+#include "common/io/tls/grpc_credentials.h"
 
 namespace gpusched::tls {
 
