@@ -22,6 +22,7 @@
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
 #include "common/net/network_topology_conf.h"
+#include "common/config/host_port.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/config/network_topology_file.h"
 #include "daemon/core/policy/placement_policy.h"
@@ -418,7 +419,15 @@ int main(int argc, char** argv) {
     return RunServe(options, signals);
   }
   // dev stays plaintext on loopback: its agents live in this process, and
-  // it is one user's cluster, made on first use.
+  // it is one user's cluster, made on first use. Its TCP callers are admins
+  // unasked, so a port other machines can reach would hand them this user.
+  if (!gpusched::config::IsLoopbackAddress(dev_listen)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "dev --listen ", dev_listen,
+        " is not a loopback address: dev takes unauthenticated TCP callers as admins and runs their jobs as "
+        "this user, so it listens on 127.0.0.1, localhost or [::1] only (gpuschedd serve, with TLS, is for other "
+        "machines)")));
+  }
   options.init_state = true;
   options.allow_unauthenticated_tcp = true;
   options.core.allow_root_jobs = true;

@@ -49,6 +49,12 @@ expect 1 "^gpuschedd: $data/broken-gpuschedd.toml:5: unknown key tick_millisecon
   "$gpuschedd" serve --config "$data/broken-gpuschedd.toml"
 expect 1 "^gpusched-agent: $data/broken-agent.toml:4: fake_gpus must be an integer" \
   "$agent" --config "$data/broken-agent.toml"
+# dev takes unauthenticated TCP callers as admins: it never listens where
+# other machines reach it (refused before any state directory is made).
+expect 1 "^gpuschedd: dev --listen 0.0.0.0:0 is not a loopback address: dev takes unauthenticated TCP callers as admins" \
+  "$gpuschedd" dev --listen 0.0.0.0:0 --state-dir /nonexistent/gpusched-dev --no-demo
+expect 1 "^gpuschedd: dev --listen \[::\]:0 is not a loopback address" \
+  "$gpuschedd" dev --listen '[::]:0' --state-dir /nonexistent/gpusched-dev --no-demo
 # The file fills what the command line leaves out, a flag wins over its key,
 # and labels merge key by key: the agent's --discover shows the result.
 tmp=$(mktemp -d)
