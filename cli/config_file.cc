@@ -27,7 +27,7 @@ absl::StatusOr<CliConfig> ParseCliConfig(absl::string_view text, absl::string_vi
     reader.Error(reader.LineOf("address"), absl::StrCat("address \"", *cli.address, "\" is not HOST:PORT"));
   }
   const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kClientTlsKeys, /*complete=*/false);
-  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  auto set = [](const std::string& file) { return file.empty() ? std::nullopt : std::optional<std::string>(file); };
   cli.tls_ca = set(tls.ca);
   cli.tls_cert = set(tls.cert);
   cli.tls_key = set(tls.key);

@@ -39,9 +39,9 @@ absl::StatusOr<int64_t> ParseSizeMb(absl::string_view text) {
 
 std::string FormatSizeMb(int64_t mb) {
   constexpr int64_t kG = 1024, kT = 1024 * 1024;
-  auto scaled = [](int64_t mb, int64_t unit, char suffix) {
-    if (mb % unit == 0) return absl::StrCat(mb / unit, std::string(1, suffix));
-    const double value = static_cast<double>(mb) / static_cast<double>(unit);
+  auto scaled = [](int64_t size_mb, int64_t unit, char suffix) {
+    if (size_mb % unit == 0) return absl::StrCat(size_mb / unit, std::string(1, suffix));
+    const double value = static_cast<double>(size_mb) / static_cast<double>(unit);
     // A decimal matters for 1.5G, not for 377G.
     return absl::StrFormat(value < 100 ? "%.1f%c" : "%.0f%c", value, suffix);
   };

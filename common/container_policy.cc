@@ -66,8 +66,8 @@ absl::Status ValidateContainerSpec(const v1::ContainerSpec& c) {
   if (image.size() > kMaxImageBytes) {
     return Invalid("spec.container.image", absl::StrCat("is ", image.size(), " bytes; at most ", kMaxImageBytes));
   }
-  for (char c : image) {
-    const auto u = static_cast<unsigned char>(c);
+  for (char ch : image) {
+    const auto u = static_cast<unsigned char>(ch);
     if (u <= 0x20 || u >= 0x7f) {
       return Invalid("spec.container.image",
                      absl::StrCat("\"", absl::CHexEscape(image), "\" holds a space or a character an image name cannot"));

@@ -117,7 +117,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
     config.labels = *std::move(labels);
   }
   const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kClientTlsKeys);
-  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  auto set = [](const std::string& file) { return file.empty() ? std::nullopt : std::optional<std::string>(file); };
   config.tls_ca = set(tls.ca);
   config.tls_cert = set(tls.cert);
   config.tls_key = set(tls.key);

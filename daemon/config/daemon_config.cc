@@ -80,7 +80,7 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
     }
   }
   const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kServerTlsKeys);
-  auto set = [](const std::string& path) { return path.empty() ? std::nullopt : std::optional<std::string>(path); };
+  auto set = [](const std::string& file) { return file.empty() ? std::nullopt : std::optional<std::string>(file); };
   config.tls_cert = set(tls.cert);
   config.tls_key = set(tls.key);
   config.tls_client_ca = set(tls.ca);

@@ -97,7 +97,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
       const absl::Status why = durable.ok() ? absl::FailedPreconditionError("no program runner in this daemon")
                                             : absl::UnavailableError(absl::StrCat(
                                                   "not run: the state could not be saved (", durable.message(), ")"));
-      Post([request, why](LoopContext& ctx) { ctx.core.PowerProgramEnded(request, why, ctx.fx); });
+      Post([request, why](LoopContext& loop) { loop.core.PowerProgramEnded(request, why, loop.fx); });
     });
   }
   for (core::AgentCommand& command : fx.agent_commands) {

@@ -54,11 +54,11 @@ grpc::ServerUnaryReactor* ChangeInLoop(SchedulerLoop& loop, const StoreHealth& s
                                        std::function<absl::StatusOr<Reply>(LoopContext&)> change) {
   grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
   if (RefusedCaller(caller, reactor) || RefusedChange(store, reactor)) return reactor;
-  loop.Post([response, reactor, change = std::move(change)](LoopContext& loop) {
-    auto result = change(loop);
+  loop.Post([response, reactor, change = std::move(change)](LoopContext& state) {
+    auto result = change(state);
     if (!result.ok()) return reactor->Finish(ToGrpcStatus(result.status()));
     *response = *std::move(result);
-    loop.after_commit.push_back(
+    state.after_commit.push_back(
         [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
   });
   return reactor;

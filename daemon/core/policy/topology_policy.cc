@@ -213,8 +213,8 @@ class TopologyPolicy final : public PlacementPolicy {
       if (choice == nullptr) continue;
       const int64_t left = c.usable - req.total_gpus;
       if (best_slot != nullptr) {
-        int c = Compare(choice->ring_bandwidth_gbps, best_choice->ring_bandwidth_gbps);
-        if (c < 0 || (c == 0 && left >= best_left)) continue;
+        const int order = Compare(choice->ring_bandwidth_gbps, best_choice->ring_bandwidth_gbps);
+        if (order < 0 || (order == 0 && left >= best_left)) continue;
       }
       best_slot = slot;
       best_choice = std::move(choice);

@@ -118,7 +118,7 @@ Invocation RunAgainst(const std::vector<std::string>& args) {
 
 TEST_CASE("a daemon that is not there is unreachable: exit 3 with the address") {
   const std::string address = DeadAddress();
-  auto client = MakeGrpcSchedulerClient({address});
+  auto client = MakeGrpcSchedulerClient({address, std::nullopt});
   const absl::Time start = absl::Now();
   auto job = client->GetJob(1);
   CHECK(absl::Now() - start < absl::Seconds(5));  // refused at once, not after the deadline
@@ -159,7 +159,7 @@ TEST_CASE("requests reach the daemon intact and its refusals keep their message"
 
 TEST_CASE("the job list pages through ListJobs over gRPC") {
   Server server;
-  auto client = MakeGrpcSchedulerClient({server.address});
+  auto client = MakeGrpcSchedulerClient({server.address, std::nullopt});
   auto all = ListAllJobs(*client, v1::ListJobsRequest());
   REQUIRE(all.ok());
   REQUIRE(all->jobs_size() == 2);
@@ -170,7 +170,7 @@ TEST_CASE("the job list pages through ListJobs over gRPC") {
 
 TEST_CASE("a watch ends when the caller has seen enough, or at its deadline") {
   Server server;
-  auto client = MakeGrpcSchedulerClient({server.address});
+  auto client = MakeGrpcSchedulerClient({server.address, std::nullopt});
   v1::WatchJobsRequest request;
   request.add_job_ids(5);
   std::vector<v1::JobState> seen;

@@ -67,7 +67,7 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
     result.address = endpoint.address;
     result.tls = endpoint.tls.has_value();
     struct Borrowed final : SchedulerClient {
-      explicit Borrowed(SchedulerClient& c) : c(c) {}
+      explicit Borrowed(SchedulerClient& inner) : c(inner) {}
       SchedulerClient& c;
       absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& r) override { return c.SubmitJob(r); }
       absl::StatusOr<v1::Job> GetJob(uint64_t id) override { return c.GetJob(id); }

@@ -103,7 +103,7 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
   REQUIRE(cluster.SetAccess("queue-b", 0b10, /*spot=*/false));
 
   size_t candidates = 0;
-  for (const std::string& model : {"", "h100", "a100", "nvidia"}) {
+  for (const char* model : {"", "h100", "a100", "nvidia"}) {
     for (int64_t memory_mb : {0, 50000}) {
       for (int64_t cpus_per_gpu : {0, 4, 8}) {
         for (int64_t mem_per_gpu_mb : {0, 20000}) {
