@@ -13,17 +13,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "agent/command_dispatcher.h"
-#include "agent/log_root.h"
-#include "agent/link_calibrator.h"
-#include "agent/nccl/bandwidth_probe.h"
 #include "agent/daemon_session.h"
 #include "agent/gpu/gpu_sampler.h"
 #include "agent/gpu/nvml_gpu_sampler.h"
 #include "agent/host_info.h"
+#include "agent/link_calibrator.h"
+#include "agent/log_root.h"
 #include "agent/metrics/agent_collector.h"
 #include "agent/metrics/gpu_collector.h"
+#include "agent/nccl/bandwidth_probe.h"
 #include "agent/node_info.h"
 #include "agent/node_sharing.h"
 #include "agent/route_address.h"
@@ -45,7 +44,8 @@ constexpr absl::Duration kStopGrace = absl::Seconds(2);
 absl::Status ValidateOptions(const AgentOptions& o) {
   if (o.daemon_address.empty()) return absl::InvalidArgumentError("no daemon address given");
   if (o.log_dir.empty()) return absl::InvalidArgumentError("no log directory given");
-  if (o.fake_gpus < 0) return absl::InvalidArgumentError(absl::StrCat("fake GPU count must be >= 0, got ", o.fake_gpus));
+  if (o.fake_gpus < 0)
+    return absl::InvalidArgumentError(absl::StrCat("fake GPU count must be >= 0, got ", o.fake_gpus));
   if (o.gpu_source == GpuSource::kFake && o.fake_gpus == 0) {
     return absl::InvalidArgumentError("the fake GPU source needs a GPU count > 0");
   }
@@ -58,8 +58,8 @@ absl::Status ValidateOptions(const AgentOptions& o) {
         absl::StrCat("heartbeat interval must be positive, got ", absl::FormatDuration(o.heartbeat_interval)));
   }
   if (o.max_reconnect_backoff <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("max reconnect backoff must be positive, got ",
-                                                   absl::FormatDuration(o.max_reconnect_backoff)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max reconnect backoff must be positive, got ", absl::FormatDuration(o.max_reconnect_backoff)));
   }
   return absl::OkStatus();
 }
@@ -127,9 +127,9 @@ absl::StatusOr<std::string> ResolveShim(const std::string& setting) {
   for (const std::string& program : candidates) {
     if (access(program.c_str(), X_OK) == 0) return program;
   }
-  return absl::FailedPreconditionError(
-      absl::StrCat("no job shim: ", candidates.empty() ? "cannot read /proc/self/exe" : absl::StrJoin(candidates, " or "),
-                   " is not an executable file (gpusched-shim comes with the agent; --shim PATH names another)"));
+  return absl::FailedPreconditionError(absl::StrCat(
+      "no job shim: ", candidates.empty() ? "cannot read /proc/self/exe" : absl::StrJoin(candidates, " or "),
+      " is not an executable file (gpusched-shim comes with the agent; --shim PATH names another)"));
 }
 
 }  // namespace
@@ -162,8 +162,8 @@ absl::Status Agent::Start() {
     // toward the daemon, not loopback, unless the operator says otherwise.
     auto routed = LocalAddressToward(options.daemon_address);
     if (!routed.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("cannot work out this node's address (set --advertise-address): ",
-                                                        routed.status().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot work out this node's address (set --advertise-address): ", routed.status().message()));
     }
     options.advertise_address = *routed;
   }
@@ -182,7 +182,8 @@ absl::Status Agent::Start() {
     log->warn("no GPUs: {}; this node runs CPU jobs only", discovered->fallback_reason);
   }
   if (options.containers.enabled()) {
-    auto runtime = ResolveExecutable(options.containers.runtime, std::getenv("PATH") ? std::getenv("PATH") : kFallbackPath);
+    auto runtime =
+        ResolveExecutable(options.containers.runtime, std::getenv("PATH") ? std::getenv("PATH") : kFallbackPath);
     if (!runtime.ok() || access(runtime->c_str(), X_OK) != 0) {
       return absl::FailedPreconditionError(absl::StrCat("container_runtime \"", options.containers.runtime,
                                                         "\": no such executable (install podman, or leave "
@@ -210,9 +211,10 @@ absl::Status Agent::Start() {
     if (!written.ok()) return written.status();
     runner_options.nccl_topo_file = *written;
     if (discovered->source != "nvml") {
-      log->warn("--nccl-topo-file: the topology came from {}, not NVML, so the GPUs in {} carry placeholder PCI "
-                "bus ids that NCCL will not match to its devices; jobs get it as NCCL_TOPO_FILE all the same",
-                discovered->source, *written);
+      log->warn(
+          "--nccl-topo-file: the topology came from {}, not NVML, so the GPUs in {} carry placeholder PCI "
+          "bus ids that NCCL will not match to its devices; jobs get it as NCCL_TOPO_FILE all the same",
+          discovered->source, *written);
     }
   }
   std::string no_probe;
@@ -267,8 +269,7 @@ absl::Status Agent::Start() {
   const bool calibrate = probe != nullptr && options.calibrate_on_start && topology.num_gpus() >= 2;
   log->info("node {} ({} GPUs from {}, {} NICs, {} CPUs, {} MB): job logs in {}, daemon at {}, CPU binding {}{}",
             node.name(), node.gpus_size(), node.topology().source(), node.topology().nics_size(), node.cpus(),
-            node.memory_mb(), options.log_dir,
-            absl::StrCat(options.daemon_address, options.tls ? " (TLS)" : ""),
+            node.memory_mb(), options.log_dir, absl::StrCat(options.daemon_address, options.tls ? " (TLS)" : ""),
             options.cpu_bind == CpuBindMode::kNone ? "off" : "by NUMA node",
             nccl_topo_file.empty() ? "" : absl::StrCat(", NCCL_TOPO_FILE ", nccl_topo_file));
   if (!options.metrics_listen.empty()) {
@@ -293,8 +294,8 @@ absl::Status Agent::StartMetrics(const AgentOptions& options, const std::string&
   }));
   // GPU readings come from NVML only: fake and file GPUs have none to give.
   if (gpu_source == "nvml") {
-    auto sampler = NvmlGpuSampler::Open(options.nvml_library.empty() ? NvmlLibrary::kDefaultPath
-                                                                     : options.nvml_library);
+    auto sampler =
+        NvmlGpuSampler::Open(options.nvml_library.empty() ? NvmlLibrary::kDefaultPath : options.nvml_library);
     if (sampler.ok()) {
       gpu_sampler_ = *std::move(sampler);
       collectables.push_back(std::make_shared<GpuCollector>(options.node_name, gpu_sampler_.get()));

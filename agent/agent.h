@@ -10,7 +10,6 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "common/io/tls/tls_files.h"
@@ -25,25 +24,26 @@ namespace gpusched::agent {
 enum class GpuSource { kAuto, kNvml, kFile, kFake };
 
 struct AgentOptions {
-  std::string daemon_address;            // host:port of gpuschedd
+  std::string daemon_address;  // host:port of gpuschedd
   // TLS to the daemon, checked already (tls::LoadTls); std::nullopt: plaintext.
   std::optional<tls::TlsMaterial> tls;
-  std::string node_name;                 // default: gethostname()
-  std::string advertise_address;         // how other ranks reach this node (MASTER_ADDR on rank 0); default: its address toward the daemon
+  std::string node_name;          // default: gethostname()
+  std::string advertise_address;  // how other ranks reach this node (MASTER_ADDR on rank 0); default: its address
+                                  // toward the daemon
   // Where the GPUs come from (see agent/topology_discovery.h). kAuto: the
   // topology file or text when given, else fake GPUs when asked for, else NVML,
   // else none (a CPU-only node).
   GpuSource gpu_source = GpuSource::kAuto;
-  std::string topology_file;             // a saved `nvidia-smi topo -m` output
-  std::string topology_text;             // the same, already read (gpuschedd dev's embedded nodes)
-  std::string nvml_library;              // default libnvidia-ml.so.1; tests load a fake
-  int fake_gpus = 0;                     // N fake GPUs, every pair SYS
+  std::string topology_file;  // a saved `nvidia-smi topo -m` output
+  std::string topology_text;  // the same, already read (gpuschedd dev's embedded nodes)
+  std::string nvml_library;   // default libnvidia-ml.so.1; tests load a fake
+  int fake_gpus = 0;          // N fake GPUs, every pair SYS
   // topo -m and fake GPUs carry no model or memory; NVML ignores these.
   std::string gpu_model = "NVIDIA H100 80GB HBM3";
   int64_t gpu_memory_mb = 81559;
-  int64_t cpus = 0;                      // 0 = detect
-  int64_t memory_mb = 0;                 // 0 = detect
-  std::string log_dir;                   // job logs go to <log_dir>/job-<id>/rank-<R>.log
+  int64_t cpus = 0;       // 0 = detect
+  int64_t memory_mb = 0;  // 0 = detect
+  std::string log_dir;    // job logs go to <log_dir>/job-<id>/rank-<R>.log
   // kNuma: each job process runs on the CPUs of its GPUs' NUMA node(s).
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
   // How the node's GPUs are shared between jobs: EXCLUSIVE (one job per GPU),

@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-
 #include "common/io/logging/logging.h"
 
 namespace gpusched::agent {
@@ -84,9 +83,7 @@ std::vector<v1::AgentMessage> CommandDispatcher::OnRegistered(const v1::Register
 
 void CommandDispatcher::OnMessage(const v1::DaemonMessage& message) {
   switch (message.kind_case()) {
-    case v1::DaemonMessage::kLaunch:
-      runner_->Launch(message.launch());
-      return;
+    case v1::DaemonMessage::kLaunch: runner_->Launch(message.launch()); return;
     case v1::DaemonMessage::kProbe:
       // One under way already answers this request too.
       if (calibrator_ != nullptr) calibrator_->Start();

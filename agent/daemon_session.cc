@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-
 #include "common/io/logging/logging.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/grpc_credentials.h"
@@ -185,8 +184,8 @@ bool DaemonSession::RunConnection() {
   if (stopping) {
     log_->info("disconnected from the daemon at {}", options_.daemon_address);
   } else if (registered) {
-    log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting",
-               options_.daemon_address, status.error_message());
+    log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting", options_.daemon_address,
+               status.error_message());
   } else if (failures == 1 || failures % 20 == 0) {
     // Every attempt at debug level, only now and then at warn: a node whose
     // daemon is down for an hour should not fill its log with this. gRPC
@@ -295,8 +294,8 @@ void DaemonSession::SendLoop() {
       context_->TryCancel();
       register_deadline_ = SteadyTime::max();
     }
-    SteadyTime wake = std::min({connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1),
-                                LeaseEndLocked()});
+    SteadyTime wake =
+        std::min({connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1), LeaseEndLocked()});
     cv_.wait_until(lock, wake);
   }
   sender_done_ = true;

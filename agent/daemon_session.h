@@ -10,19 +10,18 @@
 #include <thread>
 
 #include "absl/time/time.h"
-#include "grpcpp/grpcpp.h"
-#include "spdlog/logger.h"
-
 #include "agent/session_handler.h"
 #include "common/io/tls/tls_files.h"
 #include "gpusched/v1/agent.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "spdlog/logger.h"
 
 namespace gpusched::agent {
 
 struct SessionOptions {
   std::string daemon_address;
-  std::optional<tls::TlsMaterial> tls;  // std::nullopt: plaintext
-  std::string node_name;  // for log lines
+  std::optional<tls::TlsMaterial> tls;                   // std::nullopt: plaintext
+  std::string node_name;                                 // for log lines
   absl::Duration heartbeat_interval = absl::Seconds(5);  // until the daemon says otherwise
   absl::Duration initial_backoff = absl::Milliseconds(100);
   absl::Duration max_backoff = absl::Seconds(5);
@@ -95,7 +94,7 @@ class DaemonSession {
   SteadyTime lease_from_ = SteadyTime::max();
   bool lease_expired_ = false;
   std::deque<std::pair<int64_t, SteadyTime>> beats_sent_;  // seq, when; awaiting an ack
-  int failures_ = 0;  // connection attempts since the last registration
+  int failures_ = 0;                                       // connection attempts since the last registration
   std::deque<v1::AgentMessage> outbox_;
 
   std::thread connector_;

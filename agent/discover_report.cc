@@ -13,9 +13,8 @@ namespace {
 
 std::string Text(const v1::NodeInfo& node, const topology::NodeTopology& topo) {
   std::string out = absl::StrCat("node ", node.name(), ": ", node.gpus_size(), " GPUs (source ",
-                                 node.topology().source(), "), ", node.topology().nics_size(), " NICs, ",
-                                 node.cpus(), " CPUs, ", node.memory_mb(), " MB, NVSwitch ",
-                                 topo.nvswitch() ? "yes" : "no", "\n");
+                                 node.topology().source(), "), ", node.topology().nics_size(), " NICs, ", node.cpus(),
+                                 " CPUs, ", node.memory_mb(), " MB, NVSwitch ", topo.nvswitch() ? "yes" : "no", "\n");
   for (const topology::GpuInfo& g : topo.gpus()) {
     absl::StrAppend(&out, "GPU", g.index, ": ", g.model, ", ", g.memory_mb, " MB, ", g.uuid, ", pci ", g.pci_bus_id,
                     ", numa ", g.numa_node, ", cc ", g.compute_capability, ", pcie gen", g.pcie_generation, " x",

@@ -26,8 +26,9 @@ absl::Status CheckNotOthers(const std::string& path, const struct stat& st, bool
         "writes"));
   }
   if (st.st_uid != geteuid() && st.st_uid != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        which, " belongs to uid ", st.st_uid, ", not to the agent's user or root: that user could redirect the agent's writes; chown it"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(which, " belongs to uid ", st.st_uid,
+                     ", not to the agent's user or root: that user could redirect the agent's writes; chown it"));
   }
   return absl::OkStatus();
 }
@@ -44,8 +45,7 @@ absl::Status CheckLogRoot(const std::string& dir) {
         absl::StrCat("log directory \"", dir, "\" is not writable: ", std::strerror(errno)));
   }
   if (absl::Status s = CheckNotOthers(dir, st, /*is_root_itself=*/true); !s.ok()) return s;
-  for (std::filesystem::path up = std::filesystem::path(dir).parent_path(); !up.empty();
-       up = up.parent_path()) {
+  for (std::filesystem::path up = std::filesystem::path(dir).parent_path(); !up.empty(); up = up.parent_path()) {
     struct stat above;
     if (stat(up.c_str(), &above) != 0) break;  // not ours to judge what we cannot see
     if (absl::Status s = CheckNotOthers(up.string(), above, /*is_root_itself=*/false); !s.ok()) return s;

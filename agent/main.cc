@@ -14,7 +14,6 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
-
 #include "agent/agent.h"
 #include "agent/config/agent_config.h"
 #include "agent/config/gpu_share_modes.h"
@@ -25,9 +24,9 @@
 #include "common/defaults.h"
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
-#include "common/share_mode_name.h"
 #include "common/io/systemd/systemd_notifier.h"
 #include "common/io/tls/tls_files.h"
+#include "common/share_mode_name.h"
 
 namespace {
 
@@ -114,7 +113,8 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
   app.add_option("--node-name", options.node_name, "name of this node (default: the host name)");
   app.add_option("--advertise-address", options.advertise_address,
-                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0 (default: this host's address on the route to the daemon)")
+                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0 (default: this host's "
+                 "address on the route to the daemon)")
       ->capture_default_str();
   std::string gpu_source = "auto";
   app.add_option("--gpu-source", gpu_source,
@@ -202,8 +202,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   bool discover = false;
   std::string discover_format = "text";
-  app.add_flag("--discover", discover,
-               "print this node as it would register (GPUs, NICs, NUMA, link matrix) and exit");
+  app.add_flag("--discover", discover, "print this node as it would register (GPUs, NICs, NUMA, link matrix) and exit");
   app.add_option("--discover-format", discover_format, "text, json (the NodeInfo) or nccl-xml (NCCL_TOPO_FILE)")
       ->check(CLI::IsMember({"text", "json", "nccl-xml"}))
       ->capture_default_str();

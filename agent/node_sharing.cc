@@ -28,19 +28,22 @@ absl::StatusOr<GpuSharing> StartGpuSharing(const AgentOptions& options, const v1
     if (mig && !gpu.mig_enabled()) {
       return absl::InvalidArgumentError(absl::StrCat("GPU ", gpu.index(), " of ", node.name(),
                                                      " is set to be shared as MIG instances, but MIG mode is off "
-                                                     "(nvidia-smi -i ", gpu.index(), " -mig 1, then make instances)"));
+                                                     "(nvidia-smi -i ",
+                                                     gpu.index(), " -mig 1, then make instances)"));
     }
     if (!mig && gpu.mig_enabled()) {
       return absl::InvalidArgumentError(absl::StrCat("GPU ", gpu.index(), " of ", node.name(),
                                                      " is in MIG mode: it is shared as its MIG instances "
-                                                     "(gpu_share_modes \"", gpu.index(), "\" = \"mig\"), not ",
+                                                     "(gpu_share_modes \"",
+                                                     gpu.index(), "\" = \"mig\"), not ",
                                                      ShareModeName(gpu.share_mode())));
     }
   }
   GpuSharing sharing;
   std::vector<std::string> mps_gpus;
   for (const v1::GpuInfo& gpu : node.gpus()) {
-    if (gpu.share_mode() == v1::GPU_SHARE_MODE_UNSPECIFIED || gpu.share_mode() == v1::GPU_SHARE_MODE_EXCLUSIVE) continue;
+    if (gpu.share_mode() == v1::GPU_SHARE_MODE_UNSPECIFIED || gpu.share_mode() == v1::GPU_SHARE_MODE_EXCLUSIVE)
+      continue;
     sharing.modes[gpu.index()] = gpu.share_mode();
     if (gpu.share_mode() == v1::GPU_SHARE_MODE_MPS) {
       mps_gpus.push_back(gpu.uuid().empty() ? std::to_string(gpu.index()) : gpu.uuid());
@@ -50,8 +53,7 @@ absl::StatusOr<GpuSharing> StartGpuSharing(const AgentOptions& options, const v1
 
   const std::map<std::string, std::string> env = InheritedAgentEnvironment();
   auto path = env.find("PATH");
-  auto program = ResolveExecutable(options.mps_control_program,
-                                   path == env.end() ? kFallbackPath : path->second);
+  auto program = ResolveExecutable(options.mps_control_program, path == env.end() ? kFallbackPath : path->second);
   const std::string dir = options.mps_dir.empty() ? absl::StrCat(options.log_dir, "/mps") : options.mps_dir;
   MpsControlOptions mps_options;
   // Not found: kept as given, so that Ready() says what could not be run.

@@ -3,12 +3,11 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
-#include "spdlog/logger.h"
-
 #include "agent/agent.h"
 #include "agent/runner/gpu_sharing.h"
 #include "agent/runner/mps_control_daemon.h"
 #include "gpusched/v1/types.pb.h"
+#include "spdlog/logger.h"
 
 namespace gpusched::agent {
 

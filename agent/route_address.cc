@@ -45,7 +45,8 @@ absl::StatusOr<std::string> LocalAddressToward(absl::string_view daemon) {
                                   ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr)
                                   : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr),
                               text, sizeof(text)) != nullptr;
-    if (!ok) last = absl::UnavailableError(absl::StrCat("no route to daemon host \"", host, "\": ", std::strerror(errno)));
+    if (!ok)
+      last = absl::UnavailableError(absl::StrCat("no route to daemon host \"", host, "\": ", std::strerror(errno)));
     close(fd);
     if (ok) {
       freeaddrinfo(found);

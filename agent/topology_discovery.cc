@@ -61,12 +61,9 @@ absl::StatusOr<DiscoveredTopology> DiscoverTopology(const AgentOptions& options)
         return absl::InvalidArgumentError("the file GPU source needs a topology file");
       }
       return FromFile(options);
-    case GpuSource::kFake:
-      return Fake(options);
-    case GpuSource::kNvml:
-      return Nvml(options);
-    case GpuSource::kAuto:
-      break;
+    case GpuSource::kFake: return Fake(options);
+    case GpuSource::kNvml: return Nvml(options);
+    case GpuSource::kAuto: break;
   }
   if (!options.topology_file.empty() || !options.topology_text.empty()) return FromFile(options);
   if (options.fake_gpus != 0) return Fake(options);

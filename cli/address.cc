@@ -3,7 +3,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-
 #include "cli/config_file.h"
 #include "cli/errors.h"
 #include "common/defaults.h"
@@ -35,8 +34,7 @@ bool IsValidDaemonAddress(const std::string& address) {
          address.find_first_of(" \t") == std::string::npos;
 }
 
-absl::StatusOr<std::string> ResolveDaemonAddress(const std::optional<std::string>& flag,
-                                                 const LocalContext& ctx) {
+absl::StatusOr<std::string> ResolveDaemonAddress(const std::optional<std::string>& flag, const LocalContext& ctx) {
   auto checked = [](const std::string& address, const std::string& source) -> absl::StatusOr<std::string> {
     if (IsValidDaemonAddress(address)) return address;
     return UsageError(absl::StrCat("invalid ", source, " \"", address, "\": expected HOST:PORT"));

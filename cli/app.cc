@@ -4,24 +4,22 @@
 #include "cli/app.h"
 
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <functional>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "cli/address.h"
 #include "cli/cancel_command.h"
 #include "cli/errors.h"
+#include "cli/history_command.h"
 #include "cli/logs_command.h"
 #include "cli/nodes_command.h"
 #include "cli/pools_command.h"
 #include "cli/script_directives.h"
-#include "cli/history_command.h"
-#include "cli/status_command.h"
 #include "cli/session_command.h"
+#include "cli/status_command.h"
 #include "cli/submit_command.h"
 #include "cli/submit_request.h"
 #include "cli/tls_settings.h"
@@ -88,7 +86,8 @@ CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
   sub->add_option("CMD", o.command, "The command and its arguments (after --)")->type_name("");
   // Everything after the first word of the command belongs to the command.
   sub->positionals_at_end();
-  AddText(sub, "--script", &o.script_path, "FILE", "Run this script (read now, sent with the job) instead of a command");
+  AddText(sub, "--script", &o.script_path, "FILE",
+          "Run this script (read now, sent with the job) instead of a command");
   AddText(sub, "--gpus", &o.gpus, "N", "Total GPUs of the gang");
   AddText(sub, "--nodes", &o.nodes, "N", "Exact number of nodes (with --gpus-per-node)");
   AddText(sub, "--gpus-per-node", &o.gpus_per_node, "N", "GPUs on each node (with --nodes)");
@@ -141,7 +140,8 @@ CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
   AddRepeated(sub, "--mount", &o.mounts, "SRC:DST[:ro]",
               "With --image: make host path SRC visible at DST in the container, read-only with :ro (repeatable; "
               "the nodes allow some paths only)");
-  AddText(sub, "--image-workdir", &o.image_workdir, "DIR", "With --image: the ranks' directory inside the container "
+  AddText(sub, "--image-workdir", &o.image_workdir, "DIR",
+          "With --image: the ranks' directory inside the container "
           "(default: the image's)");
   AddText(sub, "--output,-o", &o.output, "FILE",
           "Rank 0's stdout and stderr go to FILE on its node instead of its rank log, as sbatch's --output "
@@ -191,7 +191,8 @@ CLI::App* DefineLogs(CLI::App& app, LogsOptions& o) {
 }
 
 CLI::App* DefinePools(CLI::App& app, PoolsOptions& o) {
-  CLI::App* sub = app.add_subcommand("pools", "Show the elastic node pools: class, nodes by power state, GPUs paid and used, cost per hour, demand");
+  CLI::App* sub = app.add_subcommand(
+      "pools", "Show the elastic node pools: class, nodes by power state, GPUs paid and used, cost per hour, demand");
   sub->add_flag("--json", o.json, "Print the ListPoolsResponse as JSON");
   return sub;
 }
@@ -327,7 +328,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   const std::vector<std::pair<CLI::App*, Runner>> subcommands = {
       {submit, [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
       {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
-      {DefineJobList(app, "cancel", "Cancel jobs", commands.cancel), [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
+      {DefineJobList(app, "cancel", "Cancel jobs", commands.cancel),
+       [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
       {DefineHistory(app, commands.history), [&](CommandContext& c) { return RunHistory(commands.history, c); }},
       {DefineJobList(app, "hold", "Keep pending jobs from starting until released", commands.hold),
        [&](CommandContext& c) { return RunHold(commands.hold, c); }},
@@ -364,8 +366,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
     return kExitUsage;
   }
 
-  auto runner = std::find_if(subcommands.begin(), subcommands.end(),
-                             [](const auto& entry) { return entry.first->parsed(); });
+  auto runner =
+      std::find_if(subcommands.begin(), subcommands.end(), [](const auto& entry) { return entry.first->parsed(); });
   if (runner == subcommands.end()) {  // require_subcommand makes this unreachable
     err << "gpusched: a command is required (see gpusched --help)\n";
     return kExitUsage;

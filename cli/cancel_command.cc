@@ -1,7 +1,6 @@
 #include "cli/cancel_command.h"
 
 #include "absl/strings/str_cat.h"
-
 #include "cli/job_action.h"
 
 namespace gpusched::cli {

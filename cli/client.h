@@ -9,7 +9,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-
 #include "common/io/tls/tls_files.h"
 #include "gpusched/v1/scheduler.pb.h"
 

@@ -8,7 +8,6 @@
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
-
 #include "cli/address.h"
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"

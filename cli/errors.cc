@@ -25,16 +25,14 @@ bool HasOrigin(const absl::Status& status, const char* origin) {
 
 }  // namespace
 
-absl::Status UsageError(absl::string_view message) {
-  return WithOrigin(absl::InvalidArgumentError(message), kUsage);
-}
+absl::Status UsageError(absl::string_view message) { return WithOrigin(absl::InvalidArgumentError(message), kUsage); }
 
 absl::Status UnreachableError(absl::string_view address, absl::string_view why) {
-  return WithOrigin(absl::UnavailableError(
-                        why.empty() ? absl::StrCat("cannot reach gpuschedd at ", address,
-                                                   " (is it running? set --addr or GPUSCHED_ADDR)")
-                                    : absl::StrCat("cannot reach gpuschedd at ", address, ": ", why)),
-                    kUnreachable);
+  return WithOrigin(
+      absl::UnavailableError(why.empty() ? absl::StrCat("cannot reach gpuschedd at ", address,
+                                                        " (is it running? set --addr or GPUSCHED_ADDR)")
+                                         : absl::StrCat("cannot reach gpuschedd at ", address, ": ", why)),
+      kUnreachable);
 }
 
 bool IsUsageError(const absl::Status& status) { return HasOrigin(status, kUsage); }

@@ -6,7 +6,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-
 #include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
@@ -61,8 +60,7 @@ std::string ArrayTaskLabel(const v1::Job& job) {
 std::string FormatPlacement(const v1::Allocation& allocation) {
   std::vector<const v1::NodeAllocation*> nodes;
   for (const auto& node : allocation.nodes()) nodes.push_back(&node);
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
+  std::stable_sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
   std::vector<std::string> parts;
   for (const v1::NodeAllocation* node : nodes) {
     if (node->gpu_indices().empty()) {
@@ -90,15 +88,15 @@ std::string FormatTimestamp(const google::protobuf::Timestamp& ts, absl::TimeZon
 std::string ShellJoin(const google::protobuf::RepeatedPtrField<std::string>& argv) {
   std::vector<std::string> words;
   for (const std::string& arg : argv) {
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == std::string::npos;
+    const bool plain =
+        !arg.empty() &&
+        arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
+            std::string::npos;
     words.push_back(plain ? arg : absl::StrCat("'", absl::StrReplaceAll(arg, {{"'", "'\\''"}}), "'"));
   }
   return absl::StrJoin(words, " ");
 }
 
-std::string LaunchModeName(v1::LaunchMode mode) {
-  return mode == v1::LAUNCH_MODE_PER_NODE ? "per-node" : "per-gpu";
-}
+std::string LaunchModeName(v1::LaunchMode mode) { return mode == v1::LAUNCH_MODE_PER_NODE ? "per-node" : "per-gpu"; }
 
 }  // namespace gpusched::cli

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/time/time.h"
-
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::cli {

@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-
 #include "cli/errors.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/grpc_credentials.h"
@@ -135,13 +134,12 @@ class GrpcSchedulerClient final : public SchedulerClient {
   // keep its message.
   absl::Status Convert(const grpc::Status& status) {
     const auto code = status.error_code();
-    if ((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) &&
-        !Connected()) {
+    if ((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) && !Connected()) {
       return UnreachableError(address_, tls::TlsConnectHint(status.error_message(), tls_));
     }
     if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "gpuschedd at ", address_, " did not answer within ", absl::FormatDuration(kRpcTimeout)));
+      return absl::DeadlineExceededError(
+          absl::StrCat("gpuschedd at ", address_, " did not answer within ", absl::FormatDuration(kRpcTimeout)));
     }
     // gRPC and absl share the canonical code numbers.
     return absl::Status(static_cast<absl::StatusCode>(code), status.error_message());

@@ -2,15 +2,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
-#include "google/protobuf/util/time_util.h"
-
 #include "cli/format.h"
 #include "cli/table.h"
 #include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
 
 namespace gpusched::cli {
 

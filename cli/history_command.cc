@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-
 #include "cli/errors.h"
 #include "cli/history.h"
 #include "common/job_states.h"
@@ -25,7 +24,8 @@ absl::StatusOr<int> RunHistory(const HistoryOptions& options, CommandContext& cm
   }
   if (options.states.empty()) {
     for (int s = v1::JobState_MIN; s <= v1::JobState_MAX; ++s) {
-      if (v1::JobState_IsValid(s) && IsTerminal(static_cast<v1::JobState>(s))) request.add_states(static_cast<v1::JobState>(s));
+      if (v1::JobState_IsValid(s) && IsTerminal(static_cast<v1::JobState>(s)))
+        request.add_states(static_cast<v1::JobState>(s));
     }
   }
   absl::Time since = absl::InfinitePast();

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "cli/command_context.h"
 
 namespace gpusched::cli {

@@ -2,7 +2,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-
 #include "cli/errors.h"
 #include "cli/job_id.h"
 

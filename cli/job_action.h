@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "cli/command_context.h"
 #include "cli/job_id.h"
 

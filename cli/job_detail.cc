@@ -9,15 +9,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-
 #include "cli/format.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "common/estimate_basis_text.h"
 #include "common/gpu_fraction.h"
 #include "common/job_states.h"
-#include "common/share_mode_name.h"
 #include "common/proto_time.h"
+#include "common/share_mode_name.h"
 #include "common/time_limit.h"
 
 namespace gpusched::cli {
@@ -33,9 +32,8 @@ std::string DescribeExpectedRun(const v1::PriorityFactors& p, const v1::JobSpec&
                            DescribeEstimateBasis(p.estimate_basis(), p.estimate_samples(), spec.user(), spec.name()));
   }
   if (spec.time_limit_s() > 0) {
-    return absl::StrCat(FormatTimeLimit(p.expected_run_s()), " (its time limit ",
-                        FormatTimeLimit(spec.time_limit_s()), learned.empty() ? "" : "; jobs like it ran ", learned,
-                        ")");
+    return absl::StrCat(FormatTimeLimit(p.expected_run_s()), " (its time limit ", FormatTimeLimit(spec.time_limit_s()),
+                        learned.empty() ? "" : "; jobs like it ran ", learned, ")");
   }
   if (learned.empty()) return "unknown: no time limit, and no run of a similar job has ended yet";
   return absl::StrCat(FormatTimeLimit(p.expected_run_s()), " (no time limit; ", learned, ")");
@@ -71,10 +69,9 @@ std::string DescribeScript(const std::string& script) {
 std::string DescribeTopologyMode(const v1::JobSpec& spec) {
   switch (spec.topology()) {
     case v1::TOPOLOGY_MODE_STRICT:
-      return spec.topology_wait_s() > 0
-                 ? absl::StrCat("strict (takes the best free placement after ", FormatTimeLimit(spec.topology_wait_s()),
-                                ")")
-                 : "strict (waits for the ideal placement)";
+      return spec.topology_wait_s() > 0 ? absl::StrCat("strict (takes the best free placement after ",
+                                                       FormatTimeLimit(spec.topology_wait_s()), ")")
+                                        : "strict (waits for the ideal placement)";
     case v1::TOPOLOGY_MODE_ANY: return "any";
     default: return "prefer";
   }
@@ -87,8 +84,8 @@ std::string DescribeResources(const v1::Resources& r) {
   const int64_t gpus = RequestedGpus(r);
   if (gpus > 0) {
     std::string part = absl::StrCat(gpus, gpus == 1 ? " GPU" : " GPUs");
-    if (r.nodes() > 0) absl::StrAppend(&part, " (", r.nodes(), r.nodes() == 1 ? " node" : " nodes",
-                                       " x ", r.gpus_per_node(), ")");
+    if (r.nodes() > 0)
+      absl::StrAppend(&part, " (", r.nodes(), r.nodes() == 1 ? " node" : " nodes", " x ", r.gpus_per_node(), ")");
     parts.push_back(part);
   } else if (r.nodes() > 0) {
     parts.push_back(absl::StrCat(r.nodes(), r.nodes() == 1 ? " node" : " nodes"));
@@ -120,11 +117,10 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   Field(out, "State", StateName(job.state()));
   if (job.has_array()) {
     const v1::ArrayTask& task = job.array();
-    Field(out, "Array", absl::StrCat(ArrayTaskLabel(job), ": index ", task.index(), " of job array ", task.array_id(),
-                                     " (", task.count(), " tasks",
-                                     task.max_running() > 0 ? absl::StrCat(", at most ", task.max_running(), " at once")
-                                                            : "",
-                                     ")"));
+    Field(out, "Array",
+          absl::StrCat(ArrayTaskLabel(job), ": index ", task.index(), " of job array ", task.array_id(), " (",
+                       task.count(), " tasks",
+                       task.max_running() > 0 ? absl::StrCat(", at most ", task.max_running(), " at once") : "", ")"));
   }
   if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
     Field(out, "Stopping", absl::StrCat("its processes are being stopped; it will end ", StateName(job.stopping_as())));
@@ -148,7 +144,9 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Priority", absl::StrCat(spec.priority()));
   }
   if (job.has_priority()) Field(out, "Expected run", DescribeExpectedRun(job.priority(), spec));
-  if (job.attempt() > 0) Field(out, "Attempt", absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
+  if (job.attempt() > 0)
+    Field(out, "Attempt",
+          absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
   if (job.held()) Field(out, "Held", "yes: it waits until `gpusched release " + std::to_string(job.id()) + "`");
   if (spec.dependencies_size() > 0) {
     std::vector<std::string> deps;
@@ -181,7 +179,8 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   } else if (!job.details_hidden()) {
     Field(out, "Workdir", spec.workdir());
   }
-  if (!spec.output().empty() && !job.details_hidden()) Field(out, "Output", absl::StrCat(spec.output(), " (rank 0's stdout and stderr)"));
+  if (!spec.output().empty() && !job.details_hidden())
+    Field(out, "Output", absl::StrCat(spec.output(), " (rank 0's stdout and stderr)"));
   if (!spec.option_sources().empty()) {
     // One option a line, each with where it came from (a script's directive or the command line).
     std::vector<std::string> lines;
@@ -203,8 +202,9 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   Field(out, "Time limit", FormatTimeLimit(spec.time_limit_s()));
   Field(out, "Submitted", FormatTimestamp(job.submit_time(), zone));
   if (job.has_estimated_start_time()) {
-    Field(out, "Starts by", absl::StrCat(FormatTimestamp(job.estimated_start_time(), zone),
-                                         " (reserved by backfill from when running jobs are expected to end)"));
+    Field(out, "Starts by",
+          absl::StrCat(FormatTimestamp(job.estimated_start_time(), zone),
+                       " (reserved by backfill from when running jobs are expected to end)"));
   }
   Field(out, "Started", FormatTimestamp(job.start_time(), zone));
   Field(out, "Ended", FormatTimestamp(job.end_time(), zone));
@@ -239,11 +239,10 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
       if (node.gpu_share_milli() == 0) continue;
       const bool mps = node.gpu_share_mode() == v1::GPU_SHARE_MODE_MPS;
       Field(out, "GPU share",
-            absl::StrCat(node.gpu_share_milli() / 10.0, "% and ", FormatSizeMb(node.gpu_mem_limit_mb()),
-                         " of each GPU, ",
-                         mps ? absl::StrCat("through MPS as ", node.mps_user(),
-                                            ": enforced (compute threads and pinned memory)")
-                             : "time-sliced: accounted by the scheduler, not enforced on the GPU"));
+            absl::StrCat(
+                node.gpu_share_milli() / 10.0, "% and ", FormatSizeMb(node.gpu_mem_limit_mb()), " of each GPU, ",
+                mps ? absl::StrCat("through MPS as ", node.mps_user(), ": enforced (compute threads and pinned memory)")
+                    : "time-sliced: accounted by the scheduler, not enforced on the GPU"));
       break;
     }
     for (const auto& node : alloc.nodes()) {
@@ -256,8 +255,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     }
     std::vector<const v1::NodeAllocation*> nodes;
     for (const auto& node : alloc.nodes()) nodes.push_back(&node);
-    std::stable_sort(nodes.begin(), nodes.end(),
-                     [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
+    std::stable_sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
     // GPUs in the order the ranks get them: the ring the placement chose.
     Table table({"NODE", "RANK", "ADDRESS", "GPUS", "CPUS", "MEMORY", "LOG DIR"});
     for (const v1::NodeAllocation* node : nodes) {
@@ -272,8 +270,7 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   if (job.events_size() > 0) {
     Table table({"TIME", "STATE", "REASON"});
     for (const v1::JobEvent& event : job.events()) {
-      table.AddRow({FormatTimestamp(event.time(), zone), std::string(StateName(event.state())),
-                    event.reason()});
+      table.AddRow({FormatTimestamp(event.time(), zone), std::string(StateName(event.state())), event.reason()});
     }
     out << "Events:\n" << Indent(table.ToString());
   }

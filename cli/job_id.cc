@@ -5,7 +5,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-
 #include "cli/errors.h"
 #include "common/digits.h"
 

@@ -5,7 +5,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-
 #include "cli/client.h"
 
 namespace gpusched::cli {
@@ -16,8 +15,8 @@ absl::StatusOr<uint64_t> ParseJobId(absl::string_view text);
 // A job as typed: "12", or "17_3" for the task of job array 17 whose index
 // is 3 (as `status` shows array tasks, and as Slurm writes them).
 struct JobRef {
-  uint64_t id = 0;                    // the job, or the array
-  std::optional<int32_t> array_index; // set for "ARRAY_INDEX"
+  uint64_t id = 0;                     // the job, or the array
+  std::optional<int32_t> array_index;  // set for "ARRAY_INDEX"
 };
 absl::StatusOr<JobRef> ParseJobRef(absl::string_view text);
 

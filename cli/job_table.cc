@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-
 #include "cli/format.h"
 #include "cli/table.h"
 #include "common/job_states.h"
@@ -42,12 +41,11 @@ std::string RenderJobTable(const google::protobuf::RepeatedPtrField<v1::Job>& jo
     const v1::JobSpec& spec = job.spec();
     // Pending jobs only: the rank the last scheduling pass gave them.
     const std::string priority = job.has_priority() ? absl::StrFormat("%.0f", job.priority().total()) : "";
-    table.AddRow({GroupLabel(jobs, first, last), spec.name(), spec.user(), spec.queue(),
-                  std::string(StateName(job.state())), priority, GpusLabel(spec.resources()),
-                  FormatPlacement(job.allocation()), FormatElapsed(JobElapsed(job, now)),
-                  // A stopping job's reason is why it stops; its row says that it does.
-                  job.stopping_as() == v1::JOB_STATE_UNSPECIFIED ? job.reason()
-                                                                 : absl::StrCat("stopping: ", job.reason())});
+    table.AddRow(
+        {GroupLabel(jobs, first, last), spec.name(), spec.user(), spec.queue(), std::string(StateName(job.state())),
+         priority, GpusLabel(spec.resources()), FormatPlacement(job.allocation()), FormatElapsed(JobElapsed(job, now)),
+         // A stopping job's reason is why it stops; its row says that it does.
+         job.stopping_as() == v1::JOB_STATE_UNSPECIFIED ? job.reason() : absl::StrCat("stopping: ", job.reason())});
     first = last + 1;
   }
   return table.ToString();

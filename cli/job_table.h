@@ -3,9 +3,8 @@
 #include <string>
 
 #include "absl/time/time.h"
-
-#include "gpusched/v1/types.pb.h"
 #include "google/protobuf/repeated_ptr_field.h"
+#include "gpusched/v1/types.pb.h"
 
 namespace gpusched::cli {
 

@@ -9,8 +9,7 @@ absl::StatusOr<std::string> ToJson(const google::protobuf::Message& message) {
   std::string json;
   auto status = google::protobuf::util::MessageToJsonString(message, &json);
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat("cannot print ", message.GetTypeName(), " as JSON: ",
-                                            status.ToString()));
+    return absl::InternalError(absl::StrCat("cannot print ", message.GetTypeName(), " as JSON: ", status.ToString()));
   }
   return json;
 }

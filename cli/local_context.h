@@ -12,8 +12,8 @@ namespace gpusched::cli {
 // in one value so that tests can run the whole CLI against a made-up one.
 struct LocalContext {
   std::function<std::optional<std::string>(const std::string& name)> getenv;
-  std::string user;            // the invoking user's login name (a cancel says "by USER")
-  std::string cwd;             // default workdir; base of relative paths
+  std::string user;  // the invoking user's login name (a cancel says "by USER")
+  std::string cwd;   // default workdir; base of relative paths
   std::string home;
   std::string system_config_dir = "/etc/gpusched";
   std::function<absl::Time()> now;

@@ -8,7 +8,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-
 #include "cli/errors.h"
 #include "cli/job_id.h"
 #include "cli/rank_log.h"
@@ -38,7 +37,8 @@ class LogFile {
       if (n == 0) break;
       if (n < 0) {
         if (errno == EINTR) continue;
-        return absl::InternalError(absl::StrCat("reading ", log.path, " (node ", log.node, "): ", std::strerror(errno)));
+        return absl::InternalError(
+            absl::StrCat("reading ", log.path, " (node ", log.node, "): ", std::strerror(errno)));
       }
       out.write(buffer, n);
     }
@@ -83,8 +83,8 @@ absl::StatusOr<int> RunLogs(const LogsOptions& options, CommandContext& cmd) {
 
   const int fd = open(log->path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::PermissionDeniedError(absl::StrCat("cannot read the log of rank ", *rank, " on node ", log->node,
-                                                    ": ", log->path, ": ", std::strerror(errno)));
+    return absl::PermissionDeniedError(absl::StrCat("cannot read the log of rank ", *rank, " on node ", log->node, ": ",
+                                                    log->path, ": ", std::strerror(errno)));
   }
   LogFile file(fd);
   while (true) {

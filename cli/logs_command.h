@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-
 #include "cli/command_context.h"
 
 namespace gpusched::cli {

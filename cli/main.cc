@@ -20,6 +20,6 @@ void SilenceGrpcLogs(gpr_log_func_args*) {}
 int main(int argc, char** argv) {
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(SilenceGrpcLogs);
   std::vector<std::string> args(argv + 1, argv + argc);
-  return gpusched::cli::RunCli(args, gpusched::cli::LocalContext::FromProcess(),
-                               gpusched::cli::MakeGrpcSchedulerClient, std::cout, std::cerr);
+  return gpusched::cli::RunCli(args, gpusched::cli::LocalContext::FromProcess(), gpusched::cli::MakeGrpcSchedulerClient,
+                               std::cout, std::cerr);
 }

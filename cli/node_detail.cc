@@ -4,17 +4,17 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "cli/format.h"
-#include "common/proto_time.h"
-#include "common/share_mode_name.h"
 #include "cli/node_table.h"
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "common/convert/topology_proto.h"
+#include "common/proto_time.h"
+#include "common/share_mode_name.h"
 #include "common/topology/cpu_list.h"
 #include "common/topology/nvidia_smi_topo_format.h"
 
@@ -80,14 +80,12 @@ std::string GpuTable(const v1::Node& node) {
   for (int position = 0; position < info.gpus_size(); ++position) {
     const v1::GpuInfo& gpu = info.gpus(position);
     table.AddRow({absl::StrCat(gpu.index()), absl::StrReplaceAll(gpu.model(), {{" ", "-"}}),
-                  gpu.memory_mb() > 0 ? FormatSizeMb(gpu.memory_mb()) : "",
-                  gpu.pci_bus_id(), NumaWord(gpu.numa_node()),
+                  gpu.memory_mb() > 0 ? FormatSizeMb(gpu.memory_mb()) : "", gpu.pci_bus_id(), NumaWord(gpu.numa_node()),
                   gpu.compute_capability() > 0
                       ? absl::StrCat(gpu.compute_capability() / 10, ".", gpu.compute_capability() % 10)
                       : "",
                   gpu.pcie_generation() > 0 ? absl::StrCat("gen", gpu.pcie_generation(), "x", gpu.pcie_width()) : "",
-                  MigWord(gpu), std::string(ShareModeName(gpu.share_mode())), HeldBy(node, position),
-                  gpu.uuid()});
+                  MigWord(gpu), std::string(ShareModeName(gpu.share_mode())), HeldBy(node, position), gpu.uuid()});
   }
   return table.ToString();
 }
@@ -98,7 +96,8 @@ std::string NicTable(const v1::NodeTopology& topo) {
     // Titled by position, as in the matrix below; the device is the name the
     // operator knows (NCCL_IB_HCA takes it).
     const v1::NicInfo& nic = topo.nics(k);
-    table.AddRow({absl::StrCat("NIC", k), nic.device().empty() ? nic.name() : nic.device(), nic.pci_bus_id(), NumaWord(nic.numa_node()),
+    table.AddRow({absl::StrCat("NIC", k), nic.device().empty() ? nic.name() : nic.device(), nic.pci_bus_id(),
+                  NumaWord(nic.numa_node()),
                   nic.link_speed_gbps() > 0 ? absl::StrCat(nic.link_speed_gbps(), "Gb/s") : ""});
   }
   return table.ToString();
@@ -115,19 +114,19 @@ std::string RenderLinkCalibration(const v1::Node& node) {
     AppendField(out, "Calibration", absl::StrCat("none (", probe.unavailable(), "), ", when));
     return out;
   }
-  AppendField(out, "Calibration",
-              absl::StrCat(when, probe.nccl_version().empty() ? "" : absl::StrCat(", NCCL ", probe.nccl_version()),
-                           probe.all_gpus_busbw_gbps() > 0
-                               ? absl::StrFormat(", all GPUs %.1f GB/s", probe.all_gpus_busbw_gbps())
-                               : ""));
+  AppendField(
+      out, "Calibration",
+      absl::StrCat(
+          when, probe.nccl_version().empty() ? "" : absl::StrCat(", NCCL ", probe.nccl_version()),
+          probe.all_gpus_busbw_gbps() > 0 ? absl::StrFormat(", all GPUs %.1f GB/s", probe.all_gpus_busbw_gbps()) : ""));
   if (!probe.error().empty()) AppendField(out, "Probe error", probe.error());
   if (probe.pairs_size() == 0) return out;
   Table table({"GPUS", "LINK", "MEASURED", "ESTIMATE", "RATIO"});
   for (const v1::GpuPairBandwidth& pair : probe.pairs()) {
-    table.AddRow({absl::StrCat(pair.gpu_a(), "-", pair.gpu_b()), pair.link(),
-                  absl::StrFormat("%.1f GB/s", pair.busbw_gbps()), absl::StrFormat("%.1f GB/s", pair.estimated_gbps()),
-                  pair.estimated_gbps() > 0 ? absl::StrFormat("%.0f%%", 100 * pair.busbw_gbps() / pair.estimated_gbps())
-                                            : "-"});
+    table.AddRow(
+        {absl::StrCat(pair.gpu_a(), "-", pair.gpu_b()), pair.link(), absl::StrFormat("%.1f GB/s", pair.busbw_gbps()),
+         absl::StrFormat("%.1f GB/s", pair.estimated_gbps()),
+         pair.estimated_gbps() > 0 ? absl::StrFormat("%.0f%%", 100 * pair.busbw_gbps() / pair.estimated_gbps()) : "-"});
   }
   absl::StrAppend(&out, table.ToString());
   return out;
@@ -142,19 +141,21 @@ std::string RenderNodeDetail(const v1::Node& node) {
   AppendField(out, "State", why.empty() ? NodeStateText(node) : absl::StrCat(NodeStateText(node), " (", why, ")"));
   AppendField(out, "Address", OrUnknown(info.address()));
   AppendField(out, "Agent", OrUnknown(info.agent_version()));
-  AppendField(out, "GPUs", absl::StrCat(node.gpus_free(), " free of ", info.gpus_size(),
-                                        topo.source().empty() ? "" : absl::StrCat(" (from ", topo.source(), ")")));
+  AppendField(out, "GPUs",
+              absl::StrCat(node.gpus_free(), " free of ", info.gpus_size(),
+                           topo.source().empty() ? "" : absl::StrCat(" (from ", topo.source(), ")")));
   AppendField(out, "CPUs", absl::StrCat(node.cpus_free(), " free of ", info.cpus()));
   const v1::ContainerSupport& containers = info.containers();
-  AppendField(out, "Containers",
-              containers.runtime().empty()
-                  ? std::string("no (no container runtime on this node)")
-                  : absl::StrCat(containers.runtime(), "; registries: ",
-                                 containers.registries().empty() ? "any" : absl::StrJoin(containers.registries(), ", "),
-                                 "; mounts: ",
-                                 containers.mount_sources().empty() ? "none"
-                                                                    : absl::StrJoin(containers.mount_sources(), ", ")));
-  AppendField(out, "Memory", absl::StrCat(FormatSizeMb(node.mem_free_mb()), " free of ", FormatSizeMb(info.memory_mb())));
+  AppendField(
+      out, "Containers",
+      containers.runtime().empty()
+          ? std::string("no (no container runtime on this node)")
+          : absl::StrCat(
+                containers.runtime(), "; registries: ",
+                containers.registries().empty() ? "any" : absl::StrJoin(containers.registries(), ", "), "; mounts: ",
+                containers.mount_sources().empty() ? "none" : absl::StrJoin(containers.mount_sources(), ", ")));
+  AppendField(out, "Memory",
+              absl::StrCat(FormatSizeMb(node.mem_free_mb()), " free of ", FormatSizeMb(info.memory_mb())));
   AppendField(out, "Network", Network(topo.network()));
   AppendField(out, "NVSwitch", topo.nvswitch() ? "yes" : "no");
   const std::vector<std::string> labels = SortedLabels(info);

@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-
 #include "cli/sizes.h"
 #include "cli/table.h"
 #include "common/job_states.h"
@@ -67,7 +66,6 @@ std::string GpuLinks(const v1::NodeInfo& info) {
   return info.topology().nvswitch() ? absl::StrCat(range, "/NVSwitch") : range;
 }
 
-
 std::string Jobs(const v1::Node& node) {
   const auto& ids = node.running_jobs();
   if (ids.size() <= kMaxJobIdsShown) return absl::StrJoin(ids, ",");
@@ -78,18 +76,18 @@ std::string Jobs(const v1::Node& node) {
 }  // namespace
 
 std::string RenderNodeTable(const google::protobuf::RepeatedPtrField<v1::Node>& nodes) {
-  Table table({"NAME", "STATE", "GPUS", "MODEL", "GPU-LINKS", "NVL-DOMAIN", "CPUS", "MEMORY", "JOBS", "LABELS",
-               "REASON"});
+  Table table(
+      {"NAME", "STATE", "GPUS", "MODEL", "GPU-LINKS", "NVL-DOMAIN", "CPUS", "MEMORY", "JOBS", "LABELS", "REASON"});
   for (const v1::Node& node : nodes) {
     const v1::NodeInfo& info = node.info();
     // One word per cell keeps the table awk-friendly: "NVIDIA H100 80GB HBM3"
     // shows as H100-80GB-HBM3.
     std::string model = absl::StrReplaceAll(Models(info), {{"NVIDIA ", ""}, {" ", "-"}});
-    table.AddRow({info.name(), NodeStateText(node),
-                  absl::StrCat(node.gpus_free(), "/", info.gpus_size()), model, GpuLinks(info),
-                  info.topology().network().nvlink_domain(), absl::StrCat(node.cpus_free(), "/", info.cpus()),
-                  absl::StrCat(FormatSizeMb(node.mem_free_mb()), "/", FormatSizeMb(info.memory_mb())),
-                  Jobs(node), absl::StrJoin(SortedLabels(info), ","), NodeReasonText(node)});
+    table.AddRow({info.name(), NodeStateText(node), absl::StrCat(node.gpus_free(), "/", info.gpus_size()), model,
+                  GpuLinks(info), info.topology().network().nvlink_domain(),
+                  absl::StrCat(node.cpus_free(), "/", info.cpus()),
+                  absl::StrCat(FormatSizeMb(node.mem_free_mb()), "/", FormatSizeMb(info.memory_mb())), Jobs(node),
+                  absl::StrJoin(SortedLabels(info), ","), NodeReasonText(node)});
   }
   return table.ToString();
 }

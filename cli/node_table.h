@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "gpusched/v1/types.pb.h"
 #include "google/protobuf/repeated_ptr_field.h"
+#include "gpusched/v1/types.pb.h"
 
 namespace gpusched::cli {
 

@@ -1,9 +1,9 @@
 #include "cli/nodes_command.h"
 
-#include "cli/errors.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "cli/errors.h"
 #include "cli/json_output.h"
 #include "cli/node_detail.h"
 #include "cli/node_table.h"
@@ -36,7 +36,6 @@ absl::StatusOr<int> ChangeDrain(const NodesOptions& options, CommandContext& cmd
   }
   return kExitOk;
 }
-
 
 // One node as ListNodes gives it; NotFound names the command that lists them.
 absl::StatusOr<v1::Node> FetchNode(CommandContext& cmd, const std::string& name) {
@@ -82,8 +81,7 @@ absl::StatusOr<int> Probe(const NodesOptions& options, CommandContext& cmd) {
   } else {
     cmd.out << RenderLinkCalibration(*node);
     cmd.out << "node " << options.probe << ": "
-            << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason()))
-            << "\n";
+            << (node->drain_reason().empty() ? "takes jobs" : absl::StrCat("drained: ", node->drain_reason())) << "\n";
   }
   return IsProbeDrain(node->drain_kind()) ? kExitFailed : kExitOk;
 }

@@ -4,17 +4,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-
 #include "cli/command_context.h"
 
 namespace gpusched::cli {
 
 struct NodesOptions {
   bool json = false;
-  std::string show;  // `nodes show NODE`: that node in detail
-  std::string drain;   // `nodes drain NODE --reason TEXT`
-  std::string resume;  // `nodes resume NODE`
-  std::string probe;   // `nodes probe NODE [--wait]`
+  std::string show;       // `nodes show NODE`: that node in detail
+  std::string drain;      // `nodes drain NODE --reason TEXT`
+  std::string resume;     // `nodes resume NODE`
+  std::string probe;      // `nodes probe NODE [--wait]`
   std::string interrupt;  // `nodes interrupt NODE --in 120s [--reason TEXT]`
   std::string notice = "120s";
   bool wait = false;

@@ -33,10 +33,10 @@ absl::StatusOr<int> RunPools(const PoolsOptions& options, CommandContext& cmd) {
   for (const v1::PoolStatus& p : pools->pools()) {
     const int total =
         p.nodes_powered_down() + p.nodes_powering_up() + p.nodes_up() + p.nodes_powering_down() + p.nodes_other();
-    table.AddRow({p.name(), p.elastic() ? p.pool_class() : absl::StrCat(p.pool_class(), ",static"),
-                  absl::StrCat(total), absl::StrCat(p.nodes_powered_down()), absl::StrCat(p.nodes_powering_up()),
-                  absl::StrCat(p.nodes_up()), absl::StrCat(p.nodes_powering_down()), absl::StrCat(p.nodes_other()),
-                  absl::StrCat(p.gpus_paid()), absl::StrCat(p.gpus_used()), Money(p.cost_per_hour()),
+    table.AddRow({p.name(), p.elastic() ? p.pool_class() : absl::StrCat(p.pool_class(), ",static"), absl::StrCat(total),
+                  absl::StrCat(p.nodes_powered_down()), absl::StrCat(p.nodes_powering_up()), absl::StrCat(p.nodes_up()),
+                  absl::StrCat(p.nodes_powering_down()), absl::StrCat(p.nodes_other()), absl::StrCat(p.gpus_paid()),
+                  absl::StrCat(p.gpus_used()), Money(p.cost_per_hour()),
                   absl::StrCat(p.demand_gpus(), "/", absl::FormatDuration(absl::Seconds(p.demand_window_s()))),
                   absl::StrCat(p.headroom_gpus())});
   }

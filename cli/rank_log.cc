@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "common/allocation_ranks.h"
 #include "common/job_states.h"
 
@@ -42,8 +41,7 @@ absl::StatusOr<RankLog> ExpectedRankLog(const v1::Job& job, int rank) {
   if (!HasStarted(job)) return absl::FailedPreconditionError(NotStartedMessage(job));
   std::vector<const v1::NodeAllocation*> nodes;
   for (const auto& node : job.allocation().nodes()) nodes.push_back(&node);
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
+  std::stable_sort(nodes.begin(), nodes.end(), [](auto* a, auto* b) { return a->node_rank() < b->node_rank(); });
 
   // The daemon numbers one worker per GPU or MIG instance (one per node
   // without either) in node-rank order, whatever the launch mode (RanksOn).
@@ -79,13 +77,14 @@ absl::StatusOr<RankLog> FindRankLog(const v1::Job& job, int rank) {
   struct stat st {};
   if (::stat(expected->path.c_str(), &st) != 0 && errno == EACCES) {
     return absl::PermissionDeniedError(absl::StrCat("cannot read the log of rank ", rank, " of job ", job.id(), ": ",
-                                                    expected->path, ": Permission denied (rank logs are their job's "
+                                                    expected->path,
+                                                    ": Permission denied (rank logs are their job's "
                                                     "owner's files)"));
   }
-  return absl::NotFoundError(absl::StrCat(
-      "no log for rank ", rank, " of job ", job.id(), ": ", expected->path, " (on node ", expected->node,
-      ") does not exist here; logs are read from the filesystem, so the log dir must be shared "
-      "with this machine"));
+  return absl::NotFoundError(
+      absl::StrCat("no log for rank ", rank, " of job ", job.id(), ": ", expected->path, " (on node ", expected->node,
+                   ") does not exist here; logs are read from the filesystem, so the log dir must be shared "
+                   "with this machine"));
 }
 
 }  // namespace gpusched::cli

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::cli {

@@ -75,7 +75,7 @@ absl::Status LineError(absl::string_view path, int line, absl::string_view what)
 
 // The sbatch option's gpusched equivalent, or what stops it.
 struct Translation {
-  std::string flag;        // the gpusched option
+  std::string flag;  // the gpusched option
   bool takes_value = true;
 };
 
@@ -154,8 +154,9 @@ absl::StatusOr<std::vector<std::string>> TranslateSbatch(const std::vector<std::
     }
     if (option == "--nodes" || option == "-N") {
       if (value->find('-') != std::string::npos) {
-        return LineError(path, line,
-                         absl::StrCat("#SBATCH ", option, " ", *value, ": gpusched takes an exact node count, not a range"));
+        return LineError(
+            path, line,
+            absl::StrCat("#SBATCH ", option, " ", *value, ": gpusched takes an exact node count, not a range"));
       }
     }
     if ((option == "--partition" || option == "-p") && value->find(',') != std::string::npos) {

@@ -16,9 +16,9 @@ namespace gpusched::cli {
 // Each line becomes the `gpusched submit` words it stands for; the command
 // line parses them (and wins over them).
 struct DirectiveLine {
-  int line = 0;                     // 1-based, in the script
-  std::string origin;               // "script line 3: #SBATCH --gpus=h100:8", for errors and `status`
-  std::vector<std::string> words;   // `gpusched submit` words: {"--gpus", "8", "--gpu-model", "h100"}
+  int line = 0;                    // 1-based, in the script
+  std::string origin;              // "script line 3: #SBATCH --gpus=h100:8", for errors and `status`
+  std::vector<std::string> words;  // `gpusched submit` words: {"--gpus", "8", "--gpu-model", "h100"}
 };
 
 // The directive lines of `script`, read from `path` (named in errors). An

@@ -18,12 +18,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-
 #include "cli/errors.h"
 #include "cli/submit_command.h"
 #include "cli/submit_request.h"
@@ -128,8 +127,7 @@ struct SessionEnd {
 };
 
 absl::StatusOr<std::vector<SessionEnd>> DriveSessions(SchedulerClient& client,
-                                                      const std::vector<v1::AttachStart>& starts,
-                                                      bool forward_stdin) {
+                                                      const std::vector<v1::AttachStart>& starts, bool forward_stdin) {
   std::vector<std::unique_ptr<AttachStream>> streams;
   for (const v1::AttachStart& start : starts) {
     auto opened = client.Attach();
@@ -255,9 +253,11 @@ absl::Status CheckSessionOptions(const SubmitOptions& o, absl::string_view comma
   if (o.array) return UsageError(absl::StrCat("gpusched ", command, " runs one session: no --array"));
   if (o.hold) return UsageError(absl::StrCat("gpusched ", command, " waits for its GPUs at once: no --hold"));
   if (o.script_path) return UsageError(absl::StrCat("gpusched ", command, " runs a command: no --script"));
-  if (o.output) return UsageError(absl::StrCat("gpusched ", command, ": a session's output is this terminal (no --output)"));
+  if (o.output)
+    return UsageError(absl::StrCat("gpusched ", command, ": a session's output is this terminal (no --output)"));
   if (o.image) {
-    return UsageError(absl::StrCat("gpusched ", command, ": sessions run on the node itself, not in an image (--image)"));
+    return UsageError(
+        absl::StrCat("gpusched ", command, ": sessions run on the node itself, not in an image (--image)"));
   }
   return absl::OkStatus();
 }
@@ -373,7 +373,8 @@ absl::StatusOr<int> RunAlloc(const SubmitOptions& options, CommandContext& cmd) 
   AttachStream* hold = &holder->stream();
 
   // Ctrl-C and Ctrl-\ belong to the shell while it runs, as under salloc.
-  struct sigaction ignore {}, old_int {}, old_quit {};
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "absl/status/statusor.h"
-
 #include "cli/command_context.h"
 #include "cli/submit_options.h"
 

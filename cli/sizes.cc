@@ -11,8 +11,8 @@ namespace gpusched::cli {
 
 absl::StatusOr<int64_t> ParseSizeMb(absl::string_view text) {
   auto invalid = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", text, "\" is not a size (use a number of MB, or a size such as 512M, 16G, 1T)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a size (use a number of MB, or a size such as 512M, 16G, 1T)"));
   };
   std::string s = absl::AsciiStrToUpper(absl::StripAsciiWhitespace(text));
   if (!s.empty() && s.back() == 'B') s.pop_back();

@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "cli/errors.h"
 #include "cli/job_detail.h"
 #include "cli/job_id.h"
@@ -42,8 +41,7 @@ absl::StatusOr<v1::ListJobsRequest> BuildListJobsRequest(const StatusOptions& op
       for (int s = v1::JobState_MIN + 1; s <= v1::JobState_MAX; ++s) {
         if (v1::JobState_IsValid(s)) names.emplace_back(StateName(static_cast<v1::JobState>(s)));
       }
-      return UsageError(absl::StrCat("invalid --state \"", text, "\": expected one of ",
-                                     absl::StrJoin(names, ", ")));
+      return UsageError(absl::StrCat("invalid --state \"", text, "\": expected one of ", absl::StrJoin(names, ", ")));
     }
     request.add_states(state);
   }

@@ -1,7 +1,6 @@
 #include "cli/submit_command.h"
 
 #include "absl/strings/str_cat.h"
-
 #include "cli/errors.h"
 #include "cli/format.h"
 #include "cli/json_output.h"

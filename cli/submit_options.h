@@ -41,7 +41,7 @@ struct SubmitOptions {
   std::optional<std::string> name;
   std::optional<std::string> queue;
   std::optional<std::string> account;
-  std::optional<std::string> requeue;  // yes, no
+  std::optional<std::string> requeue;     // yes, no
   std::optional<std::string> dependency;  // Slurm syntax: afterok:12:13,afterany:14
   bool hold = false;
   bool preflight = false;

@@ -13,7 +13,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-
 #include "cli/errors.h"
 #include "cli/sizes.h"
 #include "common/job_states.h"
@@ -152,8 +151,8 @@ absl::StatusOr<int32_t> ParseGpuShare(absl::string_view text) {
   absl::string_view number = absl::StripSuffix(absl::StripAsciiWhitespace(text), "%");
   double percent = 0;
   if (!absl::SimpleAtod(number, &percent) || !(percent > 0) || percent > 100) {
-    return UsageError(absl::StrCat("invalid --gpu-share \"", text,
-                                   "\": expected a percentage above 0 and at most 100, like 30%"));
+    return UsageError(
+        absl::StrCat("invalid --gpu-share \"", text, "\": expected a percentage above 0 and at most 100, like 30%"));
   }
   const int32_t milli = static_cast<int32_t>(std::lround(percent * 10));
   if (milli < 1) return UsageError(absl::StrCat("invalid --gpu-share \"", text, "\": the smallest share is 0.1%"));
@@ -174,8 +173,7 @@ std::string NewRequestId() {
   return absl::StrFormat("%016x%016x", bits(device), bits(device));
 }
 
-absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options,
-                                                        const LocalContext& ctx) {
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options, const LocalContext& ctx) {
   v1::SubmitJobRequest request;
   v1::JobSpec& spec = *request.mutable_spec();
   v1::Resources& res = *spec.mutable_resources();
@@ -217,14 +215,16 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
     if (!options.gpus.has_value() && !options.nodes.has_value()) res.set_gpus(1);
   }
   if (options.mig.has_value()) {
-    if (options.gpu_share.has_value()) return UsageError("--mig and --gpu-share: a MIG instance is not shared; give one");
+    if (options.gpu_share.has_value())
+      return UsageError("--mig and --gpu-share: a MIG instance is not shared; give one");
     res.set_mig_profile(*options.mig);
     if (!options.gpus.has_value() && !options.nodes.has_value()) res.set_gpus(1);
   }
   if (options.gpu_sharing.has_value()) {
     v1::GpuShareMode how = v1::GPU_SHARE_MODE_UNSPECIFIED;
     if (!ParseShareModeName(*options.gpu_sharing, &how) || how == v1::GPU_SHARE_MODE_EXCLUSIVE) {
-      return UsageError(absl::StrCat("invalid --gpu-sharing \"", *options.gpu_sharing, "\": expected mps or timeslice"));
+      return UsageError(
+          absl::StrCat("invalid --gpu-sharing \"", *options.gpu_sharing, "\": expected mps or timeslice"));
     }
     if (!options.gpu_share.has_value()) return UsageError("--gpu-sharing goes with --gpu-share");
     res.set_gpu_sharing(how);
@@ -300,7 +300,8 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
   if (options.output.has_value()) {
     if (options.output->empty()) return FlagError("--output", "", "must not be empty");
     // Relative to where the job runs, as sbatch has it.
-    spec.set_output(options.output->front() == '/' ? *options.output : absl::StrCat(spec.workdir(), "/", *options.output));
+    spec.set_output(options.output->front() == '/' ? *options.output
+                                                   : absl::StrCat(spec.workdir(), "/", *options.output));
   }
   // No user: the job runs as whoever the daemon finds the caller to be (the
   // socket's uid, the certificate's name), which need not be this login.

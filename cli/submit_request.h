@@ -5,7 +5,6 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-
 #include "cli/local_context.h"
 #include "cli/submit_options.h"
 #include "gpusched/v1/scheduler.pb.h"
@@ -16,8 +15,7 @@ namespace gpusched::cli {
 // is checked here — unparsable values, negative counts, command vs script; the
 // daemon validates the rest against the cluster. Errors are UsageErrors that
 // name the flag.
-absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options,
-                                                        const LocalContext& ctx);
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& options, const LocalContext& ctx);
 
 // 128 random bits as hex: a fresh idempotency key per invocation, so that the
 // client may retry a submit whose answer was lost.

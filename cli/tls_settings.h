@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-
 #include "cli/local_context.h"
 #include "common/io/tls/tls_files.h"
 

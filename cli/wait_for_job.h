@@ -3,7 +3,6 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
-
 #include "cli/client.h"
 #include "cli/local_context.h"
 #include "gpusched/v1/types.pb.h"

@@ -23,11 +23,14 @@ absl::Status Invalid(absl::string_view field, absl::string_view message) {
 
 absl::Status CheckPath(absl::string_view field, absl::string_view path) {
   if (path.empty()) return Invalid(field, "is empty");
-  if (path.size() > kMaxPathBytes) return Invalid(field, absl::StrCat("is ", path.size(), " bytes; at most ", kMaxPathBytes));
-  if (path.front() != '/') return Invalid(field, absl::StrCat("\"", absl::CHexEscape(path), "\" is not an absolute path"));
+  if (path.size() > kMaxPathBytes)
+    return Invalid(field, absl::StrCat("is ", path.size(), " bytes; at most ", kMaxPathBytes));
+  if (path.front() != '/')
+    return Invalid(field, absl::StrCat("\"", absl::CHexEscape(path), "\" is not an absolute path"));
   for (char c : path) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return Invalid(field, absl::StrCat("\"", absl::CHexEscape(path), "\" holds a control character"));
+    if (u < 0x20 || u == 0x7f)
+      return Invalid(field, absl::StrCat("\"", absl::CHexEscape(path), "\" holds a control character"));
     if (c == ',' || c == ':') {
       return Invalid(field, absl::StrCat("\"", path, "\" holds '", std::string(1, c),
                                          "', which the runtime's mount syntax cannot carry"));
@@ -69,8 +72,8 @@ absl::Status ValidateContainerSpec(const v1::ContainerSpec& c) {
   for (char ch : image) {
     const auto u = static_cast<unsigned char>(ch);
     if (u <= 0x20 || u >= 0x7f) {
-      return Invalid("spec.container.image",
-                     absl::StrCat("\"", absl::CHexEscape(image), "\" holds a space or a character an image name cannot"));
+      return Invalid("spec.container.image", absl::StrCat("\"", absl::CHexEscape(image),
+                                                          "\" holds a space or a character an image name cannot"));
     }
   }
   if (image.front() == '-') return Invalid("spec.container.image", absl::StrCat("\"", image, "\" starts with '-'"));
@@ -79,8 +82,10 @@ absl::Status ValidateContainerSpec(const v1::ContainerSpec& c) {
   }
   for (int i = 0; i < c.mounts_size(); ++i) {
     const v1::ContainerMount& m = c.mounts(i);
-    if (absl::Status s = CheckPath(absl::StrCat("spec.container.mounts[", i, "].source"), m.source()); !s.ok()) return s;
-    if (absl::Status s = CheckPath(absl::StrCat("spec.container.mounts[", i, "].target"), m.target()); !s.ok()) return s;
+    if (absl::Status s = CheckPath(absl::StrCat("spec.container.mounts[", i, "].source"), m.source()); !s.ok())
+      return s;
+    if (absl::Status s = CheckPath(absl::StrCat("spec.container.mounts[", i, "].target"), m.target()); !s.ok())
+      return s;
     if (m.target() == "/") return Invalid(absl::StrCat("spec.container.mounts[", i, "].target"), "cannot be /");
   }
   if (!c.workdir().empty()) {
@@ -91,16 +96,17 @@ absl::Status ValidateContainerSpec(const v1::ContainerSpec& c) {
 
 absl::Status ContainerAllowed(const v1::ContainerSpec& c, const v1::ContainerSupport& support, absl::string_view node) {
   if (support.runtime().empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("node ", node, " runs no containers (its agent has no container runtime)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("node ", node, " runs no containers (its agent has no container runtime)"));
   }
   const std::string registry = ImageRegistry(c.image());
   if (!support.registries().empty()) {
     bool allowed = false;
     for (const std::string& r : support.registries()) allowed = allowed || absl::EqualsIgnoreCase(r, registry);
     if (!allowed) {
-      return absl::FailedPreconditionError(absl::StrCat("image \"", c.image(), "\" is from registry ", registry,
-                                                        ", which node ", node, " does not allow (it allows: ",
-                                                        absl::StrJoin(support.registries(), ", "), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("image \"", c.image(), "\" is from registry ", registry, ", which node ", node,
+                       " does not allow (it allows: ", absl::StrJoin(support.registries(), ", "), ")"));
     }
   }
   for (const v1::ContainerMount& m : c.mounts()) {

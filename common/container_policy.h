@@ -4,7 +4,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched {

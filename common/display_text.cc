@@ -47,15 +47,14 @@ bool HasControlCharacter(absl::string_view text) { return FirstControlCharacter(
 
 absl::Status CheckDisplayText(absl::string_view field, absl::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": ", text.size(), " bytes long, at most ", max_bytes));
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", text.size(), " bytes long, at most ", max_bytes));
   }
   const size_t at = FirstControlCharacter(text);
   if (at == absl::string_view::npos) return absl::OkStatus();
   const unsigned char c = static_cast<unsigned char>(text[at]);
-  return absl::InvalidArgumentError(absl::StrCat(
-      field, ": holds a control character (byte ", at, ", 0x", absl::Hex(c == 0xc2 ? text[at + 1] & 0xff : c, absl::kZeroPad2),
-      "); names and reasons are shown in tables and terminals"));
+  return absl::InvalidArgumentError(absl::StrCat(field, ": holds a control character (byte ", at, ", 0x",
+                                                 absl::Hex(c == 0xc2 ? text[at + 1] & 0xff : c, absl::kZeroPad2),
+                                                 "); names and reasons are shown in tables and terminals"));
 }
 
 }  // namespace gpusched

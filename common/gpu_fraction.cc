@@ -15,8 +15,8 @@ int MigSlicesOf(absl::string_view profile) {
   const size_t g = profile.find('g');
   if (g == absl::string_view::npos) return 0;
   const size_t dot = profile.rfind('.', g);
-  const absl::string_view digits = profile.substr(dot == absl::string_view::npos ? 0 : dot + 1,
-                                                  g - (dot == absl::string_view::npos ? 0 : dot + 1));
+  const absl::string_view digits =
+      profile.substr(dot == absl::string_view::npos ? 0 : dot + 1, g - (dot == absl::string_view::npos ? 0 : dot + 1));
   int slices = 0;
   if (!absl::SimpleAtoi(digits, &slices) || slices <= 0 || slices > kMigSlicesPerGpu) return 0;
   return slices;

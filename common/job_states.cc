@@ -17,8 +17,7 @@ bool IsTerminal(v1::JobState state) {
     case v1::JOB_STATE_NODE_FAIL:
     case v1::JOB_STATE_PREEMPTED:  // for good: a requeued job is PENDING again
       return true;
-    default:
-      return false;
+    default: return false;
   }
 }
 

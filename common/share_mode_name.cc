@@ -14,8 +14,8 @@ absl::string_view ShareModeName(v1::GpuShareMode mode) {
 }
 
 bool ParseShareModeName(absl::string_view text, v1::GpuShareMode* out) {
-  for (v1::GpuShareMode mode : {v1::GPU_SHARE_MODE_EXCLUSIVE, v1::GPU_SHARE_MODE_TIMESLICE, v1::GPU_SHARE_MODE_MPS,
-                                v1::GPU_SHARE_MODE_MIG}) {
+  for (v1::GpuShareMode mode :
+       {v1::GPU_SHARE_MODE_EXCLUSIVE, v1::GPU_SHARE_MODE_TIMESLICE, v1::GPU_SHARE_MODE_MPS, v1::GPU_SHARE_MODE_MIG}) {
     if (absl::EqualsIgnoreCase(text, ShareModeName(mode))) {
       *out = mode;
       return true;

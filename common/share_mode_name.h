@@ -1,7 +1,6 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
-
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched {

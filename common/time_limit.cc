@@ -16,14 +16,11 @@ namespace {
 constexpr int64_t kMaxLimitSeconds = 366LL * 24 * 3600;
 
 absl::Status Invalid(absl::string_view text, absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid time limit \"", text, "\": ", why,
-      " (use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)"));
+  return absl::InvalidArgumentError(absl::StrCat("invalid time limit \"", text, "\": ", why,
+                                                 " (use minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS)"));
 }
 
-bool ParseField(absl::string_view field, int64_t* out) {
-  return field.size() <= 9 && ParseDigits(field, out);
-}
+bool ParseField(absl::string_view field, int64_t* out) { return field.size() <= 9 && ParseDigits(field, out); }
 
 }  // namespace
 

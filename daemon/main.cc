@@ -8,21 +8,23 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <set>
 #include <sstream>
-#include <iostream>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/config/host_port.h"
 #include "common/defaults.h"
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
+#include "common/io/systemd/systemd_notifier.h"
+#include "common/io/tls/tls_files.h"
 #include "common/net/network_topology_conf.h"
-#include "common/config/host_port.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/config/network_topology_file.h"
 #include "daemon/core/policy/placement_policy.h"
@@ -31,8 +33,6 @@
 #include "daemon/server/daemon.h"
 #include "daemon/sim/sharing_flags.h"
 #include "daemon/sim/simulate_flags.h"
-#include "common/io/systemd/systemd_notifier.h"
-#include "common/io/tls/tls_files.h"
 
 namespace {
 
@@ -137,8 +137,8 @@ int RunDev(DaemonOptions options, bool fresh, bool demo, const gpusched::agent::
   const std::string address = (*cluster)->daemon().address();
   std::cout << "gpuschedd dev: daemon on " << address << ", state in " << (*cluster)->daemon().db_path() << "\n";
   std::cout << "gpuschedd dev: single-user setup: TCP callers are not authenticated; anyone who reaches " << address
-            << " acts as admin, and jobs run as the user running gpuschedd dev"
-            << (geteuid() == 0 ? " (root)" : "") << "\n";
+            << " acts as admin, and jobs run as the user running gpuschedd dev" << (geteuid() == 0 ? " (root)" : "")
+            << "\n";
   if (!(*cluster)->daemon().metrics_url().empty()) {
     std::cout << "gpuschedd dev: Prometheus metrics on " << (*cluster)->daemon().metrics_url() << "\n";
   }
@@ -221,9 +221,10 @@ int main(int argc, char** argv) {
   CLI::App* serve = app.add_subcommand("serve", "run the daemon");
   options.state_dir = gpusched::daemon::kDefaultStateDir;
   std::string config_path;
-  serve->add_option("--config", config_path,
-                    "settings file; every key is the flag of the same name, and a flag given here wins "
-                    "(default: /etc/gpusched/gpuschedd.toml when it exists)")
+  serve
+      ->add_option("--config", config_path,
+                   "settings file; every key is the flag of the same name, and a flag given here wins "
+                   "(default: /etc/gpusched/gpuschedd.toml when it exists)")
       ->check(CLI::ExistingFile);
   serve->add_option("--listen", options.listen_address, "address to serve gRPC on")->capture_default_str();
   serve->add_option("--state-dir", options.state_dir, "directory of the SQLite state file")->capture_default_str();
@@ -236,60 +237,69 @@ int main(int argc, char** argv) {
   serve->add_option("--node-not-responding-ms", not_responding_ms, "silence before a node takes no new jobs")
       ->check(CLI::Range(kNodeNotRespondingMs.min, kNodeNotRespondingMs.max))
       ->capture_default_str();
-  serve->add_option("--head-blocks-after-h", head_blocks_after_h,
-                    "hours a job that can start neither now nor by a reservation (the jobs it waits for have no "
-                    "time limits) lets smaller jobs pass it before it holds them back until it starts; 0 = strict "
-                    "queue order")
+  serve
+      ->add_option("--head-blocks-after-h", head_blocks_after_h,
+                   "hours a job that can start neither now nor by a reservation (the jobs it waits for have no "
+                   "time limits) lets smaller jobs pass it before it holds them back until it starts; 0 = strict "
+                   "queue order")
       ->check(CLI::Range(gpusched::daemon::kHeadBlocksAfterH.min, gpusched::daemon::kHeadBlocksAfterH.max))
       ->capture_default_str();
   serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
       ->check(CLI::Range(kNodeDownMs.min, kNodeDownMs.max))
       ->capture_default_str();
-  serve->add_option("--probe-drain-below-percent", probe_drain_below_percent,
-                    "drain a node whose NCCL link calibration measures a GPU pair below this share of its "
-                    "link's estimate (0: never)")
+  serve
+      ->add_option("--probe-drain-below-percent", probe_drain_below_percent,
+                   "drain a node whose NCCL link calibration measures a GPU pair below this share of its "
+                   "link's estimate (0: never)")
       ->check(CLI::Range(kProbeDrainBelowPercent.min, kProbeDrainBelowPercent.max))
       ->capture_default_str();
-  serve->add_option("--preflight-min-percent", preflight_min_percent,
-                    "a job's NCCL preflight fails below this share of its GPUs' estimated ring bandwidth: "
-                    "the job is requeued and the node drained (0: only a probe error fails)")
+  serve
+      ->add_option("--preflight-min-percent", preflight_min_percent,
+                   "a job's NCCL preflight fails below this share of its GPUs' estimated ring bandwidth: "
+                   "the job is requeued and the node drained (0: only a probe error fails)")
       ->check(CLI::Range(kPreflightMinPercent.min, kPreflightMinPercent.max))
       ->capture_default_str();
 
   std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
   serve->add_option("--metrics-listen", options.metrics_listen,
                     "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6871); off when not given");
-  serve->add_option("--socket", options.unix_socket,
-                    "also serve the CLI on this Unix socket, telling users apart by uid (e.g. /run/gpusched/gpuschedd.sock)");
+  serve->add_option(
+      "--socket", options.unix_socket,
+      "also serve the CLI on this Unix socket, telling users apart by uid (e.g. /run/gpusched/gpuschedd.sock)");
   std::vector<std::string> admins;
-  serve->add_option("--admin", admins, "a user who may act on anyone's jobs and the nodes (repeatable; root always may)");
+  serve->add_option("--admin", admins,
+                    "a user who may act on anyone's jobs and the nodes (repeatable; root always may)");
   serve->add_flag("--allow-unauthenticated-tcp", options.allow_unauthenticated_tcp,
                   "single-user setups only: TCP callers without a client certificate act as the daemon's user "
                   "(an admin), and any agent may register");
   serve->add_flag("--allow-root-jobs", options.core.allow_root_jobs, "jobs may run as root");
   serve->add_flag("--init", options.init_state,
                   "where there is no state database (or a 0-byte one), start a new, empty one instead of refusing");
-  serve->add_option("--placement-policy", placement_policy,
-                    "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
+  serve
+      ->add_option("--placement-policy", placement_policy,
+                   "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
       ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
       ->capture_default_str();
   std::string share_packing = gpusched::core::kDefaultSharePacking;
-  serve->add_option("--share-packing", share_packing,
-                    "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole) or fgd (least "
-                    "growth of the fragmentation expected for the cluster's jobs)")
+  serve
+      ->add_option("--share-packing", share_packing,
+                   "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole) or fgd (least "
+                   "growth of the fragmentation expected for the cluster's jobs)")
       ->check(CLI::IsMember(gpusched::core::SharePackingNames()))
       ->capture_default_str();
   std::string default_topology = "prefer";
-  serve->add_option("--default-topology", default_topology,
-                    "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "
-                    "idle cluster's best) or any")
+  serve
+      ->add_option("--default-topology", default_topology,
+                   "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "
+                   "idle cluster's best) or any")
       ->check(CLI::IsMember({"prefer", "strict", "any"}))
       ->capture_default_str();
   std::string network_topology_file;
-  serve->add_option("--network-topology", network_topology_file,
-                    "the cluster network in Slurm topology.conf terms: SwitchName=leaf01 Nodes=gpu[001-032], "
-                    "SwitchName=spine01 Switches=leaf[01-02], BlockName=nvl01 Nodes=gb[001-018]; "
-                    "where it names a node it wins over the node's labels")
+  serve
+      ->add_option("--network-topology", network_topology_file,
+                   "the cluster network in Slurm topology.conf terms: SwitchName=leaf01 Nodes=gpu[001-032], "
+                   "SwitchName=spine01 Switches=leaf[01-02], BlockName=nvl01 Nodes=gb[001-018]; "
+                   "where it names a node it wins over the node's labels")
       ->check(CLI::ExistingFile);
   gpusched::tls::TlsFiles tls_files;
   serve->add_option("--tls-cert", tls_files.cert,
@@ -324,10 +334,12 @@ int main(int argc, char** argv) {
       "init", "create the empty state database where `serve` will look (state_dir), once, before the first start");
   std::string init_config_path;
   std::string init_state_dir;
-  init->add_option("--config", init_config_path, "settings file to take state_dir from (default: " +
-                                                     std::string(gpusched::daemon::kDefaultDaemonConfigPath) + ")");
-  init->add_option("--state-dir", init_state_dir, "the state directory (default: the file's state_dir, else " +
-                                                      std::string(gpusched::daemon::kDefaultStateDir) + ")");
+  init->add_option("--config", init_config_path,
+                   "settings file to take state_dir from (default: " +
+                       std::string(gpusched::daemon::kDefaultDaemonConfigPath) + ")");
+  init->add_option("--state-dir", init_state_dir,
+                   "the state directory (default: the file's state_dir, else " +
+                       std::string(gpusched::daemon::kDefaultStateDir) + ")");
 
   CLI::App* check_config =
       app.add_subcommand("check-config", "check a gpuschedd.toml: exit 0 with a summary, or 1 naming the bad line");
@@ -411,10 +423,10 @@ int main(int argc, char** argv) {
                              : "a client without a certificate signed by tls_client_ca (or speaking plaintext) "
                                "was refused");
     if (options.tls) {
-      gpusched::GetLogger("daemon")->info(
-          "TLS with certificate {}; {}", tls_files.cert,
-          tls_files.ca.empty() ? "clients are not asked for certificates"
-                               : "clients must present a certificate signed by " + tls_files.ca);
+      gpusched::GetLogger("daemon")->info("TLS with certificate {}; {}", tls_files.cert,
+                                          tls_files.ca.empty()
+                                              ? "clients are not asked for certificates"
+                                              : "clients must present a certificate signed by " + tls_files.ca);
     }
     return RunServe(options, signals);
   }
@@ -438,7 +450,8 @@ int main(int argc, char** argv) {
   if (!dev_containers.runtime.empty()) {
     // One user's cluster: any registry, and mounts from /tmp and the home directory.
     dev_containers.mount_sources.push_back("/tmp");
-    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') dev_containers.mount_sources.push_back(home);
+    if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/')
+      dev_containers.mount_sources.push_back(home);
   }
   return RunDev(options, fresh, !no_demo, dev_containers, signals);
 }

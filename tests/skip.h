@@ -18,9 +18,9 @@ int SkippedCases();
 }  // namespace gpusched::testing
 
 // Ends the current test case as skipped, saying why; in a void function only.
-#define GPUSCHED_SKIP(why)                 \
-  do {                                     \
-    WARN("SKIPPED: " << why);              \
-    ::gpusched::testing::MarkSkipped();    \
-    return;                                \
+#define GPUSCHED_SKIP(why)              \
+  do {                                  \
+    WARN("SKIPPED: " << why);           \
+    ::gpusched::testing::MarkSkipped(); \
+    return;                             \
   } while (false)

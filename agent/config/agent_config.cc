@@ -48,13 +48,41 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   auto doc = config::ParseToml(text, path);
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
-  reader.AllowOnly({"daemon", "node_name", "advertise_address", "gpu_source", "topology_file", "nvml_library",
-                    kFakeGpus.key, "gpu_model", kGpuMemoryMb.key, kCpus.key, kMemoryMb.key, "log_dir", "cpu_bind", "gpu_share_mode",
-                    "gpu_share_modes", "mps_control_program", "mps_dir",
-                    "nccl_topo_file", "nccl_probe", "calibrate_on_start", "shim", "keep_jobs_on_stop",
-                    "container_runtime", "container_oci_runtime", "container_registries", "container_mounts",
-                    "container_run_args", kContainerPullTimeoutS.key, "labels", "metrics_listen", kHeartbeatIntervalMs.key, "log_level",
-                    tls::kClientTlsKeys.ca, tls::kClientTlsKeys.cert, tls::kClientTlsKeys.key});
+  reader.AllowOnly({"daemon",
+                    "node_name",
+                    "advertise_address",
+                    "gpu_source",
+                    "topology_file",
+                    "nvml_library",
+                    kFakeGpus.key,
+                    "gpu_model",
+                    kGpuMemoryMb.key,
+                    kCpus.key,
+                    kMemoryMb.key,
+                    "log_dir",
+                    "cpu_bind",
+                    "gpu_share_mode",
+                    "gpu_share_modes",
+                    "mps_control_program",
+                    "mps_dir",
+                    "nccl_topo_file",
+                    "nccl_probe",
+                    "calibrate_on_start",
+                    "shim",
+                    "keep_jobs_on_stop",
+                    "container_runtime",
+                    "container_oci_runtime",
+                    "container_registries",
+                    "container_mounts",
+                    "container_run_args",
+                    kContainerPullTimeoutS.key,
+                    "labels",
+                    "metrics_listen",
+                    kHeartbeatIntervalMs.key,
+                    "log_level",
+                    tls::kClientTlsKeys.ca,
+                    tls::kClientTlsKeys.cert,
+                    tls::kClientTlsKeys.key});
   AgentConfig config;
   config.daemon = Address(reader, "daemon", /*port_zero_ok=*/false);
   config.node_name = reader.String("node_name");
@@ -77,7 +105,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
   config.memory_mb = Int(reader, kMemoryMb);
   config.log_dir = reader.Path("log_dir");
   config.cpu_bind = reader.OneOf("cpu_bind", {"none", "numa"});
-  config.gpu_share_mode = reader.OneOf("gpu_share_mode", {std::begin(kGpuShareModeWords), std::end(kGpuShareModeWords)});
+  config.gpu_share_mode =
+      reader.OneOf("gpu_share_mode", {std::begin(kGpuShareModeWords), std::end(kGpuShareModeWords)});
   if (auto modes = reader.StringTable("gpu_share_modes")) {
     if (auto parsed = ParseGpuShareModes(*modes); !parsed.ok()) {
       reader.Error(reader.LineOf("gpu_share_modes"), std::string(parsed.status().message()));
@@ -159,7 +188,8 @@ std::string DescribeAgentConfig(const AgentConfig& config) {
   add("log_dir", config.log_dir);
   add("cpu_bind", config.cpu_bind);
   add("gpu_share_mode", config.gpu_share_mode);
-  for (const auto& [gpus, mode] : config.gpu_share_modes) set.push_back(absl::StrCat("gpu_share_modes.", gpus, "=", mode));
+  for (const auto& [gpus, mode] : config.gpu_share_modes)
+    set.push_back(absl::StrCat("gpu_share_modes.", gpus, "=", mode));
   add("mps_control_program", config.mps_control_program);
   add("mps_dir", config.mps_dir);
   if (config.nccl_topo_file) set.push_back(absl::StrCat("nccl_topo_file=", *config.nccl_topo_file ? "true" : "false"));

@@ -39,7 +39,7 @@ struct AgentConfig {
   std::optional<std::string> daemon;
   std::optional<std::string> node_name;
   std::optional<std::string> advertise_address;
-  std::optional<std::string> gpu_source;  // auto, nvml, file or fake
+  std::optional<std::string> gpu_source;     // auto, nvml, file or fake
   std::optional<std::string> topology_file;  // resolved against the file's directory
   std::optional<std::string> nvml_library;
   std::optional<int64_t> fake_gpus;
@@ -47,8 +47,8 @@ struct AgentConfig {
   std::optional<int64_t> gpu_memory_mb;
   std::optional<int64_t> cpus;
   std::optional<int64_t> memory_mb;
-  std::optional<std::string> log_dir;  // resolved against the file's directory
-  std::optional<std::string> cpu_bind;  // none or numa
+  std::optional<std::string> log_dir;         // resolved against the file's directory
+  std::optional<std::string> cpu_bind;        // none or numa
   std::optional<std::string> gpu_share_mode;  // exclusive, timeslice or mps
   // [gpu_share_modes]: GPU indices -> mode, over gpu_share_mode (in file
   // order; checked by ParseGpuShareModes). The flag is repeated

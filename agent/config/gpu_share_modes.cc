@@ -20,8 +20,8 @@ absl::StatusOr<std::map<int32_t, std::string>> ParseGpuShareModes(
     // GPU indices read like CPU lists, with the same bounds.
     auto indices = topology::ParseCpuList(gpus);
     if (!indices.ok() || indices->empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("gpu_share_modes \"", gpus,
-                                                     "\": not a list of GPU indices such as \"0-3\" or \"4,6\""));
+      return absl::InvalidArgumentError(
+          absl::StrCat("gpu_share_modes \"", gpus, "\": not a list of GPU indices such as \"0-3\" or \"4,6\""));
     }
     for (int index : *indices) {
       if (!modes.emplace(index, mode).second) {

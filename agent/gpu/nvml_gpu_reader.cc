@@ -126,14 +126,10 @@ absl::StatusOr<topology::GpuInfo> ReadGpu(const NvmlLibrary& nvml, nvmlDevice_t 
 
 NvLinkPeer PeerOf(nvml::nvmlIntNvLinkDeviceType_t type) {
   switch (type) {
-    case nvml::NVML_NVLINK_DEVICE_TYPE_GPU:
-      return NvLinkPeer::kGpu;
-    case nvml::NVML_NVLINK_DEVICE_TYPE_SWITCH:
-      return NvLinkPeer::kSwitch;
-    case nvml::NVML_NVLINK_DEVICE_TYPE_UNKNOWN:
-      return NvLinkPeer::kUnknown;
-    default:
-      return NvLinkPeer::kOther;
+    case nvml::NVML_NVLINK_DEVICE_TYPE_GPU: return NvLinkPeer::kGpu;
+    case nvml::NVML_NVLINK_DEVICE_TYPE_SWITCH: return NvLinkPeer::kSwitch;
+    case nvml::NVML_NVLINK_DEVICE_TYPE_UNKNOWN: return NvLinkPeer::kUnknown;
+    default: return NvLinkPeer::kOther;
   }
 }
 
@@ -163,18 +159,12 @@ std::optional<topology::Link> PcieClass(nvml::nvmlGpuTopologyLevel_t level) {
   using topology::LinkKind;
   switch (level) {
     case nvml::NVML_TOPOLOGY_INTERNAL:  // two GPUs on one board
-    case nvml::NVML_TOPOLOGY_SINGLE:
-      return topology::Link{LinkKind::kPix, 0};
-    case nvml::NVML_TOPOLOGY_MULTIPLE:
-      return topology::Link{LinkKind::kPxb, 0};
-    case nvml::NVML_TOPOLOGY_HOSTBRIDGE:
-      return topology::Link{LinkKind::kPhb, 0};
-    case nvml::NVML_TOPOLOGY_NODE:
-      return topology::Link{LinkKind::kNode, 0};
-    case nvml::NVML_TOPOLOGY_SYSTEM:
-      return topology::Link{LinkKind::kSys, 0};
-    default:
-      return std::nullopt;
+    case nvml::NVML_TOPOLOGY_SINGLE: return topology::Link{LinkKind::kPix, 0};
+    case nvml::NVML_TOPOLOGY_MULTIPLE: return topology::Link{LinkKind::kPxb, 0};
+    case nvml::NVML_TOPOLOGY_HOSTBRIDGE: return topology::Link{LinkKind::kPhb, 0};
+    case nvml::NVML_TOPOLOGY_NODE: return topology::Link{LinkKind::kNode, 0};
+    case nvml::NVML_TOPOLOGY_SYSTEM: return topology::Link{LinkKind::kSys, 0};
+    default: return std::nullopt;
   }
 }
 

@@ -72,23 +72,15 @@ std::string Bind(void* h, NvmlApi& api) {
 absl::StatusCode CodeFor(nvml::nvmlReturn_t rc) {
   switch (rc) {
     case nvml::NVML_ERROR_DRIVER_NOT_LOADED:
-    case nvml::NVML_ERROR_LIBRARY_NOT_FOUND:
-      return absl::StatusCode::kUnavailable;
-    case nvml::NVML_ERROR_NO_PERMISSION:
-      return absl::StatusCode::kPermissionDenied;
+    case nvml::NVML_ERROR_LIBRARY_NOT_FOUND: return absl::StatusCode::kUnavailable;
+    case nvml::NVML_ERROR_NO_PERMISSION: return absl::StatusCode::kPermissionDenied;
     case nvml::NVML_ERROR_NOT_SUPPORTED:
-    case nvml::NVML_ERROR_FUNCTION_NOT_FOUND:
-      return absl::StatusCode::kUnimplemented;
-    case nvml::NVML_ERROR_NOT_FOUND:
-      return absl::StatusCode::kNotFound;
-    case nvml::NVML_ERROR_INVALID_ARGUMENT:
-      return absl::StatusCode::kInvalidArgument;
-    case nvml::NVML_ERROR_TIMEOUT:
-      return absl::StatusCode::kDeadlineExceeded;
-    case nvml::NVML_ERROR_UNINITIALIZED:
-      return absl::StatusCode::kFailedPrecondition;
-    default:
-      return absl::StatusCode::kInternal;
+    case nvml::NVML_ERROR_FUNCTION_NOT_FOUND: return absl::StatusCode::kUnimplemented;
+    case nvml::NVML_ERROR_NOT_FOUND: return absl::StatusCode::kNotFound;
+    case nvml::NVML_ERROR_INVALID_ARGUMENT: return absl::StatusCode::kInvalidArgument;
+    case nvml::NVML_ERROR_TIMEOUT: return absl::StatusCode::kDeadlineExceeded;
+    case nvml::NVML_ERROR_UNINITIALIZED: return absl::StatusCode::kFailedPrecondition;
+    default: return absl::StatusCode::kInternal;
   }
 }
 

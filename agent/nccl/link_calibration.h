@@ -4,7 +4,6 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-
 #include "agent/nccl/bandwidth_probe.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/types.pb.h"

@@ -18,10 +18,11 @@ PreflightOutcome RunPreflight(BandwidthProbe& probe, const std::vector<int>& gpu
   }
   outcome.busbw_gbps = report->peak_busbw_gbps;
   outcome.passed = outcome.busbw_gbps >= preflight.min_busbw_gbps();
-  outcome.message = absl::StrFormat("NCCL all-reduce over %s: %.1f GB/s bus bandwidth, %s the %.1f GB/s needed "
-                                    "(estimate %.1f GB/s)",
-                                    which, outcome.busbw_gbps, outcome.passed ? "at least" : "below",
-                                    preflight.min_busbw_gbps(), preflight.expected_busbw_gbps());
+  outcome.message = absl::StrFormat(
+      "NCCL all-reduce over %s: %.1f GB/s bus bandwidth, %s the %.1f GB/s needed "
+      "(estimate %.1f GB/s)",
+      which, outcome.busbw_gbps, outcome.passed ? "at least" : "below", preflight.min_busbw_gbps(),
+      preflight.expected_busbw_gbps());
   return outcome;
 }
 

@@ -19,12 +19,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-
-#include "common/io/process/run_program.h"
 #include "agent/runner/gpu_lookup.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/safe_open.h"
 #include "common/container_policy.h"
+#include "common/io/process/run_program.h"
 
 namespace gpusched::agent {
 namespace {
@@ -36,10 +35,15 @@ constexpr char kScriptInContainer[] = "/.gpusched/script";
 
 // The libraries of the driver a CUDA program loads (nvidia-container-cli
 // mounts the same family); by name prefix, any version suffix.
-constexpr const char* kDriverLibraryPrefixes[] = {
-    "libcuda.so",           "libcudadebugger.so",    "libnvidia-ml.so",     "libnvidia-ptxjitcompiler.so",
-    "libnvidia-nvvm.so",    "libnvidia-gpucomp.so",  "libnvidia-cfg.so",    "libnvidia-opencl.so",
-    "libnvidia-allocator.so"};
+constexpr const char* kDriverLibraryPrefixes[] = {"libcuda.so",
+                                                  "libcudadebugger.so",
+                                                  "libnvidia-ml.so",
+                                                  "libnvidia-ptxjitcompiler.so",
+                                                  "libnvidia-nvvm.so",
+                                                  "libnvidia-gpucomp.so",
+                                                  "libnvidia-cfg.so",
+                                                  "libnvidia-opencl.so",
+                                                  "libnvidia-allocator.so"};
 
 std::string Under(const HostGpuFiles& host, absl::string_view path) {
   absl::string_view root = host.root;
@@ -89,8 +93,8 @@ absl::Status WriteEnvFile(const std::string& path, const std::vector<std::string
   for (const std::string& entry : env) {
     if (absl::StrContains(entry, '\n')) {
       const std::string key = entry.substr(0, entry.find('='));
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the variable ", key, " holds a line break, which a container's environment file cannot carry"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the variable ", key, " holds a line break, which a container's environment file cannot carry"));
     }
     absl::StrAppend(&text, entry, "\n");
   }
@@ -213,10 +217,17 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
   const ContainerSettings& settings = *context.settings;
   const v1::ContainerSpec& container = launch.spec().container();
   const std::string name = ContainerName(context.scope, launch.job_id(), process.rank);
-  std::vector<std::string> argv = {settings.runtime, "run", "--rm", "--name", name,
-                                   "--label", absl::StrCat("gpusched.job=", launch.job_id()),
-                                   "--label", absl::StrCat("gpusched.node=", context.node_name),
-                                   "--label", absl::StrCat("gpusched.agent=", context.scope)};
+  std::vector<std::string> argv = {settings.runtime,
+                                   "run",
+                                   "--rm",
+                                   "--name",
+                                   name,
+                                   "--label",
+                                   absl::StrCat("gpusched.job=", launch.job_id()),
+                                   "--label",
+                                   absl::StrCat("gpusched.node=", context.node_name),
+                                   "--label",
+                                   absl::StrCat("gpusched.agent=", context.scope)};
   if (!settings.oci_runtime.empty()) argv.insert(argv.end(), {"--runtime", settings.oci_runtime});
   // The image was made present before the launch (EnsureImage); the rank's
   // output is its log, not also the runtime's.
@@ -267,7 +278,8 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
     }
     env.push_back(entry);
   }
-  if (!libraries.empty()) library_path = library_path.empty() ? kDriverLibDir : absl::StrCat(kDriverLibDir, ":", library_path);
+  if (!libraries.empty())
+    library_path = library_path.empty() ? kDriverLibDir : absl::StrCat(kDriverLibDir, ":", library_path);
   if (!library_path.empty()) env.push_back(absl::StrCat("LD_LIBRARY_PATH=", library_path));
   env.push_back(absl::StrCat("GPUSCHED_CONTAINER_IMAGE=", container.image()));
   const std::string env_file = absl::StrCat(context.env_dir, "/job-", launch.job_id(), "-rank-", process.rank, ".env");

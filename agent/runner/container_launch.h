@@ -8,7 +8,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-
 #include "agent/runner/process_spawner.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"

@@ -11,7 +11,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "agent/runner/gpu_lookup.h"
 #include "common/topology/cpu_list.h"
 
@@ -61,9 +60,8 @@ CpuBinding ChooseCpuBinding(const topology::NodeTopology& topo, const std::vecto
                         std::back_inserter(binding.cpus));
   if (binding.cpus.empty()) {
     binding.not_bound_reason =
-        absl::StrCat("the CPUs near GPU(s) ", absl::StrJoin(gpu_indices, ","), " (",
-                     topology::FormatCpuList(local), ") are none of the CPUs this agent may use (",
-                     topology::FormatCpuList(agent_cpus),
+        absl::StrCat("the CPUs near GPU(s) ", absl::StrJoin(gpu_indices, ","), " (", topology::FormatCpuList(local),
+                     ") are none of the CPUs this agent may use (", topology::FormatCpuList(agent_cpus),
                      "); the topology probably describes another machine");
   }
   return binding;

@@ -35,8 +35,10 @@ absl::StatusOr<std::map<std::string, std::string>> GpuShareEnvironment(const v1:
                                                         " does not share it (gpu_share_mode = exclusive)"));
     }
     return absl::FailedPreconditionError(absl::StrCat("the job was placed on GPU ", index, " of ", node_name,
-                                                      " shared by ", ShareModeName(placed), ", but the node shares "
-                                                      "it by ", ShareModeName(here), " (gpu_share_mode)"));
+                                                      " shared by ", ShareModeName(placed),
+                                                      ", but the node shares "
+                                                      "it by ",
+                                                      ShareModeName(here), " (gpu_share_mode)"));
   }
   env["GPUSCHED_GPU_SHARE_PERCENT"] = absl::StrCat(launch.gpu_share_milli() / 10.0);
   env["GPUSCHED_GPU_MEM_LIMIT_MB"] = std::to_string(launch.gpu_mem_limit_mb());
@@ -80,18 +82,17 @@ absl::StatusOr<std::map<std::string, std::string>> MigEnvironment(const v1::Laun
   for (const v1::MigSlice& mig : launch.mig_slices()) {
     if (sharing.ModeOf(mig.gpu_index()) != v1::GPU_SHARE_MODE_MIG) {
       return absl::FailedPreconditionError(absl::StrCat("the job was placed on a MIG instance of GPU ", mig.gpu_index(),
-                                                        ", but ", node_name, " does not share that GPU as MIG "
+                                                        ", but ", node_name,
+                                                        " does not share that GPU as MIG "
                                                         "instances"));
     }
     std::optional<int> position = topology == nullptr ? std::nullopt : GpuPosition(*topology, mig.gpu_index());
     const auto* devices = position ? &topology->gpus()[*position].mig_devices : nullptr;
-    const bool here = devices != nullptr && std::any_of(devices->begin(), devices->end(), [&](const auto& d) {
-                        return d.uuid == mig.uuid();
-                      });
+    const bool here = devices != nullptr && std::any_of(devices->begin(), devices->end(),
+                                                        [&](const auto& d) { return d.uuid == mig.uuid(); });
     if (!here) {
-      return absl::FailedPreconditionError(absl::StrCat("MIG instance ", mig.uuid(), " is not on GPU ",
-                                                        mig.gpu_index(), " of ", node_name,
-                                                        " (was the GPU partitioned anew?)"));
+      return absl::FailedPreconditionError(absl::StrCat("MIG instance ", mig.uuid(), " is not on GPU ", mig.gpu_index(),
+                                                        " of ", node_name, " (was the GPU partitioned anew?)"));
     }
     profiles.push_back(mig.profile());
   }

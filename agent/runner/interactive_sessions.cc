@@ -20,7 +20,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/exec_path.h"
 #include "agent/runner/rank_environment.h"
 
@@ -140,22 +139,17 @@ class InteractiveSessions::Session {
     {
       std::lock_guard<std::mutex> lock(mu_);
       switch (input.kind_case()) {
-        case v1::SessionInput::kStdin:
-          pending_.push_back(input.stdin());
-          break;
+        case v1::SessionInput::kStdin: pending_.push_back(input.stdin()); break;
         case v1::SessionInput::kStdinClosed:
           // A terminal's end of input is its EOF character; a pipe's, its close.
           if (tty_) pending_.push_back("\x04");
           close_input_ = !tty_;
           break;
-        case v1::SessionInput::kResize:
-          SetSize(tty_ ? output_ : -1, input.resize());
-          break;
+        case v1::SessionInput::kResize: SetSize(tty_ ? output_ : -1, input.resize()); break;
         case v1::SessionInput::kSignal:
           if (pid_ > 0 && input.signal() > 0 && input.signal() < NSIG) kill(-pid_, input.signal());
           break;
-        default:
-          break;
+        default: break;
       }
     }
     Wake();
@@ -329,9 +323,10 @@ void InteractiveSessions::Start(const v1::SessionInput& input) {
   const uint64_t id = input.session_id();
   std::optional<ProcessSpec> process = process_of_job_(input.job_id());
   if (!process) {
-    send_(ExitOutput(id, -1, absl::StrCat("job ", input.job_id(),
-                                          " has no process here to start a session from (it is not running on this "
-                                          "node, runs in a container, or started before this agent did)")));
+    send_(ExitOutput(id, -1,
+                     absl::StrCat("job ", input.job_id(),
+                                  " has no process here to start a session from (it is not running on this "
+                                  "node, runs in a container, or started before this agent did)")));
     return;
   }
   auto session = std::make_unique<Session>(id, input.job_id(), send_);

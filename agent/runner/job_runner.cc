@@ -1,20 +1,18 @@
-#include "agent/runner/preempt_notice.h"
 #include "agent/runner/job_runner.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <fstream>
-#include <iterator>
-
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "agent/runner/launch_plan.h"
+#include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
 #include "common/io/logging/logging.h"
 
@@ -50,8 +48,8 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
   if (options_.containers.enabled()) {
     std::set<uint64_t> running;
     for (const auto& [id, job] : jobs_) running.insert(id);
-    const int removed = RemoveLeftoverContainers(
-        options_.containers, ContainerScope(options_.log_dir, options_.node_name), running);
+    const int removed =
+        RemoveLeftoverContainers(options_.containers, ContainerScope(options_.log_dir, options_.node_name), running);
     if (removed > 0) log_->warn("removed {} job container(s) of jobs no longer running here", removed);
   }
   monitor_ = std::thread([this] { MonitorLoop(); });
@@ -96,9 +94,10 @@ void JobRunner::AdoptLeftovers() {
     // goes, and the daemon, not hearing of it, takes it for lost.
     const int killed = JobShim::KillGroups(left.shim);
     ledger_.Forget(left.job_id);
-    log_->warn("job {} (attempt {}): its shim is gone; killed {} process group(s) it left; the daemon will take the "
-               "job for lost",
-               job.id, job.attempt, killed);
+    log_->warn(
+        "job {} (attempt {}): its shim is gone; killed {} process group(s) it left; the daemon will take the "
+        "job for lost",
+        job.id, job.attempt, killed);
   }
 }
 
@@ -127,10 +126,10 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
       if (it->second.attempt == attempt) {
         answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir);
       } else {
-        answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
-                            absl::StrCat("attempt ", it->second.attempt + 1, " of this job is still stopping on ",
-                                         options_.node_name),
-                            "");
+        answer = MakeUpdate(
+            id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0,
+            absl::StrCat("attempt ", it->second.attempt + 1, " of this job is still stopping on ", options_.node_name),
+            "");
         answer->set_earlier_attempt_running(true);
       }
     } else if (done && done->attempt() == attempt) {
@@ -193,23 +192,23 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   }
   if (fenced) {
     // The lease ran out while it was being admitted: it must not start now.
-    v1::JobUpdate ended = MakeUpdate(id, attempt, v1::JobUpdate::KIND_EXITED, 0,
-                                     absl::StrCat("fenced on ", options_.node_name, " before it started; nothing ran"),
-                                     "");
+    v1::JobUpdate ended =
+        MakeUpdate(id, attempt, v1::JobUpdate::KIND_EXITED, 0,
+                   absl::StrCat("fenced on ", options_.node_name, " before it started; nothing ran"), "");
     ended.set_fenced(true);
     EndAdmitted(ended);
     return;
   }
   const absl::Status recorded = ledger_.Record(id, attempt);
-  absl::StatusOr<Job> started =
-      recorded.ok() ? StartProcesses(launch)
-                    : absl::ResourceExhaustedError(
-                          absl::StrCat("cannot record the job in the agent's crash ledger: ", recorded.message()));
+  absl::StatusOr<Job> started = recorded.ok()
+                                    ? StartProcesses(launch)
+                                    : absl::ResourceExhaustedError(absl::StrCat(
+                                          "cannot record the job in the agent's crash ledger: ", recorded.message()));
   if (!started.ok()) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
-    EndAdmitted(
-        MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir));
+    EndAdmitted(MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()),
+                           log_dir));
     return;
   }
 
@@ -263,9 +262,10 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   auto plan = PrepareLaunch(launch, context);
   if (!plan.ok()) return plan.status();
   if (!plan->cpu_bind_note.empty() && !cpu_bind_note_logged_.exchange(true)) {
-    log_->info("job {}: not binding its processes to CPUs: {} (said once; GPUSCHED_CPU_BIND shows each "
-               "process's binding)",
-               launch.job_id(), plan->cpu_bind_note);
+    log_->info(
+        "job {}: not binding its processes to CPUs: {} (said once; GPUSCHED_CPU_BIND shows each "
+        "process's binding)",
+        launch.job_id(), plan->cpu_bind_note);
   }
 
   ShimSpec spec;
@@ -428,8 +428,8 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
     message = absl::StrCat("fenced: no agent renewed the job's lease on ", options_.node_name,
                            message.empty() ? "" : absl::StrCat(": ", message));
   }
-  v1::JobUpdate report = MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, exit_code, std::move(message),
-                                    job.log_dir);
+  v1::JobUpdate report =
+      MakeUpdate(job.id, job.attempt, v1::JobUpdate::KIND_EXITED, exit_code, std::move(message), job.log_dir);
   // The shim says whether a fence found a rank still running; where it
   // could not say (killed, or its file full), the runner's word stands.
   report.set_fenced(exits.fenced || (job.fenced && !exits.ended));
@@ -505,7 +505,8 @@ JobRunner::Load JobRunner::CurrentLoad() const {
   load.jobs = static_cast<int64_t>(jobs_.size());
   for (const auto& [id, job] : jobs_) {
     const ShimExits exits = ReadExits(id);
-    if (exits.groups.size() > exits.exits.size()) load.ranks += static_cast<int64_t>(exits.groups.size() - exits.exits.size());
+    if (exits.groups.size() > exits.exits.size())
+      load.ranks += static_cast<int64_t>(exits.groups.size() - exits.exits.size());
   }
   return load;
 }

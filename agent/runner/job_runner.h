@@ -2,8 +2,8 @@
 
 #include <sys/types.h>
 
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -19,18 +19,17 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "spdlog/logger.h"
-
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/nccl/preflight_check.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/gpu_sharing.h"
-#include "agent/runner/recent_exits.h"
-#include "common/topology/node_topology.h"
 #include "agent/runner/job_shim.h"
 #include "agent/runner/process_ledger.h"
+#include "agent/runner/recent_exits.h"
+#include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
+#include "spdlog/logger.h"
 
 namespace gpusched::agent {
 

@@ -44,9 +44,9 @@ void JobRunner::PreflightLoop() {
     const bool fenced = killed && kill->second.fence;
     lock.unlock();
     if (killed) {
-      v1::JobUpdate ended = MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
-                                       absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran"),
-                                       "");
+      v1::JobUpdate ended =
+          MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
+                     absl::StrCat("killed during its preflight on ", options_.node_name, "; nothing ran"), "");
       // Nothing ran, but nothing finished either: the daemon must not count
       // a fenced job as done.
       ended.set_fenced(fenced);
@@ -61,8 +61,8 @@ void JobRunner::PreflightLoop() {
       cv_.notify_all();
     } else if (!image.ok()) {
       log_->warn("job {}: launch failed: {}", id, std::string(image.message()));
-      EndAdmitted(MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(image.message()),
-                             ""));
+      EndAdmitted(
+          MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(image.message()), ""));
     } else if (!outcome.passed) {
       v1::JobUpdate failed =
           MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_PREFLIGHT_FAILED, 0, outcome.message, "");

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,7 +13,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/process_start_time.h"
 
 namespace gpusched::agent {
@@ -55,7 +54,9 @@ void WriteRaw(int fd, const char* text) {
 // Debian 12's <sys/pidfd.h> declares these without C linkage, so C++ cannot
 // link against them; the system calls are the same.
 int PidfdOpen(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
-int PidfdSendSignal(int pidfd, int sig) { return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)); }
+int PidfdSendSignal(int pidfd, int sig) {
+  return static_cast<int>(syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
 
 void Reap(pid_t pid) {
   int status;
@@ -69,7 +70,9 @@ JobShim::JobShim(pid_t pid, int pidfd, uint64_t start_time, std::vector<pid_t> g
     : pid_(pid), pidfd_(pidfd), start_time_(start_time), groups_(std::move(groups)) {}
 
 JobShim::JobShim(JobShim&& other) noexcept
-    : pid_(other.pid_), pidfd_(std::exchange(other.pidfd_, -1)), start_time_(other.start_time_),
+    : pid_(other.pid_),
+      pidfd_(std::exchange(other.pidfd_, -1)),
+      start_time_(other.start_time_),
       groups_(std::move(other.groups_)) {}
 
 JobShim& JobShim::operator=(JobShim&& other) noexcept {
@@ -89,8 +92,8 @@ JobShim::~JobShim() {
 
 absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const ShimSpec& spec,
                                        const std::string& exits_path) {
-  const int exits = MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                                0600));
+  const int exits =
+      MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (exits < 0) {
     return absl::ResourceExhaustedError(absl::StrCat("cannot create ", exits_path, ": ", std::strerror(errno)));
   }

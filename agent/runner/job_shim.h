@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "agent/runner/shim_protocol.h"
 
 namespace gpusched::agent {

@@ -54,9 +54,9 @@ absl::StatusOr<UserIdentity> LookupWith(Lookup lookup, const std::string& what) 
 
 UserIdentity Self() {
   uid_t uid = geteuid();
-  auto found = LookupWith(
-      [uid](passwd* pw, char* buf, size_t len, passwd** out) { return getpwuid_r(uid, pw, buf, len, out); },
-      absl::StrCat("with uid ", uid));
+  auto found =
+      LookupWith([uid](passwd* pw, char* buf, size_t len, passwd** out) { return getpwuid_r(uid, pw, buf, len, out); },
+                 absl::StrCat("with uid ", uid));
   if (found.ok()) return *std::move(found);
   // Containers often run under a uid that /etc/passwd does not know.
   UserIdentity self;

@@ -12,7 +12,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/exec_path.h"
 #include "agent/runner/job_user.h"
 #include "agent/runner/nccl_hints.h"
@@ -70,9 +69,9 @@ absl::Status MakeJobLogDir(const std::string& log_root, uint64_t job_id, const J
   int error = fstat(fd, &st) != 0 ? errno : 0;
   if (error == 0 && !made && st.st_uid != geteuid() && st.st_uid != identity.user.uid) {
     close(fd);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "log directory \"", path, "\" exists and belongs to uid ", st.st_uid,
-        ", neither the agent nor the job's user: the agent did not make it, and will not write there"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("log directory \"", path, "\" exists and belongs to uid ", st.st_uid,
+                     ", neither the agent nor the job's user: the agent did not make it, and will not write there"));
   }
   // The job's user must be able to read its own logs; on the descriptor, so
   // that no link swapped in since can redirect the chown.
@@ -190,9 +189,7 @@ std::vector<std::string> RuntimeEnvironment(const LaunchContext& context) {
 
 }  // namespace
 
-std::string JobLogDir(const std::string& log_dir, uint64_t job_id) {
-  return absl::StrCat(log_dir, "/job-", job_id);
-}
+std::string JobLogDir(const std::string& log_dir, uint64_t job_id) { return absl::StrCat(log_dir, "/job-", job_id); }
 
 absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const LaunchContext& context) {
   const v1::JobSpec& spec = launch.spec();
@@ -206,16 +203,16 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   // launch that asks otherwise (another daemon's idea of this node) would run
   // unaccounted, or without the limits it was promised.
   static const GpuSharing kNoSharing;
-  auto share_env = GpuShareEnvironment(launch, context.sharing ? *context.sharing : kNoSharing, context.topology,
-                                       context.node_name);
+  auto share_env =
+      GpuShareEnvironment(launch, context.sharing ? *context.sharing : kNoSharing, context.topology, context.node_name);
   if (!share_env.ok()) return share_env.status();
   auto identity = ResolveJobUser(spec.user());
   if (!identity.ok()) return identity.status();
   // By uid, not by name: an alias of root (toor, a directory entry) is root.
   if (identity->user.uid == 0 && !launch.root_allowed()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "the job would run as uid 0 (user \"", identity->user.name, "\") on ", context.node_name,
-        ", and the daemon does not allow jobs as root (allow_root_jobs)"));
+    return absl::PermissionDeniedError(absl::StrCat("the job would run as uid 0 (user \"", identity->user.name,
+                                                    "\") on ", context.node_name,
+                                                    ", and the daemon does not allow jobs as root (allow_root_jobs)"));
   }
 
   const bool in_container = spec.has_container();
@@ -234,9 +231,10 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   if (absl::Status s = MakeJobLogDir(context.log_dir, launch.job_id(), *identity); !s.ok()) return s;
   ClearPreemptNotice(plan.job_log_dir);
 
-  RankEnvContext env_context{context.agent_env,  identity->user.name,     identity->user.home,
-                             identity->user.shell, context.node_name,      context.advertise_address,
-                             plan.job_log_dir,     NodeSuggestions(launch, context), *std::move(share_env)};
+  RankEnvContext env_context{
+      context.agent_env,    identity->user.name,       identity->user.home, identity->user.shell,
+      context.node_name,    context.advertise_address, plan.job_log_dir,    NodeSuggestions(launch, context),
+      *std::move(share_env)};
 
   std::vector<std::string> argv;
   std::string executable;

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "agent/runner/gpu_sharing.h"
@@ -26,8 +25,8 @@ struct LaunchContext {
   // binding come from. Null: neither.
   const topology::NodeTopology* topology = nullptr;
   CpuBindMode cpu_bind = CpuBindMode::kNuma;
-  std::vector<int> agent_cpus;  // the CPUs the agent may use; bindings stay within them
-  std::string nccl_topo_file;   // NCCL_TOPO_FILE unless the job sets it; "" = none
+  std::vector<int> agent_cpus;          // the CPUs the agent may use; bindings stay within them
+  std::string nccl_topo_file;           // NCCL_TOPO_FILE unless the job sets it; "" = none
   const GpuSharing* sharing = nullptr;  // JobRunnerOptions::sharing; null: no GPU is shared
   // How jobs in containers run here; null or disabled: they do not.
   const ContainerSettings* containers = nullptr;

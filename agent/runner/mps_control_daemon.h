@@ -12,9 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "spdlog/logger.h"
-
 #include "agent/runner/process_spawner.h"
+#include "spdlog/logger.h"
 
 namespace gpusched::agent {
 

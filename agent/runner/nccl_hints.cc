@@ -5,14 +5,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "agent/runner/gpu_lookup.h"
 
 namespace gpusched::agent {
 namespace {
 
 constexpr absl::string_view kRdmaPrefixes[] = {
-    "mlx4_", "mlx5_", "ib",   "roce", "hfi1_",  "qib",    "efa_",       "bnxt_re", "irdma", "i40iw",
+    "mlx4_", "mlx5_", "ib",    "roce", "hfi1_",  "qib",    "efa_",       "bnxt_re", "irdma", "i40iw",
     "qedr",  "erdma", "mana_", "hns_", "cxgb4_", "ocrdma", "vmw_pvrdma", "rxe",     "siw",   "ionic",
 };
 

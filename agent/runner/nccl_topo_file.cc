@@ -11,7 +11,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/safe_open.h"
 #include "common/topology/nccl_topo_xml.h"
 

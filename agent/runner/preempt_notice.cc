@@ -17,11 +17,10 @@ absl::Status WritePreemptNotice(const std::string& job_log_dir, absl::Time deadl
                                 const std::string& reason) {
   std::string one_line = reason;
   std::replace(one_line.begin(), one_line.end(), '\n', ' ');
-  const std::string text =
-      absl::StrCat("deadline_unix_ms=", absl::ToUnixMillis(deadline), "\n",
-                   "deadline=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", deadline, absl::UTCTimeZone()), "\n",
-                   "seconds_left=", std::max<int64_t>(0, absl::ToInt64Seconds(deadline - now)), "\n",
-                   "reason=", one_line, "\n");
+  const std::string text = absl::StrCat(
+      "deadline_unix_ms=", absl::ToUnixMillis(deadline), "\n",
+      "deadline=", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", deadline, absl::UTCTimeZone()), "\n",
+      "seconds_left=", std::max<int64_t>(0, absl::ToInt64Seconds(deadline - now)), "\n", "reason=", one_line, "\n");
   const std::string path = PreemptNoticePath(job_log_dir);
   auto fd = OpenJobFile(path, O_WRONLY | O_CREAT | O_TRUNC, 0644, "preemption notice");
   if (!fd.ok()) return fd.status();

@@ -4,9 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,11 +13,10 @@
 #include <sstream>
 
 #include "absl/strings/escaping.h"
-#include "absl/time/clock.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-
+#include "absl/time/clock.h"
 #include "agent/runner/process_start_time.h"
 
 namespace gpusched::agent {
@@ -169,7 +167,8 @@ ProcessLedger::Loaded ProcessLedger::Load() {
       }
     } while (in >> key);
     std::ifstream exits(ExitsPathOf(job_id));
-    recorded.shim = ParseShimExits(std::string(std::istreambuf_iterator<char>(exits), std::istreambuf_iterator<char>()));
+    recorded.shim =
+        ParseShimExits(std::string(std::istreambuf_iterator<char>(exits), std::istreambuf_iterator<char>()));
     // With no shim to adopt, they are killed like those of a dead shim.
     if (recorded.shim.shim_pid == 0 && recorded.shim.groups.empty()) recorded.shim.groups = std::move(legacy_groups);
     loaded.recorded.push_back(std::move(recorded));

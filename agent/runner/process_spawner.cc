@@ -1,10 +1,10 @@
 #include "agent/runner/process_spawner.h"
 
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +15,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/safe_open.h"
 #include "common/topology/cpu_list.h"
 
@@ -38,7 +37,6 @@ std::vector<char*> CArray(const std::vector<std::string>& strings) {
   out.push_back(nullptr);
   return out;
 }
-
 
 // A sched_setaffinity mask sized for the highest CPU asked for; built before
 // fork because CPU_ALLOC allocates.
@@ -152,12 +150,9 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
   std::string error = std::strerror(e.error);
   std::string as_user = spec.credentials ? absl::StrCat(" (as user ", spec.credentials->user, ")") : "";
   switch (e.stage) {
-    case Stage::kSignals:
-      return absl::StrCat("resetting the signal mask: ", error);
-    case Stage::kSetsid:
-      return absl::StrCat("setsid: ", error);
-    case Stage::kStdio:
-      return absl::StrCat("redirecting stdin/stdout/stderr: ", error);
+    case Stage::kSignals: return absl::StrCat("resetting the signal mask: ", error);
+    case Stage::kSetsid: return absl::StrCat("setsid: ", error);
+    case Stage::kStdio: return absl::StrCat("redirecting stdin/stdout/stderr: ", error);
     case Stage::kCpuBind:
       return absl::StrCat("binding to CPUs ", topology::FormatCpuList(spec.cpus), ": ", error,
                           " (the agent's --cpu-bind none turns binding off)");
@@ -165,10 +160,8 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
     case Stage::kSetgid:
     case Stage::kSetuid:
       return absl::StrCat("switching to user ", spec.credentials ? spec.credentials->user : "?", ": ", error);
-    case Stage::kChdir:
-      return absl::StrCat("workdir \"", spec.workdir, "\": ", error, as_user);
-    case Stage::kOutput:
-      return absl::StrCat("output file \"", spec.output_path, "\": ", error, as_user);
+    case Stage::kChdir: return absl::StrCat("workdir \"", spec.workdir, "\": ", error, as_user);
+    case Stage::kOutput: return absl::StrCat("output file \"", spec.output_path, "\": ", error, as_user);
     case Stage::kExec:
       return absl::StrCat("exec \"", spec.argv.empty() ? spec.executable : spec.argv[0], "\": ", error, as_user);
   }
@@ -197,8 +190,8 @@ absl::StatusOr<pid_t> SpawnProcess(const ProcessSpec& spec) {
   if (!cpus.ok()) return cpus.status();
 
   const bool given_stdio = spec.stdin_fd >= 0 && spec.stdout_fd >= 0 && spec.stderr_fd >= 0;
-  if (given_stdio && (spec.stdin_fd <= STDERR_FILENO || spec.stdout_fd <= STDERR_FILENO ||
-                      spec.stderr_fd <= STDERR_FILENO)) {
+  if (given_stdio &&
+      (spec.stdin_fd <= STDERR_FILENO || spec.stdout_fd <= STDERR_FILENO || spec.stderr_fd <= STDERR_FILENO)) {
     return absl::InvalidArgumentError("a process's given stdin, stdout and stderr must be above descriptor 2");
   }
   const std::string stdin_path = spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path;

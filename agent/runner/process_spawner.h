@@ -21,12 +21,12 @@ struct Credentials {
 // One job process, fully prepared: the child of fork() may only copy pointers.
 struct ProcessSpec {
   int rank = 0;
-  std::string executable;          // path handed to execve
-  std::vector<std::string> argv;   // argv[0] is what error messages name
-  std::vector<std::string> env;    // "KEY=value"
+  std::string executable;         // path handed to execve
+  std::vector<std::string> argv;  // argv[0] is what error messages name
+  std::vector<std::string> env;   // "KEY=value"
   std::string workdir;
-  std::string log_path;            // stdout and stderr, appended
-  std::string stdin_path;          // read as stdin; "" = /dev/null
+  std::string log_path;    // stdout and stderr, appended
+  std::string stdin_path;  // read as stdin; "" = /dev/null
   // stdout and stderr go here instead of log_path, opened (append) once the
   // process is the job's user, so that its rights decide; "" = log_path.
   std::string output_path;

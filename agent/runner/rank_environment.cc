@@ -15,9 +15,7 @@ namespace {
 
 constexpr const char* kInherited[] = {"PATH", "LANG", "TZ"};
 
-bool PerNode(const v1::LaunchJob& launch) {
-  return launch.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE;
-}
+bool PerNode(const v1::LaunchJob& launch) { return launch.spec().launch_mode() == v1::LAUNCH_MODE_PER_NODE; }
 
 }  // namespace
 

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent {

@@ -4,8 +4,7 @@
 
 namespace gpusched::agent {
 
-RecentExits::RecentExits(size_t max_entries, absl::Duration max_age)
-    : max_entries_(max_entries), max_age_(max_age) {}
+RecentExits::RecentExits(size_t max_entries, absl::Duration max_age) : max_entries_(max_entries), max_age_(max_age) {}
 
 void RecentExits::Add(const v1::JobUpdate& report, absl::Time now) {
   std::erase_if(entries_, [&](const Entry& e) { return e.report.job_id() == report.job_id(); });

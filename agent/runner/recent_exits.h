@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/time/time.h"
-
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent {

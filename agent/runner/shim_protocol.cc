@@ -120,10 +120,9 @@ std::string EncodeShimSpec(const ShimSpec& spec) {
 absl::StatusOr<ShimSpec> DecodeShimSpec(absl::string_view bytes) {
   if (!absl::ConsumePrefix(&bytes, kMagic)) {
     const absl::string_view first_line = bytes.substr(0, std::min(bytes.find('\n'), size_t{64}));
-    return absl::InvalidArgumentError(absl::StrCat("the job spec is not one this shim reads (it starts \"",
-                                                   absl::CHexEscape(first_line), "\", expected \"",
-                                                   absl::StripSuffix(kMagic, "\n"),
-                                                   "\"): the agent and gpusched-shim are of different versions"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the job spec is not one this shim reads (it starts \"", absl::CHexEscape(first_line), "\", expected \"",
+        absl::StripSuffix(kMagic, "\n"), "\"): the agent and gpusched-shim are of different versions"));
   }
   Reader r(bytes);
   ShimSpec spec;

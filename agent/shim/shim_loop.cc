@@ -14,7 +14,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-
 #include "agent/runner/process_spawner.h"
 #include "agent/runner/process_start_time.h"
 #include "agent/runner/safe_open.h"
@@ -33,8 +32,6 @@ struct Rank {
 
 // False when it could not (the agent is gone, the disk is full).
 bool WriteAll(int fd, absl::string_view text) { return WriteFully(fd, text) == 0; }
-
-
 
 std::string ReadAll(int fd) {
   std::string out;
@@ -203,7 +200,8 @@ int RunShim(int spec_fd, int reply_fd, int exits_fd) {
     if (leased && !fenced) {
       wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(lease_end - now));
     }
-    const timespec timeout = {static_cast<time_t>(wait.count() / 1000), static_cast<long>(wait.count() % 1000) * 1000000};
+    const timespec timeout = {static_cast<time_t>(wait.count() / 1000),
+                              static_cast<long>(wait.count() % 1000) * 1000000};
     siginfo_t info;
     const int sig = sigtimedwait(&waited, &info, &timeout);
     if (sig == SIGTERM) {

@@ -1,17 +1,19 @@
 #include "common/config/toml_document.h"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <sstream>
 #include <tuple>
-
-#include <toml++/toml.h>
 
 #include "absl/strings/str_cat.h"
 
 namespace gpusched::config {
 namespace {
 
-int LineOf(const toml::source_region& region) { return static_cast<int>(std::max<toml::source_index>(region.begin.line, 1)); }
+int LineOf(const toml::source_region& region) {
+  return static_cast<int>(std::max<toml::source_index>(region.begin.line, 1));
+}
 
 template <typename T>
 std::string Printed(const T& value) {
@@ -78,8 +80,7 @@ TomlValue Convert(const toml::node& node) {
       out.text = Printed(node.as_date_time()->get());
       break;
     case toml::node_type::none:
-    case toml::node_type::table:
-      break;  // none never appears in a parsed document; tables are handled above
+    case toml::node_type::table: break;  // none never appears in a parsed document; tables are handled above
   }
   return out;
 }
@@ -119,7 +120,8 @@ std::string TomlLocation(absl::string_view source, int line) {
 
 absl::StatusOr<TomlValue> ParseToml(absl::string_view text, absl::string_view source) {
   try {
-    toml::table table = toml::parse(std::string_view(text.data(), text.size()), std::string_view(source.data(), source.size()));
+    toml::table table =
+        toml::parse(std::string_view(text.data(), text.size()), std::string_view(source.data(), source.size()));
     return ConvertTable(table);
   } catch (const toml::parse_error& error) {
     return absl::InvalidArgumentError(

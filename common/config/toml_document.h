@@ -24,11 +24,11 @@ struct TomlMember;
 
 struct TomlValue {
   TomlType type = TomlType::kTable;
-  int line = 0;  // 1-based; a [table] or [[array]] element: its header's line
-  std::string text;     // kString; kDate/kTime/kDateTime as written (ISO 8601)
-  int64_t integer = 0;  // kInteger
-  double number = 0;    // kFloat
-  bool boolean = false;  // kBoolean
+  int line = 0;                     // 1-based; a [table] or [[array]] element: its header's line
+  std::string text;                 // kString; kDate/kTime/kDateTime as written (ISO 8601)
+  int64_t integer = 0;              // kInteger
+  double number = 0;                // kFloat
+  bool boolean = false;             // kBoolean
   std::vector<TomlValue> items;     // kArray
   std::vector<TomlMember> members;  // kTable, in the order the keys appear in the file
 

@@ -92,8 +92,8 @@ std::optional<std::vector<std::pair<std::string, std::string>>> TomlTableReader:
   bool all_strings = true;
   for (const TomlMember& member : table->members) {
     if (member.value.type != TomlType::kString) {
-      Error(member.value.line, absl::StrCat(key, ".", member.key, " must be a string, got ",
-                                            TomlTypeName(member.value.type)));
+      Error(member.value.line,
+            absl::StrCat(key, ".", member.key, " must be a string, got ", TomlTypeName(member.value.type)));
       all_strings = false;
       continue;
     }
@@ -124,9 +124,7 @@ int TomlTableReader::LineOf(absl::string_view key) const {
   return value != nullptr ? value->line : table_.line;
 }
 
-void TomlTableReader::Error(int line, absl::string_view message) {
-  errors_.push_back({line, std::string(message)});
-}
+void TomlTableReader::Error(int line, absl::string_view message) { errors_.push_back({line, std::string(message)}); }
 
 void TomlTableReader::Absorb(const TomlTableReader& nested) {
   errors_.insert(errors_.end(), nested.errors_.begin(), nested.errors_.end());

@@ -36,8 +36,7 @@ absl::StatusOr<Link> LinkFromProto(const v1::Link& link, bool diagonal, const st
     case v1::LINK_KIND_PHB: out.kind = LinkKind::kPhb; break;
     case v1::LINK_KIND_NODE: out.kind = LinkKind::kNode; break;
     case v1::LINK_KIND_SYS: out.kind = LinkKind::kSys; break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(where, " has unknown link kind ", link.kind()));
+    default: return absl::InvalidArgumentError(absl::StrCat(where, " has unknown link kind ", link.kind()));
   }
   if (diagonal != (out.kind == LinkKind::kSelf)) {
     return absl::InvalidArgumentError(
@@ -59,13 +58,13 @@ absl::Status ReadMatrix(const google::protobuf::RepeatedPtrField<v1::Link>& link
                         const std::string& field, Set set) {
   if (links.empty()) return absl::OkStatus();
   if (links.size() != rows * cols) {
-    return absl::InvalidArgumentError(absl::StrCat("topology.", field, " has ", links.size(), " entries, want ",
-                                                   rows, "x", cols, " = ", rows * cols));
+    return absl::InvalidArgumentError(absl::StrCat("topology.", field, " has ", links.size(), " entries, want ", rows,
+                                                   "x", cols, " = ", rows * cols));
   }
   for (int i = 0; i < rows; ++i) {
     for (int j = 0; j < cols; ++j) {
-      auto link = LinkFromProto(links[i * cols + j], square && i == j,
-                                absl::StrCat("topology.", field, "[", i, "][", j, "]"));
+      auto link =
+          LinkFromProto(links[i * cols + j], square && i == j, absl::StrCat("topology.", field, "[", i, "][", j, "]"));
       if (!link.ok()) return link.status();
       set(i, j, *link);
     }
@@ -185,8 +184,8 @@ absl::StatusOr<topology::NodeTopology> TopologyFromProto(const v1::NodeInfo& nod
     gpu.fabric_cluster_uuid = g.fabric_cluster_uuid();
     gpu.fabric_clique_id = g.fabric_clique_id();
     for (const v1::MigInstance& m : g.mig_instances()) {
-      gpu.mig_devices.push_back({m.index(), m.uuid(), m.profile(), m.gpu_instance_id(), m.compute_instance_id(),
-                                 m.memory_mb(), m.slices()});
+      gpu.mig_devices.push_back(
+          {m.index(), m.uuid(), m.profile(), m.gpu_instance_id(), m.compute_instance_id(), m.memory_mb(), m.slices()});
     }
   }
   for (int k = 0; k < nics; ++k) {

@@ -47,8 +47,8 @@ std::string Quote(absl::string_view s) {
 }
 
 absl::Status Invalid(absl::string_view expr, absl::string_view what, size_t pos) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid hostlist ", Quote(expr), ": ", what, " at position ", pos + 1));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid hostlist ", Quote(expr), ": ", what, " at position ", pos + 1));
 }
 
 bool IsBlank(char c) { return absl::ascii_isspace(static_cast<unsigned char>(c)); }
@@ -59,13 +59,9 @@ Span Trim(absl::string_view expr, Span s) {
   return s;
 }
 
-absl::string_view Text(absl::string_view expr, Span s) {
-  return expr.substr(s.begin, s.end - s.begin);
-}
+absl::string_view Text(absl::string_view expr, Span s) { return expr.substr(s.begin, s.end - s.begin); }
 
-bool ParseNumber(absl::string_view s, uint64_t* out) {
-  return s.size() <= kMaxDigits && ParseDigits(s, out);
-}
+bool ParseNumber(absl::string_view s, uint64_t* out) { return s.size() <= kMaxDigits && ParseDigits(s, out); }
 
 // Splits at the commas outside brackets, checking bracket balance on the way
 // so that later steps can rely on every '[' having its ']'.
@@ -98,33 +94,26 @@ absl::StatusOr<std::vector<Span>> SplitItems(absl::string_view expr) {
 }
 
 // Parses the inside of one bracket, [begin, end) between '[' and ']'.
-absl::StatusOr<std::vector<Range>> ParseBracket(absl::string_view expr, size_t begin,
-                                                size_t end) {
+absl::StatusOr<std::vector<Range>> ParseBracket(absl::string_view expr, size_t begin, size_t end) {
   std::vector<Range> ranges;
   size_t element_begin = begin;
   for (size_t i = begin; i <= end; ++i) {
     if (i < end && expr[i] != ',') continue;
     const Span element = Trim(expr, {element_begin, i});
     if (element.empty()) {
-      return Invalid(expr, begin == end ? "empty brackets" : "empty range",
-                     begin == end ? begin - 1 : element_begin);
+      return Invalid(expr, begin == end ? "empty brackets" : "empty range", begin == end ? begin - 1 : element_begin);
     }
     const absl::string_view text = Text(expr, element);
     const size_t dash = text.find('-');
     const absl::string_view lo_text = text.substr(0, dash);
-    const absl::string_view hi_text =
-        dash == absl::string_view::npos ? lo_text : text.substr(dash + 1);
+    const absl::string_view hi_text = dash == absl::string_view::npos ? lo_text : text.substr(dash + 1);
     uint64_t lo = 0;
     uint64_t hi = 0;
     if (!ParseNumber(lo_text, &lo) || !ParseNumber(hi_text, &hi)) {
-      return Invalid(expr,
-                     absl::StrCat(Quote(text),
-                                  " is not a number or a range of numbers like 1-8"),
-                     element.begin);
+      return Invalid(expr, absl::StrCat(Quote(text), " is not a number or a range of numbers like 1-8"), element.begin);
     }
     if (lo > hi) {
-      return Invalid(expr, absl::StrCat("range ", Quote(text), " is reversed"),
-                     element.begin);
+      return Invalid(expr, absl::StrCat("range ", Quote(text), " is reversed"), element.begin);
     }
     ranges.push_back({lo, hi, lo_text.size()});
     element_begin = i + 1;
@@ -196,8 +185,7 @@ void AppendNames(const std::vector<Piece>& pieces, std::vector<std::string>* out
     }
     partial = std::move(next);
   }
-  out->insert(out->end(), std::make_move_iterator(partial.begin()),
-              std::make_move_iterator(partial.end()));
+  out->insert(out->end(), std::make_move_iterator(partial.begin()), std::make_move_iterator(partial.end()));
 }
 
 }  // namespace
@@ -222,9 +210,7 @@ absl::StatusOr<std::vector<std::string>> ExpandHostlist(absl::string_view expr) 
     if (!pieces.ok()) return pieces.status();
     uint64_t count = 0;
     if (!CountNames(*pieces, kMaxHostlistNames - total, &count)) {
-      return Invalid(expr,
-                     absl::StrCat("expands past the limit of ", kMaxHostlistNames,
-                                  " names with the item"),
+      return Invalid(expr, absl::StrCat("expands past the limit of ", kMaxHostlistNames, " names with the item"),
                      item.begin);
     }
     total += count;

@@ -45,9 +45,7 @@ bool SplitLastNumber(const std::string& name, NumberedName* out) {
 
 // The zero-padded width a number was written with, 0 when it has no leading
 // zero (and so could be written at any width from its own length up).
-size_t PaddedWidth(const std::string& digits) {
-  return digits.size() > 1 && digits[0] == '0' ? digits.size() : 0;
-}
+size_t PaddedWidth(const std::string& digits) { return digits.size() > 1 && digits[0] == '0' ? digits.size() : 0; }
 
 std::string Format(uint64_t value, size_t width) {
   std::string digits = absl::StrCat(value);
@@ -59,7 +57,7 @@ struct Group {
   std::string literal;  // a name without a usable number; the rest unused
   std::string prefix;
   std::string suffix;
-  size_t width = 0;     // 0: numbers written without padding
+  size_t width = 0;  // 0: numbers written without padding
   std::vector<uint64_t> values;
 };
 
@@ -121,8 +119,7 @@ std::string CompressHostlist(std::vector<std::string> names) {
         width = n.digits.size();
       }
     }
-    auto [it, added] =
-        numbered_index.try_emplace({n.prefix, n.suffix, width}, groups.size());
+    auto [it, added] = numbered_index.try_emplace({n.prefix, n.suffix, width}, groups.size());
     if (added) {
       Group g;
       g.prefix = n.prefix;

@@ -17,8 +17,7 @@ namespace gpusched {
 namespace {
 
 absl::Status LineError(int line, absl::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("network topology: line ", line, ": ", what));
+  return absl::InvalidArgumentError(absl::StrCat("network topology: line ", line, ": ", what));
 }
 
 std::string Quote(absl::string_view s) {
@@ -85,8 +84,7 @@ absl::StatusOr<ConfLine> ClassifyLine(int number, const std::vector<KeyValue>& p
   const bool is_switch = line.values.contains("switchname");
   const bool is_block = line.values.contains("blockname");
   if (is_switch && is_block) {
-    return LineError(number,
-                     "a line defines a switch (SwitchName=) or a block (BlockName=), not both");
+    return LineError(number, "a line defines a switch (SwitchName=) or a block (BlockName=), not both");
   }
   if (is_switch) {
     line.kind = LineKind::kSwitch;
@@ -95,8 +93,8 @@ absl::StatusOr<ConfLine> ClassifyLine(int number, const std::vector<KeyValue>& p
   } else if (line.values.contains("blocksizes")) {
     line.kind = LineKind::kBlockSizes;
   } else {
-    return LineError(number, absl::StrCat("expected SwitchName= or BlockName= on the line, found ",
-                                          pairs.front().key, "= first"));
+    return LineError(
+        number, absl::StrCat("expected SwitchName= or BlockName= on the line, found ", pairs.front().key, "= first"));
   }
 
   const KeySet& allowed = AllowedKeys(line.kind);
@@ -105,8 +103,8 @@ absl::StatusOr<ConfLine> ClassifyLine(int number, const std::vector<KeyValue>& p
     bool ok = false;
     for (absl::string_view a : allowed.keys) ok = ok || key == a;
     if (!ok) {
-      return LineError(number, absl::StrCat("unknown key ", kv.key, " on a ", KindName(line.kind),
-                                            " line (expected ", allowed.description, ")"));
+      return LineError(number, absl::StrCat("unknown key ", kv.key, " on a ", KindName(line.kind), " line (expected ",
+                                            allowed.description, ")"));
     }
   }
   return line;
@@ -114,8 +112,7 @@ absl::StatusOr<ConfLine> ClassifyLine(int number, const std::vector<KeyValue>& p
 
 // SwitchName and BlockName name one thing; a hostlist there is a mistake
 // that would otherwise create an oddly named switch.
-absl::Status CheckSingleName(const ConfLine& line, absl::string_view key,
-                             absl::string_view value) {
+absl::Status CheckSingleName(const ConfLine& line, absl::string_view key, absl::string_view value) {
   if (value.empty()) return LineError(line.number, absl::StrCat(key, "= is empty"));
   if (value.find_first_of("[],") != absl::string_view::npos) {
     return LineError(line.number, absl::StrCat(key, "= takes one name, found ", Quote(value)));
@@ -164,20 +161,17 @@ class NetworkTopologyConfBuilder {
     const std::string& name = *line.Get("switchname");
     if (absl::Status s = CheckSingleName(line, "SwitchName", name); !s.ok()) return s;
     if (const NetworkSwitch* other = conf_.FindSwitch(name)) {
-      return LineError(line.number, absl::StrCat("switch ", Quote(name),
-                                                 " is already defined on line ", other->line));
+      return LineError(line.number, absl::StrCat("switch ", Quote(name), " is already defined on line ", other->line));
     }
     const std::string* nodes = line.Get("nodes");
     const std::string* children = line.Get("switches");
     if (nodes != nullptr && children != nullptr) {
-      return LineError(line.number,
-                       absl::StrCat("switch ", Quote(name),
-                                    " has both Nodes= and Switches=; a switch lists either "
-                                    "its nodes (a leaf) or the switches below it"));
+      return LineError(line.number, absl::StrCat("switch ", Quote(name),
+                                                 " has both Nodes= and Switches=; a switch lists either "
+                                                 "its nodes (a leaf) or the switches below it"));
     }
     if (nodes == nullptr && children == nullptr) {
-      return LineError(line.number,
-                       absl::StrCat("switch ", Quote(name), " has neither Nodes= nor Switches="));
+      return LineError(line.number, absl::StrCat("switch ", Quote(name), " has neither Nodes= nor Switches="));
     }
 
     const int index = static_cast<int>(conf_.switches_.size());
@@ -195,14 +189,11 @@ class NetworkTopologyConfBuilder {
         auto [it, added] = conf_.node_leaf_.try_emplace(node, index);
         if (added) continue;
         if (it->second == index) {
-          return LineError(line.number, absl::StrCat("node ", Quote(node),
-                                                     " is listed twice in Nodes="));
+          return LineError(line.number, absl::StrCat("node ", Quote(node), " is listed twice in Nodes="));
         }
         const NetworkSwitch& other = conf_.switches_[it->second];
-        return LineError(line.number,
-                         absl::StrCat("node ", Quote(node), " is already under switch ",
-                                      Quote(other.name), " (line ", other.line,
-                                      "); a node hangs off one leaf switch"));
+        return LineError(line.number, absl::StrCat("node ", Quote(node), " is already under switch ", Quote(other.name),
+                                                   " (line ", other.line, "); a node hangs off one leaf switch"));
       }
       sw.nodes = *std::move(names);
     }
@@ -215,8 +206,7 @@ class NetworkTopologyConfBuilder {
     const std::string& name = *line.Get("blockname");
     if (absl::Status s = CheckSingleName(line, "BlockName", name); !s.ok()) return s;
     if (const NetworkBlock* other = conf_.FindBlock(name)) {
-      return LineError(line.number, absl::StrCat("block ", Quote(name),
-                                                 " is already defined on line ", other->line));
+      return LineError(line.number, absl::StrCat("block ", Quote(name), " is already defined on line ", other->line));
     }
     const std::string* nodes = line.Get("nodes");
     if (nodes == nullptr) {
@@ -230,14 +220,11 @@ class NetworkTopologyConfBuilder {
       auto [it, added] = conf_.node_block_.try_emplace(node, index);
       if (added) continue;
       if (it->second == index) {
-        return LineError(line.number, absl::StrCat("node ", Quote(node),
-                                                   " is listed twice in Nodes="));
+        return LineError(line.number, absl::StrCat("node ", Quote(node), " is listed twice in Nodes="));
       }
       const NetworkBlock& other = conf_.blocks_[it->second];
-      return LineError(line.number,
-                       absl::StrCat("node ", Quote(node), " is already in block ",
-                                    Quote(other.name), " (line ", other.line,
-                                    "); a node belongs to one NVLink domain"));
+      return LineError(line.number, absl::StrCat("node ", Quote(node), " is already in block ", Quote(other.name),
+                                                 " (line ", other.line, "); a node belongs to one NVLink domain"));
     }
     conf_.block_index_.emplace(name, index);
     NetworkBlock block;
@@ -250,17 +237,15 @@ class NetworkTopologyConfBuilder {
 
   absl::Status SetBlockSizes(const ConfLine& line) {
     if (block_sizes_line_ != 0) {
-      return LineError(line.number, absl::StrCat("BlockSizes= is already given on line ",
-                                                 block_sizes_line_));
+      return LineError(line.number, absl::StrCat("BlockSizes= is already given on line ", block_sizes_line_));
     }
     block_sizes_line_ = line.number;
     for (absl::string_view part : absl::StrSplit(*line.Get("blocksizes"), ',')) {
       part = absl::StripAsciiWhitespace(part);
       int size = 0;
       if (!absl::SimpleAtoi(part, &size) || size <= 0) {
-        return LineError(line.number,
-                         absl::StrCat("BlockSizes=: ", Quote(part),
-                                      " is not a positive whole number (expected e.g. 9,18)"));
+        return LineError(line.number, absl::StrCat("BlockSizes=: ", Quote(part),
+                                                   " is not a positive whole number (expected e.g. 9,18)"));
       }
       conf_.block_sizes_.push_back(size);
     }
@@ -274,24 +259,21 @@ class NetworkTopologyConfBuilder {
       for (const std::string& child_name : sw.children) {
         auto it = conf_.switch_index_.find(child_name);
         if (it == conf_.switch_index_.end()) {
-          return LineError(sw.line, absl::StrCat("Switches= names ", Quote(child_name),
-                                                 ", which no SwitchName line defines"));
+          return LineError(sw.line,
+                           absl::StrCat("Switches= names ", Quote(child_name), ", which no SwitchName line defines"));
         }
         NetworkSwitch& child = conf_.switches_[it->second];
         if (&child == &sw) {
-          return LineError(sw.line, absl::StrCat("switch ", Quote(sw.name),
-                                                 " lists itself in Switches="));
+          return LineError(sw.line, absl::StrCat("switch ", Quote(sw.name), " lists itself in Switches="));
         }
         if (child.parent == sw.name) {
-          return LineError(sw.line, absl::StrCat("switch ", Quote(child_name),
-                                                 " is listed twice in Switches="));
+          return LineError(sw.line, absl::StrCat("switch ", Quote(child_name), " is listed twice in Switches="));
         }
         if (!child.parent.empty()) {
           const NetworkSwitch& other = *conf_.FindSwitch(child.parent);
           return LineError(sw.line,
-                           absl::StrCat("switch ", Quote(child_name), " is already under switch ",
-                                        Quote(other.name), " (line ", other.line,
-                                        "); a switch has one parent"));
+                           absl::StrCat("switch ", Quote(child_name), " is already under switch ", Quote(other.name),
+                                        " (line ", other.line, "); a switch has one parent"));
         }
         child.parent = sw.name;
       }
@@ -328,8 +310,7 @@ class NetworkTopologyConfBuilder {
         }
         names.push_back(switches[first].name);
         return LineError(switches[first].line,
-                         absl::StrCat("switches form a cycle, each under the next: ",
-                                      absl::StrJoin(names, " -> ")));
+                         absl::StrCat("switches form a cycle, each under the next: ", absl::StrJoin(names, " -> ")));
       }
       for (int j : path) state[j] = kDone;
     }
@@ -350,8 +331,7 @@ absl::StatusOr<NetworkTopologyConf> ParseNetworkTopologyConf(absl::string_view t
   return std::move(builder).Finish();
 }
 
-std::optional<topology::NetworkLocation> NetworkTopologyConf::Locate(
-    absl::string_view node) const {
+std::optional<topology::NetworkLocation> NetworkTopologyConf::Locate(absl::string_view node) const {
   auto leaf = node_leaf_.find(node);
   auto block = node_block_.find(node);
   if (leaf == node_leaf_.end() && block == node_block_.end()) return std::nullopt;

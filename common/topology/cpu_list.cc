@@ -11,9 +11,7 @@
 namespace gpusched::topology {
 namespace {
 
-bool ParseId(absl::string_view s, int* out) {
-  return s.size() <= 6 && ParseDigits(s, out) && *out <= kMaxCpuId;
-}
+bool ParseId(absl::string_view s, int* out) { return s.size() <= 6 && ParseDigits(s, out) && *out <= kMaxCpuId; }
 
 }  // namespace
 
@@ -26,13 +24,11 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text) {
     int lo = 0;
     int hi = 0;
     bool ok = ends.size() == 1 ? ParseId(ends[0], &lo) && ((hi = lo), true)
-                               : ends.size() == 2 && ParseId(ends[0], &lo) &&
-                                     ParseId(ends[1], &hi) && lo <= hi;
+                               : ends.size() == 2 && ParseId(ends[0], &lo) && ParseId(ends[1], &hi) && lo <= hi;
     if (!ok) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid CPU list \"", text, "\": bad element \"", part,
-          "\" (expected ids or ranges like 0-23,48-71, ids up to ", kMaxCpuId,
-          ")"));
+      return absl::InvalidArgumentError(absl::StrCat("invalid CPU list \"", text, "\": bad element \"", part,
+                                                     "\" (expected ids or ranges like 0-23,48-71, ids up to ",
+                                                     kMaxCpuId, ")"));
     }
     for (int c = lo; c <= hi; ++c) cpus.push_back(c);
   }

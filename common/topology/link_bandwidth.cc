@@ -41,11 +41,11 @@ double NvLinkPerLinkGBps(GpuGeneration /*gen*/) {
 
 double PcieX16GBps(GpuGeneration gen) {
   switch (gen) {
-    case GpuGeneration::kVolta: return 12.0;   // Gen3
-    case GpuGeneration::kAmpere: return 25.0;  // Gen4
-    case GpuGeneration::kAda: return 25.0;     // Gen4
-    case GpuGeneration::kHopper: return 50.0;  // Gen5
-    case GpuGeneration::kUnknown: return 25.0; // assume Gen4
+    case GpuGeneration::kVolta: return 12.0;    // Gen3
+    case GpuGeneration::kAmpere: return 25.0;   // Gen4
+    case GpuGeneration::kAda: return 25.0;      // Gen4
+    case GpuGeneration::kHopper: return 50.0;   // Gen5
+    case GpuGeneration::kUnknown: return 25.0;  // assume Gen4
   }
   return 25.0;
 }
@@ -54,8 +54,7 @@ double EstimatedLinkBandwidthGBps(const Link& link, GpuGeneration gen) {
   double pcie = PcieX16GBps(gen);
   switch (link.kind) {
     case LinkKind::kSelf: return 0.0;
-    case LinkKind::kNvLink:
-      return NvLinkPerLinkGBps(gen) * (link.nvlinks < 1 ? 1 : link.nvlinks);
+    case LinkKind::kNvLink: return NvLinkPerLinkGBps(gen) * (link.nvlinks < 1 ? 1 : link.nvlinks);
     case LinkKind::kPix: return pcie * 1.00;
     case LinkKind::kPxb: return pcie * 0.95;
     case LinkKind::kPhb: return pcie * 0.85;

@@ -56,8 +56,7 @@ int LinkRank(const Link& link) {
   switch (link.kind) {
     case LinkKind::kSelf: return 1000;
     case LinkKind::kNvLink: {
-      int n = link.nvlinks < 1 ? 1 : (link.nvlinks > kMaxNvLinks ? kMaxNvLinks
-                                                                  : link.nvlinks);
+      int n = link.nvlinks < 1 ? 1 : (link.nvlinks > kMaxNvLinks ? kMaxNvLinks : link.nvlinks);
       return 100 + n;
     }
     case LinkKind::kPix: return 50;

@@ -41,8 +41,6 @@ std::string LinkKindName(LinkKind kind);  // "NVLink", "PIX", ..., "X"
 int LinkRank(const Link& link);
 
 // True when `a` is strictly better than `b` for placing communicating ranks.
-inline bool BetterThan(const Link& a, const Link& b) {
-  return LinkRank(a) > LinkRank(b);
-}
+inline bool BetterThan(const Link& a, const Link& b) { return LinkRank(a) > LinkRank(b); }
 
 }  // namespace gpusched::topology

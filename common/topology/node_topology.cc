@@ -98,8 +98,7 @@ std::vector<int> NodeTopology::NicsClosestTo(int gpu) const {
 
 std::optional<int> NodeTopology::FindNic(absl::string_view name_or_device) const {
   for (int i = 0; i < num_nics(); ++i) {
-    if (nics_[i].name == name_or_device ||
-        (!nics_[i].device.empty() && nics_[i].device == name_or_device)) {
+    if (nics_[i].name == name_or_device || (!nics_[i].device.empty() && nics_[i].device == name_or_device)) {
       return i;
     }
   }

@@ -13,23 +13,23 @@ namespace gpusched::topology {
 // One MIG device of a GPU in MIG mode: a GPU instance with a compute
 // instance in it, as NVML reports it.
 struct MigDevice {
-  int index = 0;             // nvmlDeviceGetMigDeviceHandleByIndex's index
-  std::string uuid;          // "MIG-…": what CUDA_VISIBLE_DEVICES names
-  std::string profile;       // "3g.40gb" ("1c.3g.40gb" for a smaller compute instance)
+  int index = 0;        // nvmlDeviceGetMigDeviceHandleByIndex's index
+  std::string uuid;     // "MIG-…": what CUDA_VISIBLE_DEVICES names
+  std::string profile;  // "3g.40gb" ("1c.3g.40gb" for a smaller compute instance)
   int gpu_instance_id = 0;
   int compute_instance_id = 0;
   int64_t memory_mb = 0;
-  int slices = 0;            // the GPU instance's multiprocessor slices
+  int slices = 0;  // the GPU instance's multiprocessor slices
   friend bool operator==(const MigDevice&, const MigDevice&) = default;
 };
 
 struct GpuInfo {
-  int index = 0;            // CUDA/NVML index, GPU<index> in topo -m
-  std::string uuid;         // "GPU-…"; empty when unknown (not in topo -m)
-  std::string pci_bus_id;   // "00000000:07:00.0"; empty when unknown
-  std::string model;        // "NVIDIA A100-SXM4-40GB"; empty when unknown
-  int64_t memory_mb = 0;    // 0 when unknown
-  int numa_node = -1;       // -1 when unknown
+  int index = 0;                  // CUDA/NVML index, GPU<index> in topo -m
+  std::string uuid;               // "GPU-…"; empty when unknown (not in topo -m)
+  std::string pci_bus_id;         // "00000000:07:00.0"; empty when unknown
+  std::string model;              // "NVIDIA A100-SXM4-40GB"; empty when unknown
+  int64_t memory_mb = 0;          // 0 when unknown
+  int numa_node = -1;             // -1 when unknown
   std::vector<int> cpu_affinity;  // CPUs near this GPU; empty when unknown
   bool mig_enabled = false;
   std::vector<MigDevice> mig_devices;  // with MIG on, its devices by index
@@ -145,10 +145,10 @@ class NodeTopology {
   std::vector<GpuInfo> gpus_;
   std::vector<NicInfo> nics_;
   std::vector<NumaNode> numa_nodes_;
-  std::vector<Link> gpu_gpu_;  // row-major num_gpus x num_gpus
-  std::vector<Link> gpu_nic_;  // row-major num_gpus x num_nics
-  std::vector<Link> nic_nic_;  // row-major num_nics x num_nics
-  std::vector<P2pStatus> gpu_p2p_;  // row-major num_gpus x num_gpus
+  std::vector<Link> gpu_gpu_;         // row-major num_gpus x num_gpus
+  std::vector<Link> gpu_nic_;         // row-major num_gpus x num_nics
+  std::vector<Link> nic_nic_;         // row-major num_nics x num_nics
+  std::vector<P2pStatus> gpu_p2p_;    // row-major num_gpus x num_gpus
   std::vector<double> gpu_measured_;  // row-major num_gpus x num_gpus; empty until one is set
   NetworkLocation network_;
   bool nvswitch_ = false;

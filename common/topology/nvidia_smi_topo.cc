@@ -33,8 +33,7 @@ struct Line {
 };
 
 absl::Status Error(int line, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("nvidia-smi topo -m: line ",
-                                                 line, ": ", what));
+  return absl::InvalidArgumentError(absl::StrCat("nvidia-smi topo -m: line ", line, ": ", what));
 }
 
 // Quotes input text for an error message: at most 60 bytes, with control and
@@ -84,8 +83,7 @@ std::vector<std::string> SplitTitles(absl::string_view s) {
 bool IsDeviceName(absl::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' &&
-        c != '-' && c != '.' && c != ':') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' && c != ':') {
       return false;
     }
   }
@@ -121,32 +119,28 @@ absl::StatusOr<Header> ParseHeader(const Line& line) {
   }
   std::vector<absl::string_view> words = SplitWords(device_part);
   if (words.empty() || words[0] != "GPU0") {
-    return Error(line.number,
-                 absl::StrCat("expected the header of `nvidia-smi topo -m` "
-                              "(GPU0 GPU1 ... CPU Affinity ...), found ",
-                              Quote(absl::StripAsciiWhitespace(text))));
+    return Error(line.number, absl::StrCat("expected the header of `nvidia-smi topo -m` "
+                                           "(GPU0 GPU1 ... CPU Affinity ...), found ",
+                                           Quote(absl::StripAsciiWhitespace(text))));
   }
   if (static_cast<int>(words.size()) > kMaxColumns) {
-    return Error(line.number, absl::StrCat("the header has ", words.size(),
-                                           " device columns, more than ",
-                                           kMaxColumns));
+    return Error(line.number,
+                 absl::StrCat("the header has ", words.size(), " device columns, more than ", kMaxColumns));
   }
   for (absl::string_view w : words) {
     if (!IsDeviceName(w)) {
-      return Error(line.number, absl::StrCat("header column ", Quote(w),
-                                             " is not a device name"));
+      return Error(line.number, absl::StrCat("header column ", Quote(w), " is not a device name"));
     }
     if (std::find(h.devices.begin(), h.devices.end(), w) != h.devices.end()) {
-      return Error(line.number, absl::StrCat("header column ", Quote(w),
-                                             " appears twice"));
+      return Error(line.number, absl::StrCat("header column ", Quote(w), " appears twice"));
     }
     std::optional<int> gpu = NumberedName(w, "GPU");
     if (gpu.has_value()) {
       if (*gpu != h.num_gpus || h.num_gpus != static_cast<int>(h.devices.size())) {
-        return Error(line.number,
-                     absl::StrCat("header column ", Quote(w), " out of order: "
-                                  "expected GPU", h.num_gpus,
-                                  " before any NIC column"));
+        return Error(line.number, absl::StrCat("header column ", Quote(w),
+                                               " out of order: "
+                                               "expected GPU",
+                                               h.num_gpus, " before any NIC column"));
       }
       ++h.num_gpus;
     }
@@ -161,17 +155,15 @@ struct Row {
   std::vector<absl::string_view> attributes;  // cells after the links
 };
 
-absl::StatusOr<std::pair<int, Row>> ParseRow(const Line& line, const Header& h,
-                                             const std::vector<bool>& seen) {
+absl::StatusOr<std::pair<int, Row>> ParseRow(const Line& line, const Header& h, const std::vector<bool>& seen) {
   std::vector<absl::string_view> cells = SplitWords(line.text);
   absl::string_view name = cells[0];
   auto it = std::find(h.devices.begin(), h.devices.end(), name);
   if (it == h.devices.end()) {
-    return Error(line.number,
-                 absl::StrCat("row ", Quote(name), " is not a column of the "
-                              "header (expected one of ",
-                              absl::StrJoin(h.devices, " "),
-                              ", or a blank line before the Legend)"));
+    return Error(line.number, absl::StrCat("row ", Quote(name),
+                                           " is not a column of the "
+                                           "header (expected one of ",
+                                           absl::StrJoin(h.devices, " "), ", or a blank line before the Legend)"));
   }
   int index = static_cast<int>(it - h.devices.begin());
   if (seen[index]) {
@@ -187,37 +179,29 @@ absl::StatusOr<std::pair<int, Row>> ParseRow(const Line& line, const Header& h,
     ++i;
   }
   if (row.links.size() != h.devices.size()) {
-    std::string why = absl::StrCat("row ", name, " has ", row.links.size(),
-                                   " link cells, the header has ",
+    std::string why = absl::StrCat("row ", name, " has ", row.links.size(), " link cells, the header has ",
                                    h.devices.size(), " columns");
     if (i < cells.size()) {
-      absl::StrAppend(&why, " (cell ", row.links.size() + 1, " is ",
-                      Quote(cells[i]), ", expected ", kLinkClasses, ")");
+      absl::StrAppend(&why, " (cell ", row.links.size() + 1, " is ", Quote(cells[i]), ", expected ", kLinkClasses, ")");
     }
     return Error(line.number, why);
   }
   for (size_t col = 0; col < row.links.size(); ++col) {
     bool self = row.links[col].kind == LinkKind::kSelf;
     if (self != (static_cast<int>(col) == index)) {
-      return Error(line.number,
-                   absl::StrCat("row ", name, ", column ", h.devices[col],
-                                ": expected ",
-                                self ? "a link class, not X (X marks the "
-                                       "device itself)"
-                                     : "X on the diagonal",
-                                ", found ", FormatLink(row.links[col])));
+      return Error(line.number, absl::StrCat("row ", name, ", column ", h.devices[col], ": expected ",
+                                             self ? "a link class, not X (X marks the "
+                                                    "device itself)"
+                                                  : "X on the diagonal",
+                                             ", found ", FormatLink(row.links[col])));
     }
   }
   row.attributes.assign(cells.begin() + i, cells.end());
   if (row.attributes.size() > h.attributes.size()) {
-    return Error(line.number,
-                 absl::StrCat("row ", name, " has ", row.attributes.size(),
-                              " cells after its ", h.devices.size(),
-                              " link cells, the header has ",
-                              h.attributes.size(), " attribute columns (",
-                              absl::StrJoin(h.attributes, ", "), "); cell ",
-                              Quote(row.attributes[h.attributes.size()]),
-                              " is left over"));
+    return Error(line.number, absl::StrCat("row ", name, " has ", row.attributes.size(), " cells after its ",
+                                           h.devices.size(), " link cells, the header has ", h.attributes.size(),
+                                           " attribute columns (", absl::StrJoin(h.attributes, ", "), "); cell ",
+                                           Quote(row.attributes[h.attributes.size()]), " is left over"));
   }
   return std::make_pair(index, std::move(row));
 }
@@ -230,8 +214,7 @@ absl::Status ApplyGpuAttributes(const Header& h, const Row& row, GpuInfo* gpu) {
     if (title == kCpuAffinity) {
       absl::StatusOr<std::vector<int>> cpus = ParseCpuList(value);
       if (!cpus.ok()) {
-        return Error(row.line, absl::StrCat("GPU", gpu->index, " ", title, ": ",
-                                            cpus.status().message()));
+        return Error(row.line, absl::StrCat("GPU", gpu->index, " ", title, ": ", cpus.status().message()));
       }
       gpu->cpu_affinity = *std::move(cpus);
     } else if (title == kNumaAffinity || title == kGpuNumaId) {
@@ -239,10 +222,10 @@ absl::Status ApplyGpuAttributes(const Header& h, const Row& row, GpuInfo* gpu) {
       // several nodes; a single node is kept, a list leaves it unknown.
       absl::StatusOr<std::vector<int>> nodes = ParseCpuList(value);
       if (!nodes.ok() || nodes->empty()) {
-        return Error(row.line,
-                     absl::StrCat("GPU", gpu->index, " ", title, ": expected a "
-                                  "NUMA node number or N/A, found ",
-                                  Quote(value)));
+        return Error(row.line, absl::StrCat("GPU", gpu->index, " ", title,
+                                            ": expected a "
+                                            "NUMA node number or N/A, found ",
+                                            Quote(value)));
       }
       if (title == kNumaAffinity && nodes->size() == 1) {
         gpu->numa_node = nodes->front();
@@ -291,10 +274,8 @@ absl::StatusOr<NodeTopology> ParseNvidiaSmiTopo(absl::string_view text) {
   const int end_line = pos < lines.size() ? lines[pos].number : number;
   for (int g = 0; g < h.num_gpus; ++g) {
     if (!rows[g].has_value()) {
-      return Error(end_line, absl::StrCat("the matrix ends without a row for ",
-                                          h.devices[g], " (the header on line ",
-                                          header_line, " has ", h.num_gpus,
-                                          " GPU columns)"));
+      return Error(end_line, absl::StrCat("the matrix ends without a row for ", h.devices[g], " (the header on line ",
+                                          header_line, " has ", h.num_gpus, " GPU columns)"));
     }
   }
 
@@ -314,31 +295,25 @@ absl::StatusOr<NodeTopology> ParseNvidiaSmiTopo(absl::string_view text) {
     }
     if (block == Block::kLegend && absl::StrContains(t, '=')) continue;
     if (block == Block::kNicLegend) {
-      std::vector<absl::string_view> kv =
-          absl::StrSplit(t, absl::MaxSplits(':', 1));
+      std::vector<absl::string_view> kv = absl::StrSplit(t, absl::MaxSplits(':', 1));
       if (kv.size() == 2) {
         absl::string_view key = absl::StripAsciiWhitespace(kv[0]);
         absl::string_view dev = absl::StripAsciiWhitespace(kv[1]);
         auto col = std::find(h.devices.begin() + h.num_gpus, h.devices.end(), key);
         if (col == h.devices.end()) {
-          return Error(lines[pos].number,
-                       absl::StrCat("NIC Legend entry ", Quote(t), " names ",
-                                    Quote(key),
-                                    ", which is not a NIC column of the header"));
+          return Error(lines[pos].number, absl::StrCat("NIC Legend entry ", Quote(t), " names ", Quote(key),
+                                                       ", which is not a NIC column of the header"));
         }
         if (!IsDeviceName(dev)) {
-          return Error(lines[pos].number,
-                       absl::StrCat("NIC Legend entry ", Quote(t),
-                                    ": expected NIC<k>: <device>"));
+          return Error(lines[pos].number, absl::StrCat("NIC Legend entry ", Quote(t), ": expected NIC<k>: <device>"));
         }
         nic_legend[std::string(key)] = std::string(dev);
         continue;
       }
     }
-    return Error(lines[pos].number,
-                 absl::StrCat("unexpected text after the matrix: ", Quote(t),
-                              " (expected \"Legend:\", \"NIC Legend:\" or their "
-                              "entries)"));
+    return Error(lines[pos].number, absl::StrCat("unexpected text after the matrix: ", Quote(t),
+                                                 " (expected \"Legend:\", \"NIC Legend:\" or their "
+                                                 "entries)"));
   }
 
   const int num_nics = static_cast<int>(h.devices.size()) - h.num_gpus;

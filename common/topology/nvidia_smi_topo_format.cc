@@ -24,9 +24,7 @@ constexpr const char* kLegend[] = {
     "  NV#  = a bonded set of # NVLinks",
 };
 
-std::string LinkCell(const Link& link) {
-  return link.kind == LinkKind::kSelf ? kSelfCell : FormatLink(link);
-}
+std::string LinkCell(const Link& link) { return link.kind == LinkKind::kSelf ? kSelfCell : FormatLink(link); }
 
 }  // namespace
 
@@ -37,8 +35,7 @@ std::string FormatNvidiaSmiTopo(const NodeTopology& topo) {
   for (int g = 0; g < gpus; ++g) titles.push_back(absl::StrCat("GPU", g));
   for (int n = 0; n < nics; ++n) titles.push_back(absl::StrCat("NIC", n));
 
-  std::string out = absl::StrCat("\t", absl::StrJoin(titles, "\t"),
-                                 "\tCPU Affinity\tNUMA Affinity\n");
+  std::string out = absl::StrCat("\t", absl::StrJoin(titles, "\t"), "\tCPU Affinity\tNUMA Affinity\n");
   for (int g = 0; g < gpus; ++g) {
     std::vector<std::string> row = {titles[g]};
     for (int j = 0; j < gpus; ++j) row.push_back(LinkCell(topo.GpuLink(g, j)));

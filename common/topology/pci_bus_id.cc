@@ -11,8 +11,7 @@ namespace gpusched::topology {
 namespace {
 
 // Parses 1..max_digits hex digits into *out, at most `max_value`.
-bool ParseHexField(absl::string_view s, size_t max_digits, uint64_t max_value,
-                   uint64_t* out) {
+bool ParseHexField(absl::string_view s, size_t max_digits, uint64_t max_value, uint64_t* out) {
   if (s.empty() || s.size() > max_digits) return false;
   for (char c : s) {
     if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
@@ -33,10 +32,8 @@ std::optional<std::string> NormalizePciBusId(absl::string_view text) {
   std::vector<absl::string_view> dev_fn = absl::StrSplit(parts[2], '.');
   if (dev_fn.size() != 2) return std::nullopt;
   uint64_t domain = 0, bus = 0, device = 0, function = 0;
-  if (!ParseHexField(parts[0], 8, 0xffffffff, &domain) ||
-      !ParseHexField(parts[1], 2, 0xff, &bus) ||
-      !ParseHexField(dev_fn[0], 2, 0x1f, &device) ||
-      !ParseHexField(dev_fn[1], 1, 7, &function)) {
+  if (!ParseHexField(parts[0], 8, 0xffffffff, &domain) || !ParseHexField(parts[1], 2, 0xff, &bus) ||
+      !ParseHexField(dev_fn[0], 2, 0x1f, &device) || !ParseHexField(dev_fn[1], 1, 7, &function)) {
     return std::nullopt;
   }
   return absl::StrFormat("%04x:%02x:%02x.%x", domain, bus, device, function);

@@ -32,15 +32,11 @@ class Partition {
   std::vector<int> parent_;
 };
 
-bool IsPcieSwitchPath(const Link& l) {
-  return l.kind == LinkKind::kPix || l.kind == LinkKind::kPxb;
-}
+bool IsPcieSwitchPath(const Link& l) { return l.kind == LinkKind::kPix || l.kind == LinkKind::kPxb; }
 
 PcieNode Leaf(DeviceRef d) { return PcieNode{d, {}}; }
 
-PcieNode Bridge(std::vector<PcieNode> children) {
-  return PcieNode{std::nullopt, std::move(children)};
-}
+PcieNode Bridge(std::vector<PcieNode> children) { return PcieNode{std::nullopt, std::move(children)}; }
 
 // The subtree for devices that reach each other through PCIe switches only.
 PcieNode SwitchGroup(const NodeTopology& topo, const std::vector<DeviceRef>& group) {
@@ -63,8 +59,7 @@ PcieNode SwitchGroup(const NodeTopology& topo, const std::vector<DeviceRef>& gro
   return Bridge(std::move(sub_bridges));
 }
 
-std::vector<PcieNode> DomainChildren(const NodeTopology& topo,
-                                     const std::vector<DeviceRef>& members) {
+std::vector<PcieNode> DomainChildren(const NodeTopology& topo, const std::vector<DeviceRef>& members) {
   const int n = static_cast<int>(members.size());
   Partition near(n);
   for (int a = 0; a < n; ++a) {
@@ -176,8 +171,7 @@ std::vector<CpuDomain> SynthesizePcieTree(const NodeTopology& topo) {
     out.push_back(std::move(d));
   }
   // std::map put -1 first; it goes last, like NCCL's own "unknown CPU".
-  std::stable_partition(out.begin(), out.end(),
-                        [](const CpuDomain& d) { return d.numa_id >= 0; });
+  std::stable_partition(out.begin(), out.end(), [](const CpuDomain& d) { return d.numa_id >= 0; });
   return out;
 }
 

@@ -34,8 +34,8 @@ struct CpuDomain {
   // True when numa_id was made up for a group of GPUs with the same CPU
   // affinity but no NUMA Affinity (DGX-1 style topo -m output).
   bool numa_id_synthesized = false;
-  std::vector<int> cpus;            // sorted; empty when unknown
-  std::vector<PcieNode> children;   // in device order
+  std::vector<int> cpus;           // sorted; empty when unknown
+  std::vector<PcieNode> children;  // in device order
 };
 
 // A plausible PCIe tree for a model that only knows link classes between

@@ -27,9 +27,7 @@ XmlElement& XmlElement::Set(std::string key, std::string value) {
   return *this;
 }
 
-XmlElement& XmlElement::AddChild(std::string child_name) {
-  return children.emplace_back(std::move(child_name));
-}
+XmlElement& XmlElement::AddChild(std::string child_name) { return children.emplace_back(std::move(child_name)); }
 
 std::string EscapeXmlAttribute(absl::string_view value) {
   std::string out;
@@ -44,8 +42,7 @@ std::string EscapeXmlAttribute(absl::string_view value) {
       case '\t': out += "&#x9;"; break;
       case '\n': out += "&#xA;"; break;
       case '\r': out += "&#xD;"; break;
-      default:
-        out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+      default: out += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
     }
   }
   return out;

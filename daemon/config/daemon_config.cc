@@ -40,11 +40,31 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   auto doc = config::ParseToml(text, path);
   if (!doc.ok()) return doc.status();
   TomlTableReader reader(*doc, path, "");
-  reader.AllowOnly({"listen", "state_dir", "log_level", "placement_policy", "share_packing", "default_topology", "network_topology", "metrics_listen",
-                    kTickMs.key, kKillGraceMs.key, kNodeNotRespondingMs.key, kNodeDownMs.key, kHeadBlocksAfterH.key,
-                    kProbeDrainBelowPercent.key, kPreflightMinPercent.key,
-                    tls::kServerTlsKeys.cert, tls::kServerTlsKeys.key, tls::kServerTlsKeys.ca, "queue", "priority", "pool", "socket", "admins",
-                    "allow_unauthenticated_tcp", "allow_root_jobs"});
+  reader.AllowOnly({"listen",
+                    "state_dir",
+                    "log_level",
+                    "placement_policy",
+                    "share_packing",
+                    "default_topology",
+                    "network_topology",
+                    "metrics_listen",
+                    kTickMs.key,
+                    kKillGraceMs.key,
+                    kNodeNotRespondingMs.key,
+                    kNodeDownMs.key,
+                    kHeadBlocksAfterH.key,
+                    kProbeDrainBelowPercent.key,
+                    kPreflightMinPercent.key,
+                    tls::kServerTlsKeys.cert,
+                    tls::kServerTlsKeys.key,
+                    tls::kServerTlsKeys.ca,
+                    "queue",
+                    "priority",
+                    "pool",
+                    "socket",
+                    "admins",
+                    "allow_unauthenticated_tcp",
+                    "allow_root_jobs"});
   DaemonConfig config;
   config.listen = ListenAddress(reader, "listen");
   config.state_dir = reader.Path("state_dir");
@@ -65,10 +85,10 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
   config.probe_drain_below_percent = Int(reader, kProbeDrainBelowPercent);
   config.preflight_min_percent = Int(reader, kPreflightMinPercent);
   if (config.node_not_responding_ms && config.node_down_ms && *config.node_down_ms < *config.node_not_responding_ms) {
-    reader.Error(reader.LineOf(kNodeDownMs.key),
-                 absl::StrCat(kNodeDownMs.key, " (", *config.node_down_ms, ") is shorter than ",
-                              kNodeNotRespondingMs.key, " (", *config.node_not_responding_ms,
-                              "): a node is not responding before it is down"));
+    reader.Error(
+        reader.LineOf(kNodeDownMs.key),
+        absl::StrCat(kNodeDownMs.key, " (", *config.node_down_ms, ") is shorter than ", kNodeNotRespondingMs.key, " (",
+                     *config.node_not_responding_ms, "): a node is not responding before it is down"));
   }
   config.network_topology = reader.Path("network_topology");
   if (config.network_topology) {
@@ -142,8 +162,8 @@ std::string DescribeDaemonConfig(const DaemonConfig& config) {
     return parts.empty() ? "valid, sets nothing (every setting at its default)"
                          : absl::StrCat("valid, ", absl::StrJoin(parts, "; "));
   }
-  std::string line = absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ",
-                                  absl::StrJoin(set, " "));
+  std::string line =
+      absl::StrCat("valid, ", set.size(), set.size() == 1 ? " setting: " : " settings: ", absl::StrJoin(set, " "));
   if (config.network) {
     absl::StrAppend(&line, " (", config.network->switches().size(), " switches, ", config.network->blocks().size(),
                     " NVLink domains)");

@@ -48,7 +48,7 @@ struct DaemonConfig {
   std::optional<std::string> state_dir;
   std::optional<std::string> log_level;
   std::optional<std::string> placement_policy;
-  std::optional<std::string> share_packing;  // best-fit or fgd
+  std::optional<std::string> share_packing;     // best-fit or fgd
   std::optional<std::string> default_topology;  // prefer, strict or any
   std::optional<std::string> metrics_listen;
   // The Unix socket for the CLI on this host, and who may act on anyone's

@@ -31,9 +31,8 @@ std::string ReadProgram(TomlTableReader& r, absl::string_view key) {
   std::optional<std::string> path = r.Path(key);
   if (!path) return "";
   if (access(path->c_str(), X_OK) != 0) {
-    r.Error(r.LineOf(key), absl::StrCat(key, " ", *path, access(path->c_str(), F_OK) != 0
-                                                              ? " does not exist"
-                                                              : " is not executable"));
+    r.Error(r.LineOf(key),
+            absl::StrCat(key, " ", *path, access(path->c_str(), F_OK) != 0 ? " does not exist" : " is not executable"));
   }
   return *path;
 }
@@ -72,10 +71,20 @@ constexpr char kSimulatedProgram[] = "(simulated)";
 
 core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlTableReader& top, bool simulated) {
   TomlTableReader r(table, source, "[[pool]]");
-  std::vector<absl::string_view> keys = {"name", "nodes", "class", "cost_per_gpu_hour", "min_nodes", "max_nodes",
-                                         "resume_timeout", "suspend_timeout", "idle_before_suspend",
-                                         "resumes_per_minute", "suspends_per_minute", "headroom",
-                                         "target_utilization", "demand_window"};
+  std::vector<absl::string_view> keys = {"name",
+                                         "nodes",
+                                         "class",
+                                         "cost_per_gpu_hour",
+                                         "min_nodes",
+                                         "max_nodes",
+                                         "resume_timeout",
+                                         "suspend_timeout",
+                                         "idle_before_suspend",
+                                         "resumes_per_minute",
+                                         "suspends_per_minute",
+                                         "headroom",
+                                         "target_utilization",
+                                         "demand_window"};
   if (!simulated) {
     keys.insert(keys.end(), {"resume_program", "suspend_program", "gpus", "gpu_model", "gpu_memory_mb", "cpus",
                              "memory_mb", "labels"});
@@ -104,12 +113,11 @@ core::PoolSpec ReadPool(const TomlValue& table, const std::string& source, TomlT
   pool.min_nodes = static_cast<int>(r.Int("min_nodes", 0, 1'000'000).value_or(0));
   pool.max_nodes = static_cast<int>(r.Int("max_nodes", 0, 1'000'000).value_or(count));
   if (pool.min_nodes > pool.max_nodes) {
-    r.Error(r.LineOf("min_nodes"),
-            absl::StrCat("min_nodes ", pool.min_nodes, " is above max_nodes ", pool.max_nodes));
+    r.Error(r.LineOf("min_nodes"), absl::StrCat("min_nodes ", pool.min_nodes, " is above max_nodes ", pool.max_nodes));
   }
   if (count > 0 && pool.max_nodes > count) {
-    r.Error(r.LineOf("max_nodes"), absl::StrCat("max_nodes ", pool.max_nodes, " is above the ", count,
-                                                " node(s) that nodes names"));
+    r.Error(r.LineOf("max_nodes"),
+            absl::StrCat("max_nodes ", pool.max_nodes, " is above the ", count, " node(s) that nodes names"));
   }
   if (simulated) {
     pool.resume_program = pool.pool_class == core::PoolClass::kReserved ? "" : kSimulatedProgram;
@@ -189,8 +197,8 @@ std::string DescribePools(const std::vector<core::PoolSpec>& pools) {
                       absl::StrJoin(pools, ", ",
                                     [](std::string* out, const core::PoolSpec& p) {
                                       absl::StrAppend(out, p.name, " ", core::PoolClassName(p.pool_class), " ",
-                                                      p.elastic() ? absl::StrCat(p.min_nodes, "-", p.max_nodes,
-                                                                                 " of ", p.nodes.size(), " nodes")
+                                                      p.elastic() ? absl::StrCat(p.min_nodes, "-", p.max_nodes, " of ",
+                                                                                 p.nodes.size(), " nodes")
                                                                   : "static");
                                     }),
                       ")");

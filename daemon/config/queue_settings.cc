@@ -55,12 +55,10 @@ core::QueueSpec ReadQueue(const TomlValue& table, const std::string& source, Tom
   return q;
 }
 
-void ReadPriority(const TomlValue& table, const std::string& source, core::QueuePolicy& policy,
-                  TomlTableReader& top) {
+void ReadPriority(const TomlValue& table, const std::string& source, core::QueuePolicy& policy, TomlTableReader& top) {
   TomlTableReader r(table, source, "[priority]");
-  r.AllowOnly({"tier_weight", "fair_share_weight", "age_weight", "size_weight", "short_work_weight",
-               "age_max", "fair_share_half_life",
-               "max_requeues"});
+  r.AllowOnly({"tier_weight", "fair_share_weight", "age_weight", "size_weight", "short_work_weight", "age_max",
+               "fair_share_half_life", "max_requeues"});
   core::PriorityWeights& w = policy.weights;
   if (auto v = r.Int("tier_weight", 0, kMaxWeight)) w.tier = static_cast<double>(*v);
   if (auto v = r.Int("fair_share_weight", 0, kMaxWeight)) w.fair_share = static_cast<double>(*v);
@@ -113,12 +111,11 @@ std::optional<core::QueuePolicy> ReadQueueSettings(const TomlValue& root, TomlTa
 }
 
 std::string DescribeQueuePolicy(const core::QueuePolicy& policy) {
-  return absl::StrCat(policy.queues.size(), policy.queues.size() == 1 ? " queue (" : " queues (",
-                      absl::StrJoin(policy.queues, ", ",
-                                    [](std::string* out, const core::QueueSpec& q) {
-                                      absl::StrAppend(out, q.name, " tier ", q.tier);
-                                    }),
-                      ")");
+  return absl::StrCat(
+      policy.queues.size(), policy.queues.size() == 1 ? " queue (" : " queues (",
+      absl::StrJoin(policy.queues, ", ",
+                    [](std::string* out, const core::QueueSpec& q) { absl::StrAppend(out, q.name, " tier ", q.tier); }),
+      ")");
 }
 
 }  // namespace gpusched::daemon

@@ -27,8 +27,7 @@ std::optional<double> ReadNumber(config::TomlTableReader& reader, absl::string_v
   } else if (value->type == config::TomlType::kInteger) {
     v = static_cast<double>(value->integer);
   } else {
-    reader.Error(reader.LineOf(key),
-                 absl::StrCat(key, " must be a number, got ", config::TomlTypeName(value->type)));
+    reader.Error(reader.LineOf(key), absl::StrCat(key, " must be a number, got ", config::TomlTypeName(value->type)));
     return std::nullopt;
   }
   if (!(v >= 0) || v > max) {

@@ -18,8 +18,7 @@ void RetakeFirst(ClusterState& cluster, const std::vector<ExpectedEnd>& ends, si
 
 std::optional<Reservation> PlanReservation(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
                                            const GangRequest& request, std::vector<ExpectedEnd> ends) {
-  std::stable_sort(ends.begin(), ends.end(),
-                   [](const ExpectedEnd& a, const ExpectedEnd& b) { return a.end < b.end; });
+  std::stable_sort(ends.begin(), ends.end(), [](const ExpectedEnd& a, const ExpectedEnd& b) { return a.end < b.end; });
   auto placeable_after = [&](size_t count) -> std::optional<v1::Allocation> {
     ReleaseFirst(cluster, ends, count);
     PlacementResult result = policy.Place(cluster, request);

@@ -83,9 +83,9 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
 }
 
 void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot,           slot.free_mask,      slot.FreeCpus(),  slot.FreeMemMb(),
-                            slot.gpu_count,  slot.gpu_kind,       slot.accepts_jobs(), slot.runs_containers,
-                            slot.spot,       slot.queue_mask,  slot.generation,   slot.network_ids};
+  scan_[slot.scan_index] = {&slot,          slot.free_mask,  slot.FreeCpus(),     slot.FreeMemMb(),
+                            slot.gpu_count, slot.gpu_kind,   slot.accepts_jobs(), slot.runs_containers,
+                            slot.spot,      slot.queue_mask, slot.generation,     slot.network_ids};
   std::vector<ShareableGpu>& entries = share_entries_[slot.scan_index];
   for (const ShareableGpu& e : entries) share_index_.erase(e);
   entries.clear();
@@ -173,8 +173,8 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_kind = InternGpuKind(slot.gpus);
   slot.pair_gbps = topology::PlacementGpuPairMatrixGBps(slot.topology);
   const topology::NetworkLocation& net = slot.topology.network();
-  slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain),
-                      InternNetworkName(kLeafTier, net.leaf), InternNetworkName(kSpineTier, net.spine)};
+  slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain), InternNetworkName(kLeafTier, net.leaf),
+                      InternNetworkName(kSpineTier, net.spine)};
   // Unique in the process, not just in this cluster: placement caches keyed
   // by node name must not mistake another cluster's node for this one.
   static std::atomic<uint64_t> generations{0};
@@ -332,8 +332,8 @@ absl::Status CheckMigFree(const NodeSlot& slot, uint64_t job_id, const std::stri
   const int k = slot.MigPosition(pos, mig.mig_index());
   if (k < 0 || k >= static_cast<int>(slot.mig_owner[pos].size()) ||
       slot.info.gpus(pos).mig_instances(k).uuid() != mig.uuid()) {
-    return absl::FailedPreconditionError(absl::StrCat("GPU ", mig.gpu_index(), " of ", node, " has no MIG instance ",
-                                                      mig.mig_index(), " ", mig.uuid()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("GPU ", mig.gpu_index(), " of ", node, " has no MIG instance ", mig.mig_index(), " ", mig.uuid()));
   }
   const uint64_t owner = slot.mig_owner[pos][k];
   if (owner != 0 && owner != job_id) {
@@ -354,7 +354,8 @@ absl::Status CheckShareFits(const NodeSlot& slot, int pos, uint64_t job_id, cons
   // time-slicing did.
   if (part.gpu_share_mode() != v1::GPU_SHARE_MODE_UNSPECIFIED && part.gpu_share_mode() != mode) {
     return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is shared by ",
-                                                      ShareModeName(mode), ", not ", ShareModeName(part.gpu_share_mode())));
+                                                      ShareModeName(mode), ", not ",
+                                                      ShareModeName(part.gpu_share_mode())));
   }
   if (mode == v1::GPU_SHARE_MODE_MPS && slot.gpu_owner[pos] == kSharedGpuOwner &&
       slot.gpu_shares[pos].mps_user != part.mps_user()) {
@@ -363,10 +364,9 @@ absl::Status CheckShareFits(const NodeSlot& slot, int pos, uint64_t job_id, cons
                                                       part.mps_user()));
   }
   if (slot.FreeShareMilli(pos) < part.gpu_share_milli() || slot.FreeShareMemMb(pos) < part.gpu_mem_limit_mb()) {
-    return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " has ",
-                                                      slot.FreeShareMilli(pos) / 10, "% and ", slot.FreeShareMemMb(pos),
-                                                      " MB free, not ", part.gpu_share_milli() / 10, "% and ",
-                                                      part.gpu_mem_limit_mb(), " MB"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "GPU ", index, " of ", part.node(), " has ", slot.FreeShareMilli(pos) / 10, "% and ", slot.FreeShareMemMb(pos),
+        " MB free, not ", part.gpu_share_milli() / 10, "% and ", part.gpu_mem_limit_mb(), " MB"));
   }
   return absl::OkStatus();
 }
@@ -391,8 +391,8 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
         return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is in MIG mode"));
       }
       if (slot->gpu_owner[pos] == kSharedGpuOwner) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("GPU ", index, " of ", part.node(), " is shared by ", slot->gpu_shares[pos].jobs.size(), " jobs"));
+        return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " of ", part.node(), " is shared by ",
+                                                          slot->gpu_shares[pos].jobs.size(), " jobs"));
       }
       if (slot->gpu_owner[pos] != 0 && slot->gpu_owner[pos] != job_id) {
         return absl::FailedPreconditionError(

@@ -35,7 +35,7 @@ struct GpuKind {
 
 // What the jobs that share one GPU (GangRequest::gpu_share_milli) hold of it.
 struct GpuShares {
-  int milli_used = 0;      // thousandths of the GPU
+  int milli_used = 0;  // thousandths of the GPU
   int64_t mem_used_mb = 0;
   std::map<uint64_t, int> jobs;  // job id -> its thousandths
   // On an MPS GPU: the user its holders run as (NodeAllocation.mps_user).
@@ -70,27 +70,27 @@ struct NodeSlot {
   // What placement scans read on every node come first, in one cache line;
   // ClusterState keeps them in step with gpu_owner and info.
   v1::NodeState state = v1::NODE_STATE_DOWN;
-  uint64_t free_mask = 0;     // bit p set when the GPU at position p is free (p < 64)
-  int gpu_count = 0;          // info.gpus_size()
-  int64_t cpus_total = 0;     // info.cpus()
-  int64_t mem_total_mb = 0;   // info.memory_mb()
+  uint64_t free_mask = 0;    // bit p set when the GPU at position p is free (p < 64)
+  int gpu_count = 0;         // info.gpus_size()
+  int64_t cpus_total = 0;    // info.cpus()
+  int64_t mem_total_mb = 0;  // info.memory_mb()
   int64_t cpus_used = 0;
   int64_t mem_used_mb = 0;
 
   v1::NodeInfo info;
   topology::NodeTopology topology;  // info's GPUs, NICs and links as the model
-  std::string reason;              // why it is not up
-  std::string drain_reason;        // non-empty: drained, by drain_kind
+  std::string reason;               // why it is not up
+  std::string drain_reason;         // non-empty: drained, by drain_kind
   v1::DrainKind drain_kind = v1::DRAIN_KIND_NONE;
-  std::vector<uint64_t> gpu_owner;  // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
+  std::vector<uint64_t> gpu_owner;    // by position in info.gpus; 0 = free, kSharedGpuOwner = shared
   std::vector<GpuShares> gpu_shares;  // by position; holders only where gpu_owner is kSharedGpuOwner
-  uint64_t shareable_mask = 0;  // bit p: the operator lets jobs share the GPU at position p (< 64)
-  uint64_t mps_mask = 0;        // the part of shareable_mask shared through MPS
-  uint64_t mig_mask = 0;        // GPUs in MIG mode (GpuShareMode MIG), never in shareable_mask
+  uint64_t shareable_mask = 0;        // bit p: the operator lets jobs share the GPU at position p (< 64)
+  uint64_t mps_mask = 0;              // the part of shareable_mask shared through MPS
+  uint64_t mig_mask = 0;              // GPUs in MIG mode (GpuShareMode MIG), never in shareable_mask
   // By position, then by the GPU's mig_instances order: the job holding each
   // MIG instance, 0 = free.
   std::vector<std::vector<uint64_t>> mig_owner;
-  std::set<uint64_t> jobs;         // every job with a part here, GPU or CPU-only
+  std::set<uint64_t> jobs;  // every job with a part here, GPU or CPU-only
   // Killed at registration (RegisterAck.kill_job_ids), not yet reported
   // gone: the node takes no new job until it is empty.
   std::set<uint64_t> unconfirmed_kills;
@@ -124,9 +124,7 @@ struct NodeSlot {
 
   // Whether new jobs may go there: up, not drained, and no job of an earlier
   // life of its agent still dying there.
-  bool accepts_jobs() const {
-    return state == v1::NODE_STATE_UP && drain_reason.empty() && unconfirmed_kills.empty();
-  }
+  bool accepts_jobs() const { return state == v1::NODE_STATE_UP && drain_reason.empty() && unconfirmed_kills.empty(); }
   int64_t FreeGpus() const;
   int64_t FreeCpus() const { return cpus_total - cpus_used; }
   int64_t FreeMemMb() const { return mem_total_mb - mem_used_mb; }
@@ -173,12 +171,12 @@ struct NodeScan {
   int64_t free_cpus = 0;
   int64_t free_mem_mb = 0;
   int gpu_count = 0;
-  int gpu_kind = 0;  // NodeSlot::gpu_kind
-  bool up = false;   // NodeSlot::accepts_jobs()
+  int gpu_kind = 0;              // NodeSlot::gpu_kind
+  bool up = false;               // NodeSlot::accepts_jobs()
   bool runs_containers = false;  // NodeSlot::runs_containers
   bool spot = false;             // NodeSlot::spot
   uint64_t queue_mask = ~uint64_t{0};
-  uint64_t generation = 0;                  // NodeSlot::generation
+  uint64_t generation = 0;                     // NodeSlot::generation
   std::array<int, 3> network_ids{-1, -1, -1};  // NodeSlot::network_ids
 };
 

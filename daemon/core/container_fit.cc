@@ -21,9 +21,9 @@ absl::Status CheckContainerEverRuns(const ClusterState& cluster, const GangReque
     }
   }
   if (known > 0 && running == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "spec.container: none of the ", known, " node(s) this job may use runs containers (an operator names a "
-        "container runtime in the agents' agent.toml)"));
+    return absl::InvalidArgumentError(absl::StrCat("spec.container: none of the ", known,
+                                                   " node(s) this job may use runs containers (an operator names a "
+                                                   "container runtime in the agents' agent.toml)"));
   }
   return absl::OkStatus();
 }

@@ -67,8 +67,8 @@ struct PowerTransition {
   std::string pool;
   v1::NodeState from = v1::NODE_STATE_UNSPECIFIED;
   v1::NodeState to = v1::NODE_STATE_UNSPECIFIED;
-  std::string reason;        // for people: why
-  absl::Duration in_from;    // how long it was in `from` (from POWERING_UP to UP: its boot)
+  std::string reason;      // for people: why
+  absl::Duration in_from;  // how long it was in `from` (from POWERING_UP to UP: its boot)
 };
 
 // What the core asks the outside world to do after a command: persist these

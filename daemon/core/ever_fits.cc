@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-
 #include <set>
 #include <string>
 
@@ -58,9 +57,11 @@ absl::Status CheckSharesEverFit(const ClusterState& cluster, const GangRequest& 
                                                    largest_shared_gpu_mb, " MB"));
   }
   if (req.total_gpus > most_on_one_node) {
-    return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", req.total_gpus,
-                                                   " GPUs with a share on one node (and its CPUs and memory), all shared "
-                                                   "one way, but the most any node could give is ", most_on_one_node));
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.gpus: ", req.total_gpus,
+                     " GPUs with a share on one node (and its CPUs and memory), all shared "
+                     "one way, but the most any node could give is ",
+                     most_on_one_node));
   }
   return absl::OkStatus();
 }
@@ -85,14 +86,16 @@ absl::Status CheckMigEverFits(const ClusterState& cluster, const GangRequest& re
     most_on_one_node = std::max(most_on_one_node, here);
   }
   if (!profiles.contains(req.mig_profile)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resources.mig_profile: no node of this cluster has MIG instances of ", req.mig_profile, " (it has: ",
-        profiles.empty() ? "no MIG instances" : absl::StrJoin(profiles, ", "), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.mig_profile: no node of this cluster has MIG instances of ", req.mig_profile,
+                     " (it has: ", profiles.empty() ? "no MIG instances" : absl::StrJoin(profiles, ", "), ")"));
   }
   if (req.total_gpus > most_on_one_node) {
     return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", req.total_gpus, " MIG instances of ",
-                                                   req.mig_profile, " on one node (and its CPUs and memory), but the "
-                                                   "most any node has is ", most_on_one_node));
+                                                   req.mig_profile,
+                                                   " on one node (and its CPUs and memory), but the "
+                                                   "most any node has is ",
+                                                   most_on_one_node));
   }
   return absl::OkStatus();
 }
@@ -120,23 +123,25 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
   if (req.total_gpus > 0 && (!req.gpu_model.empty() || req.gpu_memory_mb > 0) && largest_gpus == 0) {
     std::set<std::string> models;
     for (const auto& [name, slot] : cluster.nodes()) {
-      for (const v1::GpuInfo& gpu : slot.info.gpus()) models.insert(absl::StrCat(gpu.model(), " ", gpu.memory_mb(), " MB"));
+      for (const v1::GpuInfo& gpu : slot.info.gpus())
+        models.insert(absl::StrCat(gpu.model(), " ", gpu.memory_mb(), " MB"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "resources.gpu_model: no node has GPUs", req.gpu_model.empty() ? "" : absl::StrCat(" matching \"", req.gpu_model, "\""),
-        req.gpu_memory_mb > 0 ? absl::StrCat(" with >= ", req.gpu_memory_mb, " MB") : "", " (this cluster has: ",
-        models.empty() ? "no GPUs" : absl::StrJoin(models, ", "), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.gpu_model: no node has GPUs",
+                     req.gpu_model.empty() ? "" : absl::StrCat(" matching \"", req.gpu_model, "\""),
+                     req.gpu_memory_mb > 0 ? absl::StrCat(" with >= ", req.gpu_memory_mb, " MB") : "",
+                     " (this cluster has: ", models.empty() ? "no GPUs" : absl::StrJoin(models, ", "), ")"));
   }
   if (req.shares_gpus()) return CheckSharesEverFit(cluster, req);
   if (req.wants_mig()) return CheckMigEverFits(cluster, req);
   if (req.total_gpus == 0) {
     if (req.cpus > largest_cpus) {
-      return absl::InvalidArgumentError(absl::StrCat("resources.cpus: ", req.cpus,
-                                                     " CPUs on one node, but the largest node has ", largest_cpus));
+      return absl::InvalidArgumentError(
+          absl::StrCat("resources.cpus: ", req.cpus, " CPUs on one node, but the largest node has ", largest_cpus));
     }
     if (req.mem_mb > largest_mem) {
-      return absl::InvalidArgumentError(absl::StrCat("resources.mem_mb: ", req.mem_mb,
-                                                     " MB on one node, but the largest node has ", largest_mem));
+      return absl::InvalidArgumentError(
+          absl::StrCat("resources.mem_mb: ", req.mem_mb, " MB on one node, but the largest node has ", largest_mem));
     }
     return absl::OkStatus();
   }
@@ -146,19 +151,18 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
                                                      " GPUs per node, but the largest node has ", largest_gpus));
     }
     if (nodes_that_fit < req.nodes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "resources.nodes: ", req.nodes, " nodes with ", req.gpus_per_node,
-          " GPUs each (and their CPUs and memory), but only ", nodes_that_fit, " of ", known, " nodes could hold that"));
+      return absl::InvalidArgumentError(absl::StrCat("resources.nodes: ", req.nodes, " nodes with ", req.gpus_per_node,
+                                                     " GPUs each (and their CPUs and memory), but only ",
+                                                     nodes_that_fit, " of ", known, " nodes could hold that"));
     }
     return absl::OkStatus();
   }
   if (req.total_gpus > usable_total) {
-    return absl::InvalidArgumentError(absl::StrCat("resources.gpus: ", req.total_gpus,
-                                                   " GPUs (with their CPUs and memory), but ",
-                                                   known == cluster.nodes().size() ? "the whole cluster of " : "the ",
-                                                   known, known == cluster.nodes().size() ? "" : " nodes of its queue",
-                                                   known == cluster.nodes().size() ? " nodes" : "",
-                                                   " could give only ", usable_total));
+    return absl::InvalidArgumentError(
+        absl::StrCat("resources.gpus: ", req.total_gpus, " GPUs (with their CPUs and memory), but ",
+                     known == cluster.nodes().size() ? "the whole cluster of " : "the ", known,
+                     known == cluster.nodes().size() ? "" : " nodes of its queue",
+                     known == cluster.nodes().size() ? " nodes" : "", " could give only ", usable_total));
   }
   return absl::OkStatus();
 }

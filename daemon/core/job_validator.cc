@@ -36,11 +36,12 @@ absl::Status ValidateCommand(const v1::JobSpec& spec, const SpecLimits& limits) 
     bytes += arg.size() + 1;
   }
   if (bytes > limits.max_command_bytes) {
-    return Invalid("spec.argv", absl::StrCat("the command is ", bytes, " bytes; the limit is ", limits.max_command_bytes));
+    return Invalid("spec.argv",
+                   absl::StrCat("the command is ", bytes, " bytes; the limit is ", limits.max_command_bytes));
   }
   if (spec.script().size() > limits.max_script_bytes) {
-    return Invalid("spec.script",
-                   absl::StrCat("the script is ", spec.script().size(), " bytes; the limit is ", limits.max_script_bytes));
+    return Invalid("spec.script", absl::StrCat("the script is ", spec.script().size(), " bytes; the limit is ",
+                                               limits.max_script_bytes));
   }
   return absl::OkStatus();
 }
@@ -65,7 +66,8 @@ absl::Status ValidateEnvironment(const v1::JobSpec& spec, const SpecLimits& limi
     bytes += key.size() + value.size() + 2;
   }
   if (bytes > limits.max_env_bytes) {
-    return Invalid("spec.env", absl::StrCat("the environment is ", bytes, " bytes; the limit is ", limits.max_env_bytes));
+    return Invalid("spec.env",
+                   absl::StrCat("the environment is ", bytes, " bytes; the limit is ", limits.max_env_bytes));
   }
   return absl::OkStatus();
 }
@@ -84,7 +86,8 @@ absl::Status ValidateGpuShare(const v1::Resources& r, const SpecLimits& limits) 
   }
   if (r.gpu_share_milli() == 0) {
     if (r.gpu_mem_limit_mb() != 0) {
-      return Invalid("resources.gpu_mem_limit_mb", "a GPU memory limit goes with a GPU share: ask for gpu_share_milli too");
+      return Invalid("resources.gpu_mem_limit_mb",
+                     "a GPU memory limit goes with a GPU share: ask for gpu_share_milli too");
     }
     return absl::OkStatus();
   }
@@ -103,14 +106,15 @@ absl::Status ValidateGpuShare(const v1::Resources& r, const SpecLimits& limits) 
 // Whether any node has the profile is the core's check at submit.
 absl::Status ValidateMig(const v1::Resources& r) {
   if (r.mig_profile().empty()) return absl::OkStatus();
-  if (r.mig_profile().size() > 32 ||
-      !std::all_of(r.mig_profile().begin(), r.mig_profile().end(),
-                   [](char c) { return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+'; })) {
+  if (r.mig_profile().size() > 32 || !std::all_of(r.mig_profile().begin(), r.mig_profile().end(), [](char c) {
+        return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+';
+      })) {
     return Invalid("resources.mig_profile", absl::StrCat("\"", absl::CHexEscape(r.mig_profile().substr(0, 40)),
-                                                        "\" is not a MIG profile name such as 3g.40gb"));
+                                                         "\" is not a MIG profile name such as 3g.40gb"));
   }
   if (r.gpu_share_milli() > 0) {
-    return Invalid("resources.mig_profile", "a MIG instance is not shared: ask for a MIG profile or a GPU share, not both");
+    return Invalid("resources.mig_profile",
+                   "a MIG instance is not shared: ask for a MIG profile or a GPU share, not both");
   }
   if (r.gpus() == 0) return Invalid("resources.mig_profile", "ask for gpus too: the number of MIG instances");
   if (r.nodes() > 1) {
@@ -180,12 +184,14 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   }
   if (!spec.output().empty()) {
     if (absl::Status s = CheckDisplayText("spec.output", spec.output(), 4096); !s.ok()) return s;
-    if (spec.output().front() != '/') return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\" is not absolute"));
+    if (spec.output().front() != '/')
+      return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\" is not absolute"));
     for (size_t i = 0; i < spec.output().size(); ++i) {
       if (spec.output()[i] != '%') continue;
       const char next = i + 1 < spec.output().size() ? spec.output()[i + 1] : '\0';
       if (next != 'j' && next != 'x' && next != 'u' && next != '%') {
-        return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\": of the filename patterns only %j (job id), "
+        return Invalid("spec.output", absl::StrCat("\"", spec.output(),
+                                                   "\": of the filename patterns only %j (job id), "
                                                    "%x (name), %u (user) and %% are honoured"));
       }
       ++i;
@@ -245,9 +251,10 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
     return Invalid("spec.option_sources", absl::StrCat("more than ", kMaxOptionSources, " options"));
   }
   for (const v1::OptionSource& source : spec.option_sources()) {
-    for (const auto& [field, text] : {std::pair<const char*, const std::string*>{"option_sources.option", &source.option()},
-                                      {"option_sources.value", &source.value()},
-                                      {"option_sources.origin", &source.origin()}}) {
+    for (const auto& [field, text] :
+         {std::pair<const char*, const std::string*>{"option_sources.option", &source.option()},
+          {"option_sources.value", &source.value()},
+          {"option_sources.origin", &source.origin()}}) {
       if (absl::Status s = CheckDisplayText(field, *text, limits.max_name_bytes); !s.ok()) return s;
     }
   }

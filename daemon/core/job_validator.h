@@ -40,7 +40,6 @@ struct SpecDefaults {
 // gpus_per_node, the topology mode from `defaults`. The queue and its limits
 // are QueuePolicy::Apply's. Errors are
 // InvalidArgument naming the field, e.g. "resources.gpus must be >= 0, got -2".
-absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {},
-                                  const SpecDefaults& defaults = {});
+absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {}, const SpecDefaults& defaults = {});
 
 }  // namespace gpusched::core

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/display_text.h"
 #include "common/convert/topology_proto.h"
+#include "common/display_text.h"
 
 namespace gpusched::core {
 namespace {
@@ -36,7 +36,8 @@ absl::Status ValidateMigInstances(const v1::GpuInfo& gpu, const std::string& fie
       return absl::InvalidArgumentError(absl::StrCat(at, " has no uuid or no profile"));
     }
     if (!indices.insert(mig.index()).second || !uuids.insert(mig.uuid()).second) {
-      return absl::InvalidArgumentError(absl::StrCat(at, ": index ", mig.index(), " or uuid ", mig.uuid(), " is repeated"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(at, ": index ", mig.index(), " or uuid ", mig.uuid(), " is repeated"));
     }
     if (mig.memory_mb() < 0) return absl::InvalidArgumentError(absl::StrCat(at, ".memory_mb is negative"));
   }
@@ -70,13 +71,15 @@ absl::Status ValidateNodeInfo(const v1::NodeInfo& node) {
   }
   // Shown by `nodes show` and quoted in submit errors.
   const v1::ContainerSupport& containers = node.containers();
-  if (absl::Status s = CheckDisplayText("node.containers.runtime", containers.runtime(), kMaxLabelBytes); !s.ok()) return s;
+  if (absl::Status s = CheckDisplayText("node.containers.runtime", containers.runtime(), kMaxLabelBytes); !s.ok())
+    return s;
   for (const std::string& registry : containers.registries()) {
     if (absl::Status s = CheckDisplayText("node.containers.registries", registry, kMaxLabelBytes); !s.ok()) return s;
   }
   for (const std::string& source : containers.mount_sources()) {
     if (source.empty() || source.front() != '/') {
-      return absl::InvalidArgumentError(absl::StrCat("node.containers.mount_sources: \"", source, "\" is not absolute"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("node.containers.mount_sources: \"", source, "\" is not absolute"));
     }
     if (absl::Status s = CheckDisplayText("node.containers.mount_sources", source, 4096); !s.ok()) return s;
   }
@@ -96,15 +99,16 @@ absl::Status ValidateNodeProbe(const v1::NodeProbe& probe, int gpus, const std::
   for (int i = 0; i < probe.pairs_size(); ++i) {
     const v1::GpuPairBandwidth& pair = probe.pairs(i);
     if (bad_figure(pair.busbw_gbps()) || bad_figure(pair.estimated_gbps())) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ".pairs[", i, "]: a bandwidth is not a number in [0, ",
-                                                     kMaxGbps, "] GB/s"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".pairs[", i, "]: a bandwidth is not a number in [0, ", kMaxGbps, "] GB/s"));
     }
   }
   if (bad_figure(probe.all_gpus_busbw_gbps())) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ".all_gpus_busbw_gbps is not a number in [0, ", kMaxGbps, "] GB/s"));
   }
-  for (const auto& [name, text] : {std::pair{"error", &probe.error()}, {"unavailable", &probe.unavailable()},
+  for (const auto& [name, text] : {std::pair{"error", &probe.error()},
+                                   {"unavailable", &probe.unavailable()},
                                    {"nccl_version", &probe.nccl_version()}}) {
     if (text->size() > kMaxMessage) {
       return absl::InvalidArgumentError(

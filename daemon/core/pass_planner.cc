@@ -22,9 +22,9 @@ constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priori
 }  // namespace
 
 std::string ShapeKey(const GangRequest& r) {
-  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb,
-                      "/", r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/",
-                      r.queue_bit, "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb, "/", r.gpu_sharing,
+  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb, "/",
+                      r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/", r.queue_bit,
+                      "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb, "/", r.gpu_sharing,
                       // An MPS GPU's answer for one user is not another's.
                       "/", r.user, "/", r.mig_profile, "/", r.in_container, "/", r.no_spot);
 }
@@ -82,15 +82,12 @@ bool PassPlanner::WaitsForDependencies(const v1::Job& job) {
     return in_.state_of(id);
   });
   switch (verdict.kind) {
-    case DependencyVerdict::kMet:
-      return false;
+    case DependencyVerdict::kMet: return false;
     case DependencyVerdict::kNever:
       cancelled_.insert(job.id());
       plan_.cancels.emplace_back(job.id(), verdict.reason);
       return true;
-    case DependencyVerdict::kWaiting:
-      Wait(job, WaitCause::kDependency, verdict.reason);
-      return true;
+    case DependencyVerdict::kWaiting: Wait(job, WaitCause::kDependency, verdict.reason); return true;
   }
   return false;
 }
@@ -177,8 +174,8 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
 
 bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request, const std::string& shape,
                                  const PlacementResult& free_now) {
-  if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 || request.shares_gpus() || request.wants_mig() ||
-      in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
+  if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 || request.shares_gpus() ||
+      request.wants_mig() || in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
     return false;
   }
   auto [verdict, fresh] = waits_for_better_.try_emplace(shape, "");
@@ -192,12 +189,12 @@ bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request,
                              [&] { return ExpectedEnds(EndForecast::Which::kTypical); });
   }
   if (better.has_value()) {
-    verdict->second = absl::StrCat(
-        "waiting for a better placement: on the best free now (~",
-        absl::StrFormat("%.0f", free_now.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
-        UtcTime(better->finish_now), " UTC, on ~",
-        absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
-        UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
+    verdict->second =
+        absl::StrCat("waiting for a better placement: on the best free now (~",
+                     absl::StrFormat("%.0f", free_now.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
+                     UtcTime(better->finish_now), " UTC, on ~",
+                     absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
+                     UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
     // The first to wait where no reservation competes gets one, so that
     // the better placement is kept for it.
     if (CompetingReservation(request.queue_bit) != nullptr) {
@@ -237,9 +234,8 @@ void PassPlanner::Wait(const v1::Job& job, WaitCause cause, std::string reason,
 
 void PassPlanner::Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates) {
   reservation.job_id = job.id();
-  PlannedReservation& r = reservations_.emplace_back(
-      PlannedReservation{std::move(reservation), in_.cluster.CompetingQueues(queue_bit), trusts_estimates,
-                         plan_.starts.size()});
+  PlannedReservation& r = reservations_.emplace_back(PlannedReservation{
+      std::move(reservation), in_.cluster.CompetingQueues(queue_bit), trusts_estimates, plan_.starts.size()});
   holds_.push_back(std::make_unique<ReservationHold>(in_.cluster, r.reservation));
 }
 
@@ -255,8 +251,7 @@ std::vector<ExpectedEnd> PassPlanner::ExpectedEnds(EndForecast::Which which) {
   if (!placed.has_value()) {
     placed.emplace();
     for (const v1::Job* job : in_.placed) {
-      const absl::Time end =
-          stopping_.contains(job->id()) ? in_.forecast.StoppedBy() : in_.forecast.EndOf(*job, which);
+      const absl::Time end = stopping_.contains(job->id()) ? in_.forecast.StoppedBy() : in_.forecast.EndOf(*job, which);
       if (end != absl::InfiniteFuture()) placed->push_back({end, job->id(), &job->allocation()});
     }
   }

@@ -23,8 +23,7 @@ std::string Percent(double fraction) { return absl::StrFormat("%.0f%%", fraction
 
 }  // namespace
 
-std::string CalibrationFailure(const topology::NodeTopology& topology, const v1::NodeProbe& probe,
-                               double drain_below) {
+std::string CalibrationFailure(const topology::NodeTopology& topology, const v1::NodeProbe& probe, double drain_below) {
   if (!probe.unavailable().empty()) return "";
   if (!probe.error().empty()) return absl::StrCat("the link calibration failed: ", probe.error());
   if (drain_below <= 0) return "";
@@ -41,8 +40,8 @@ std::string CalibrationFailure(const topology::NodeTopology& topology, const v1:
     const double ratio = pair.busbw_gbps() / estimate;
     if (ratio >= drain_below || ratio >= worst_ratio) continue;
     worst_ratio = ratio;
-    worst = absl::StrFormat("GPUs %d-%d (%s) measured %.1f GB/s, below %s of the %.1f GB/s estimate",
-                            pair.gpu_a(), pair.gpu_b(), topology::FormatLink(topology.GpuLink(a->second, b->second)),
+    worst = absl::StrFormat("GPUs %d-%d (%s) measured %.1f GB/s, below %s of the %.1f GB/s estimate", pair.gpu_a(),
+                            pair.gpu_b(), topology::FormatLink(topology.GpuLink(a->second, b->second)),
                             pair.busbw_gbps(), Percent(drain_below), estimate);
   }
   return worst;

@@ -31,8 +31,7 @@ struct ProbeOptions {
 // (NV12) measured 41.2 GB/s, below 50% of the 300.0 GB/s estimate"; "" when
 // it passes or measured nothing (`unavailable`). Expectations come from
 // `topology` (the node as the daemon knows it), not from the agent's figures.
-std::string CalibrationFailure(const topology::NodeTopology& topology, const v1::NodeProbe& probe,
-                               double drain_below);
+std::string CalibrationFailure(const topology::NodeTopology& topology, const v1::NodeProbe& probe, double drain_below);
 
 // The preflight a node's share of a gang must pass: the ring estimate of its
 // GPUs in ring order (the part's gpu_indices) and the minimum. nullopt for

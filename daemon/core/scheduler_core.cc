@@ -5,11 +5,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/allocation_ranks.h"
 #include "common/display_text.h"
 #include "common/gpu_fraction.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "common/job_array.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
@@ -73,16 +73,15 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
   for (const v1::Node& node : nodes) {
     UpsertNode(node.info());
     // Rows stored before drains had a kind say it only in their text.
-    cluster_.SetDrain(node.info().name(), node.drain_reason(),
-                      node.drain_kind() != v1::DRAIN_KIND_NONE ? node.drain_kind()
-                                                               : LegacyDrainKind(node.drain_reason()));
+    cluster_.SetDrain(
+        node.info().name(), node.drain_reason(),
+        node.drain_kind() != v1::DRAIN_KIND_NONE ? node.drain_kind() : LegacyDrainKind(node.drain_reason()));
     if (node.has_reclaim_at()) reclaim_at_[node.info().name()] = FromProtoTime(node.reclaim_at());
     if (pool_of_.contains(node.info().name()) && IsPowerState(node.state())) {
       // Picks up where it was: a boot keeps its timeout running, and a
       // suspend whose outcome was lost with the daemon runs again.
       cluster_.SetState(node.info().name(), node.state(), node.reason());
-      power_since_[node.info().name()] =
-          node.has_power_since() ? FromProtoTime(node.power_since()) : clock_.Now();
+      power_since_[node.info().name()] = node.has_power_since() ? FromProtoTime(node.power_since()) : clock_.Now();
       if (node.state() == v1::NODE_STATE_POWERING_DOWN) suspend_again_.insert(node.info().name());
       continue;
     }
@@ -131,7 +130,9 @@ absl::Status SchedulerCore::CheckStrictHonoured(const v1::JobSpec& spec) const {
   if (r.nodes() <= 1 && r.gpus() <= cluster_.LargestNodeGpus()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
       "topology: strict asks for the best links a gang over several nodes can get, but this daemon's placement "
-      "policy \"", policy_->name(), "\" does not weigh links; submit with --topology prefer or any (or run the "
+      "policy \"",
+      policy_->name(),
+      "\" does not weigh links; submit with --topology prefer or any (or run the "
       "daemon with --placement-policy topology)"));
 }
 
@@ -358,8 +359,7 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   if (new_calibration) JudgeCalibration(name, fx);
   if (registration.probe_pending()) {
     SetProbeDrain(name, v1::DRAIN_KIND_LINK_PROBE,
-                  absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"),
-                  fx);
+                  absl::StrCat(kProbeDrainPrefix, "measuring links (the agent calibrates them as it starts)"), fx);
   }
 
   std::set<uint64_t> reported;
@@ -448,8 +448,8 @@ void SchedulerCore::CheckNodeLiveness(absl::Time now, Effects& fx) {
     }
   }
   for (const auto& [name, silent] : going_down) {
-    const std::string why =
-        absl::StrCat("node ", name, " is down: silent for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))));
+    const std::string why = absl::StrCat("node ", name, " is down: silent for ",
+                                         absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))));
     cluster_.SetState(name, v1::NODE_STATE_DOWN, why);
     FailJobsOn(name, why, fx);
     WriteNode(name, fx);
@@ -528,14 +528,13 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     case v1::JobUpdate::KIND_PREFLIGHT_FAILED:
       // The node, not the job, is at fault: it takes no more work, and the
       // job goes back to the queue (ShouldRequeue) to be placed elsewhere.
-      SetProbeDrain(node, v1::DRAIN_KIND_PREFLIGHT, absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", message),
-                    fx);
+      SetProbeDrain(node, v1::DRAIN_KIND_PREFLIGHT,
+                    absl::StrCat(kPreflightDrainPrefix, "job ", a.job.id(), ": ", message), fx);
       for (auto& part : *a.job.mutable_allocation()->mutable_nodes()) {
         if (part.node() == node) part.set_preflight_busbw_gbps(update.preflight_busbw_gbps());
       }
       if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) a.job.set_stop_cause(v1::STOP_CAUSE_PREFLIGHT_FAILED);
-      NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", message),
-                 v1::JOB_STATE_NODE_FAIL, fx);
+      NodeExited(a, node, -1, absl::StrCat(kPreflightFailedPrefix, node, ": ", message), v1::JOB_STATE_NODE_FAIL, fx);
       break;
     case v1::JobUpdate::KIND_EXITED:
       if (update.fenced()) {
@@ -545,13 +544,12 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
                    v1::JOB_STATE_NODE_FAIL, fx);
         break;
       }
-      NodeExited(a, node, update.exit_code(),
-                 update.exit_code() == 0 ? ""
-                                         : absl::StrCat("a process on ", node, " exited with code ", update.exit_code()),
-                 v1::JOB_STATE_FAILED, fx);
+      NodeExited(
+          a, node, update.exit_code(),
+          update.exit_code() == 0 ? "" : absl::StrCat("a process on ", node, " exited with code ", update.exit_code()),
+          v1::JOB_STATE_FAILED, fx);
       break;
-    default:
-      break;
+    default: break;
   }
 }
 
@@ -643,9 +641,7 @@ void SchedulerCore::Tick(Effects& fx) {
   }
 }
 
-PassPlan SchedulerCore::PlanPass() {
-  return PlanFor(RankPending(), /*keep_starts=*/false);
-}
+PassPlan SchedulerCore::PlanPass() { return PlanFor(RankPending(), /*keep_starts=*/false); }
 
 void SchedulerCore::Schedule(Effects& fx) {
   if (options_.share_packing == SharePacking::kFgd) {
@@ -745,14 +741,13 @@ void SchedulerCore::Start(ActiveJob& a, Effects& fx) {
     for (const v1::MigSlice& mig : part.mig_slices()) {
       slices.push_back(absl::StrCat(mig.profile(), " on GPU ", mig.gpu_index(), " (MIG device ", mig.mig_index(), ")"));
     }
-    where.push_back(absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "",
-                                 absl::StrJoin(part.gpu_indices(), ","),
-                                 slices.empty() ? "" : absl::StrCat(" MIG ", absl::StrJoin(slices, ", ")),
-                                 part.gpu_share_milli() > 0
-                                     ? absl::StrCat(" (", part.gpu_share_milli() / 10.0, "% and ",
-                                                    part.gpu_mem_limit_mb(), " MB of each, ",
-                                                    ShareModeName(part.gpu_share_mode()), ")")
-                                     : ""));
+    where.push_back(
+        absl::StrCat(part.node(), part.gpu_indices_size() > 0 ? " GPUs " : "", absl::StrJoin(part.gpu_indices(), ","),
+                     slices.empty() ? "" : absl::StrCat(" MIG ", absl::StrJoin(slices, ", ")),
+                     part.gpu_share_milli() > 0
+                         ? absl::StrCat(" (", part.gpu_share_milli() / 10.0, "% and ", part.gpu_mem_limit_mb(),
+                                        " MB of each, ", ShareModeName(part.gpu_share_mode()), ")")
+                         : ""));
     NoteUsage(part.node(), fx);
   }
   Transition(a, v1::JOB_STATE_STARTING, absl::StrCat("placed on ", absl::StrJoin(where, "; ")), fx);

@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/net/network_topology_conf.h"
 #include "daemon/core/backfill.h"
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/effects.h"
@@ -32,7 +33,6 @@
 #include "daemon/core/queue/priority.h"
 #include "daemon/core/queue/queue_policy.h"
 #include "daemon/core/queue/runtime_history.h"
-#include "common/net/network_topology_conf.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::core {
@@ -43,8 +43,8 @@ struct CoreOptions {
   // without it, and launches say so (LaunchJob.root_allowed), so that the
   // agent holds to it by uid too.
   bool allow_root_jobs = false;
-  int master_port_base = 20000;                   // MASTER_PORT = base + id % span
-  int master_port_span = 10000;                   // stays below Linux's ephemeral range
+  int master_port_base = 20000;  // MASTER_PORT = base + id % span
+  int master_port_span = 10000;  // stays below Linux's ephemeral range
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
   // jobs further back keep their last reason until they come within reach.
   size_t queue_depth = 500;
@@ -254,8 +254,8 @@ class SchedulerCore {
   v1::DaemonMessage KillMessage(uint64_t job_id, int32_t attempt, const std::string& reason,
                                 std::optional<StopNotice> notice = std::nullopt) const;
   // `stop_as` is the end state if this exit is the first sign of trouble.
-  void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why,
-                  v1::JobState stop_as, Effects& fx);
+  void NodeExited(ActiveJob& a, const std::string& node, int exit_code, const std::string& why, v1::JobState stop_as,
+                  Effects& fx);
   void Finish(ActiveJob& a, Effects& fx);  // releases and forgets the job, or requeues it
   // Ends a job that never started (cancelled, or a dependency never met).
   v1::Job EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
@@ -269,15 +269,13 @@ class SchedulerCore {
   static bool StoppedByPreflightBeforeStart(const ActiveJob& a);
   void Requeue(ActiveJob& a, Effects& fx);
   std::vector<uint64_t> ActiveArrayTasks(uint64_t array_id) const;
-  absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id,
-                                      const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
+  absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id, const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
   // The earlier submit a retried request id names, or nullopt.
   std::optional<SubmitOutcome> Retried(const std::string& client_request_id) const;
   // Checks a spec and fills in its defaults, as for a submit.
   absl::Status Admit(v1::JobSpec& spec) const;
   // Queues an admitted spec as a new pending job; its id.
-  uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
-                   Effects& fx);
+  uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task, Effects& fx);
   // Hands the fair-share usage over to be kept (Effects::fair_share), at
   // most every kFairSharePersistEvery.
   void KeepFairShare(Effects& fx);
@@ -320,8 +318,8 @@ class SchedulerCore {
   // Spot nodes whose interruption deadline passed are taken back.
   void CheckReclaims(absl::Time now, Effects& fx);
   // Powers `nodes` of pool `p` down with its suspend program.
-  void RequestSuspend(int p, const std::vector<std::string>& nodes, const std::function<std::string(const std::string&)>& why,
-                      Effects& fx);
+  void RequestSuspend(int p, const std::vector<std::string>& nodes,
+                      const std::function<std::string(const std::string&)>& why, Effects& fx);
   void SetPowerState(const std::string& node, v1::NodeState state, const std::string& reason, Effects& fx);
   // Notes that `node` goes from its current state to `to` (Effects::power_transitions).
   void NotePowerTransition(const std::string& node, v1::NodeState to, const std::string& reason, Effects& fx) const;
@@ -357,7 +355,7 @@ class SchedulerCore {
   uint64_t next_job_id_ = 1;
   std::map<uint64_t, ActiveJob> active_;
   std::map<QueueKey, ActiveJob*> pending_;  // into active_, whose nodes do not move
-  std::set<uint64_t> placed_;  // starting or running
+  std::set<uint64_t> placed_;               // starting or running
   absl::flat_hash_map<std::string, uint64_t> request_ids_;
   std::map<std::string, absl::Time> last_seen_;
   FairShare fair_share_;
@@ -369,8 +367,8 @@ class SchedulerCore {
   // How many tasks each array submitted here, or unfinished at the restart,
   // has: a dependency on an array's id is on all of them.
   absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
-  std::map<uint64_t, std::vector<uint64_t>> preempting_;                 // job -> gangs stopped for it
-  absl::flat_hash_map<uint64_t, v1::JobState> ended_;                    // how finished jobs ended
+  std::map<uint64_t, std::vector<uint64_t>> preempting_;  // job -> gangs stopped for it
+  absl::flat_hash_map<uint64_t, v1::JobState> ended_;     // how finished jobs ended
   // Elastic pools: each pool node's pool (index into options_.pools), since
   // when a node is in its power state, since when an up pool node has had no
   // job, and each pool's resumes and suspends of the last minute (rates).

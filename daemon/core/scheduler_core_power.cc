@@ -35,10 +35,8 @@ bool MoreNodesWouldHelp(WaitCause cause) {
     case WaitCause::kDependency:
     case WaitCause::kQueueLimit:
     case WaitCause::kPreempting:
-    case WaitCause::kInternalError:
-      return false;
-    default:
-      return true;
+    case WaitCause::kInternalError: return false;
+    default: return true;
   }
 }
 
@@ -222,8 +220,13 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
 void SchedulerCore::RequestSuspend(int p, const std::vector<std::string>& nodes,
                                    const std::function<std::string(const std::string&)>& why, Effects& fx) {
   const PoolSpec& pool = options_.pools[p];
-  PowerRequest request{PowerRequest::Kind::kSuspend, next_power_request_++, pool.name, pool.suspend_program,
-                       pool.suspend_timeout, {}, {}};
+  PowerRequest request{PowerRequest::Kind::kSuspend,
+                       next_power_request_++,
+                       pool.name,
+                       pool.suspend_program,
+                       pool.suspend_timeout,
+                       {},
+                       {}};
   for (const std::string& name : nodes) {
     SetPowerState(name, v1::NODE_STATE_POWERING_DOWN, why(name), fx);
     suspended_[p].push_back(clock_.Now());
@@ -240,8 +243,7 @@ void SchedulerCore::PowerProgramEnded(const PowerRequest& request, const absl::S
     auto current = power_request_of_.find(name);
     if (slot == nullptr || current == power_request_of_.end() || current->second != request.id) continue;
     if (resume && slot->state == v1::NODE_STATE_POWERING_UP && !outcome.ok()) {
-      SetPowerState(name, v1::NODE_STATE_POWERED_DOWN,
-                    absl::StrCat("resume failed: ", outcome.message()), fx);
+      SetPowerState(name, v1::NODE_STATE_POWERED_DOWN, absl::StrCat("resume failed: ", outcome.message()), fx);
     } else if (!resume && slot->state == v1::NODE_STATE_POWERING_DOWN) {
       if (outcome.ok()) {
         SetPowerState(name, v1::NODE_STATE_POWERED_DOWN,
@@ -249,8 +251,7 @@ void SchedulerCore::PowerProgramEnded(const PowerRequest& request, const absl::S
         last_seen_.erase(name);
       } else {
         // It may still run: it takes work again once its agent is heard.
-        SetPowerState(name, v1::NODE_STATE_NOT_RESPONDING,
-                      absl::StrCat("suspend failed: ", outcome.message()), fx);
+        SetPowerState(name, v1::NODE_STATE_NOT_RESPONDING, absl::StrCat("suspend failed: ", outcome.message()), fx);
         last_seen_[name] = clock_.Now();
       }
     }
@@ -273,7 +274,6 @@ void SchedulerCore::CheckBoots(absl::Time now, Effects& fx) {
                   fx);
   }
 }
-
 
 std::vector<v1::PoolStatus> SchedulerCore::Pools() const {
   const absl::Time now = clock_.Now();

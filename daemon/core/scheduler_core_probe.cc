@@ -2,8 +2,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_states.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "daemon/core/scheduler_core.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace gpusched::core {
 
@@ -23,8 +23,8 @@ absl::StatusOr<v1::Node> SchedulerCore::ProbeNode(const std::string& node, Effec
   v1::DaemonMessage msg;
   msg.mutable_probe()->set_reason("asked by an operator (gpusched nodes probe)");
   fx.agent_commands.push_back({node, std::move(msg)});
-  SetProbeDrain(node, v1::DRAIN_KIND_LINK_PROBE, absl::StrCat(kProbeDrainPrefix, "measuring links (gpusched nodes probe)"),
-                fx);
+  SetProbeDrain(node, v1::DRAIN_KIND_LINK_PROBE,
+                absl::StrCat(kProbeDrainPrefix, "measuring links (gpusched nodes probe)"), fx);
   return NodeView(*cluster_.Find(node));
 }
 
@@ -49,8 +49,7 @@ void SchedulerCore::JudgeCalibration(const std::string& node, Effects& fx) {
   SetProbeDrain(node, v1::DRAIN_KIND_LINK_PROBE, failure.empty() ? "" : absl::StrCat(kProbeDrainPrefix, failure), fx);
 }
 
-void SchedulerCore::SetProbeDrain(const std::string& node, v1::DrainKind kind, const std::string& reason,
-                                  Effects& fx) {
+void SchedulerCore::SetProbeDrain(const std::string& node, v1::DrainKind kind, const std::string& reason, Effects& fx) {
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr) return;
   // Someone else's drain (an operator's, a spot interruption's) outlives any measurement.

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/match.h"
-#include "common/gpu_fraction.h"
 #include "absl/strings/str_cat.h"
+#include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
 #include "daemon/core/scheduler_core.h"
@@ -27,8 +27,8 @@ absl::StatusOr<SchedulerCore::ActiveJob*> SchedulerCore::PendingJob(uint64_t job
     return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
   }
   if (it->second.job.state() != v1::JOB_STATE_PENDING) {
-    return absl::FailedPreconditionError(absl::StrCat("job ", job_id, " is ",
-                                                      v1::JobState_Name(it->second.job.state()), ", not pending"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(it->second.job.state()), ", not pending"));
   }
   return &it->second;
 }
@@ -59,14 +59,14 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
   switch (a.job.stopping_as()) {
     case v1::JOB_STATE_PREEMPTED: {
       // Its node was taken back, not its GPUs given to a higher tier.
-      if (a.job.stop_cause() == v1::STOP_CAUSE_SPOT_INTERRUPTION) return options_.queues.RequeuesOnNodeFail(a.job.spec());
+      if (a.job.stop_cause() == v1::STOP_CAUSE_SPOT_INTERRUPTION)
+        return options_.queues.RequeuesOnNodeFail(a.job.spec());
       const QueueSpec* queue = options_.queues.Find(a.job.spec().queue());
       return queue == nullptr || queue->preempt_mode == PreemptMode::kRequeue;
     }
     case v1::JOB_STATE_NODE_FAIL:
       return options_.queues.RequeuesOnNodeFail(a.job.spec()) || StoppedByPreflightBeforeStart(a);
-    default:
-      return false;
+    default: return false;
   }
 }
 
@@ -184,7 +184,8 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   scores_.reserve(pending_.size());
   for (const auto& [key, a] : pending_) {
     const v1::JobSpec& spec = a->job.spec();
-    auto [it, fresh] = fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
+    auto [it, fresh] =
+        fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
     if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
     const RuntimeEstimate estimate = runtime_history_.Estimate(spec);
     const absl::Duration expected = EndForecast::Run(spec, estimate);

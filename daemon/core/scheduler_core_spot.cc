@@ -20,8 +20,8 @@ absl::Duration KillMargin(absl::Duration notice) { return std::min(notice / 10, 
 absl::StatusOr<v1::Node> SchedulerCore::InterruptNode(const std::string& node, absl::Duration notice,
                                                       const std::string& reason, Effects& fx) {
   if (notice < absl::ZeroDuration() || notice > kMaxInterruptNotice) {
-    return absl::InvalidArgumentError(absl::StrCat("notice_s: ", absl::ToInt64Seconds(notice),
-                                                   " is outside 0 to ", absl::ToInt64Seconds(kMaxInterruptNotice)));
+    return absl::InvalidArgumentError(absl::StrCat("notice_s: ", absl::ToInt64Seconds(notice), " is outside 0 to ",
+                                                   absl::ToInt64Seconds(kMaxInterruptNotice)));
   }
   if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes / 2); !s.ok()) return s;
   const NodeSlot* slot = cluster_.Find(node);
@@ -81,7 +81,8 @@ void SchedulerCore::CheckReclaims(absl::Time now, Effects& fx) {
       // Idle since its jobs left, it was suspended already.
       WriteNode(name, fx);
     } else if (options_.pools[p->second].may_suspend()) {
-      RequestSuspend(p->second, {name}, [&](const std::string&) { return absl::StrCat("powering down: ", why); }, fx);
+      RequestSuspend(
+          p->second, {name}, [&](const std::string&) { return absl::StrCat("powering down: ", why); }, fx);
     } else {
       SetPowerState(name, v1::NODE_STATE_POWERED_DOWN, why, fx);
       last_seen_.erase(name);

@@ -1,6 +1,5 @@
 #include "daemon/core/wait_or_spread.h"
 
-
 namespace gpusched::core {
 
 std::optional<BetterPlacement> BetterByWaiting(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,

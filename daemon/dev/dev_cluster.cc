@@ -12,18 +12,32 @@ std::vector<DevNode> DefaultDevNodes() {
   const std::string hgx = "hgx-h200-8gpu-12nic.txt";
   const std::string pcie = "pcie-8x-rtx4090.txt";
   return {
-      {"hgx-h200-01", EmbeddedTopology(hgx), hgx, 8, "NVIDIA H200", 143771, 224, 2063937,
+      {"hgx-h200-01",
+       EmbeddedTopology(hgx),
+       hgx,
+       8,
+       "NVIDIA H200",
+       143771,
+       224,
+       2063937,
        {{"rack", "r01"}, {"leaf", "leaf-01"}, {"spine", "spine-01"}}},
       // Its GPUs are time-sliced, so that `gpusched submit --gpu-share 30%`
       // has somewhere to go.
-      {"pcie-4090-01", EmbeddedTopology(pcie), pcie, 8, "NVIDIA GeForce RTX 4090", 24564, 224, 1031560,
-       {{"rack", "r02"}, {"leaf", "leaf-02"}, {"spine", "spine-01"}}, v1::GPU_SHARE_MODE_TIMESLICE},
+      {"pcie-4090-01",
+       EmbeddedTopology(pcie),
+       pcie,
+       8,
+       "NVIDIA GeForce RTX 4090",
+       24564,
+       224,
+       1031560,
+       {{"rack", "r02"}, {"leaf", "leaf-02"}, {"spine", "spine-01"}},
+       v1::GPU_SHARE_MODE_TIMESLICE},
   };
 }
 
 absl::StatusOr<std::unique_ptr<DevCluster>> DevCluster::Start(const server::DaemonOptions& daemon_options,
-                                                              const std::vector<DevNode>& nodes,
-                                                              const Clock& clock,
+                                                              const std::vector<DevNode>& nodes, const Clock& clock,
                                                               const agent::ContainerSettings& containers) {
   std::unique_ptr<DevCluster> cluster(new DevCluster());
   auto daemon = server::Daemon::Start(daemon_options, clock);
@@ -69,8 +83,8 @@ absl::Status DevCluster::WaitForAgents(absl::Duration timeout) {
     }
     if (missing.empty()) return absl::OkStatus();
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("agents did not register within ", absl::FormatDuration(timeout), ": ", absl::StrJoin(missing, ", ")));
+      return absl::DeadlineExceededError(absl::StrCat("agents did not register within ", absl::FormatDuration(timeout),
+                                                      ": ", absl::StrJoin(missing, ", ")));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -123,8 +123,8 @@ void JobMetrics::Update(const v1::Job& job) {
   }
   // The core sets start_time when every rank runs, as Slurm's start does. A
   // job that started and ended between two versions (a batch) ran too.
-  const bool ran_now = job.state() == v1::JOB_STATE_RUNNING ||
-                       (IsTerminal(job.state()) && before == v1::JOB_STATE_STARTING);
+  const bool ran_now =
+      job.state() == v1::JOB_STATE_RUNNING || (IsTerminal(job.state()) && before == v1::JOB_STATE_STARTING);
   if (ran_now && before != v1::JOB_STATE_RUNNING && job.has_start_time() && job.has_submit_time()) {
     wait_.Observe(absl::ToDoubleSeconds(FromProtoTime(job.start_time()) - FromProtoTime(job.submit_time())));
   }

@@ -7,8 +7,7 @@
 namespace gpusched::metrics {
 namespace {
 
-constexpr const char* kStateLabels[] = {"up", "not_responding", "down", "powered_down", "powering_up",
-                                        "powering_down"};
+constexpr const char* kStateLabels[] = {"up", "not_responding", "down", "powered_down", "powering_up", "powering_down"};
 constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained", "powered_down"};
 
 }  // namespace
@@ -16,7 +15,8 @@ constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained", "p
 NodeMetrics::NodeMetrics(prometheus::Registry& registry)
     : node_state_(prometheus::BuildGauge()
                       .Name("gpusched_node_state")
-                      .Help("1 for the state each node is in (up, not_responding, down, powered_down, powering_up, powering_down), 0 for the others")
+                      .Help("1 for the state each node is in (up, not_responding, down, powered_down, powering_up, "
+                            "powering_down), 0 for the others")
                       .Register(registry)),
       gpu_part_(prometheus::BuildGauge()
                     .Name("gpusched_gpu_part")
@@ -25,7 +25,9 @@ NodeMetrics::NodeMetrics(prometheus::Registry& registry)
                     .Register(registry)) {
   auto& nodes = prometheus::BuildGauge()
                     .Name("gpusched_nodes")
-                    .Help("Registered nodes by state (up, not_responding, down; powered_down, powering_up, powering_down for pool nodes)")
+                    .Help(
+                        "Registered nodes by state (up, not_responding, down; powered_down, powering_up, powering_down "
+                        "for pool nodes)")
                     .Register(registry);
   for (int i = 0; i < kStates; ++i) nodes_[i] = &nodes.Add({{"state", kStateLabels[i]}});
   auto& gpus = prometheus::BuildGauge()
@@ -40,18 +42,12 @@ NodeMetrics::NodeMetrics(prometheus::Registry& registry)
 
 int NodeMetrics::StateIndex(v1::NodeState state) {
   switch (state) {
-    case v1::NODE_STATE_UP:
-      return 0;
-    case v1::NODE_STATE_NOT_RESPONDING:
-      return 1;
-    case v1::NODE_STATE_POWERED_DOWN:
-      return 3;
-    case v1::NODE_STATE_POWERING_UP:
-      return 4;
-    case v1::NODE_STATE_POWERING_DOWN:
-      return 5;
-    default:
-      return 2;
+    case v1::NODE_STATE_UP: return 0;
+    case v1::NODE_STATE_NOT_RESPONDING: return 1;
+    case v1::NODE_STATE_POWERED_DOWN: return 3;
+    case v1::NODE_STATE_POWERING_UP: return 4;
+    case v1::NODE_STATE_POWERING_DOWN: return 5;
+    default: return 2;
   }
 }
 

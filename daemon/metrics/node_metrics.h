@@ -47,7 +47,7 @@ class NodeMetrics {
   static constexpr int kGpuStates = 5;
   enum GpuState { kAllocated = 0, kFree = 1, kDown = 2, kDrained = 3, kPoweredDown = 4 };
   struct Tracked {
-    int state = -1;                 // index into kStates, -1 before the first update
+    int state = -1;                          // index into kStates, -1 before the first update
     std::array<int64_t, kGpuStates> gpus{};  // by GpuState
     std::array<prometheus::Gauge*, kStates> state_gauges{};
     std::map<core::NodeUsage::PartHolder, prometheus::Gauge*> parts;  // milli left 0 in the key

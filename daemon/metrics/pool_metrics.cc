@@ -5,8 +5,7 @@
 namespace gpusched::metrics {
 namespace {
 
-constexpr const char* kStateLabels[] = {"powered_down", "powering_up", "up", "powering_down", "not_responding",
-                                        "down"};
+constexpr const char* kStateLabels[] = {"powered_down", "powering_up", "up", "powering_down", "not_responding", "down"};
 
 // Cloud GPU nodes boot in one to fifteen minutes; bare metal over IPMI in
 // five to twenty.

@@ -53,7 +53,7 @@ bool HoldsNode(const LoopContext& ctx, const std::string& node, const std::share
 // pass for the connected agent.
 std::string Shown(const std::string& instance) {
   if (instance.empty()) return "without an instance token";
-  return absl::StrCat("#", absl::Hex(std::hash<std::string>{}(instance) & 0xffffffff, absl::kZeroPad8));
+  return absl::StrCat("#", absl::Hex(std::hash<std::string>{}(instance)&0xffffffff, absl::kZeroPad8));
 }
 
 }  // namespace
@@ -61,7 +61,9 @@ std::string Shown(const std::string& instance) {
 AgentStream::AgentStream(SchedulerLoop& loop, SessionRelay& sessions, std::string peer, Caller caller)
     : loop_(loop),
       sessions_(sessions),
-      peer_(std::move(peer)), caller_(std::move(caller)), channel_(std::make_shared<Channel>(this)) {
+      peer_(std::move(peer)),
+      caller_(std::move(caller)),
+      channel_(std::make_shared<Channel>(this)) {
   StartRead(&in_);
 }
 
@@ -83,22 +85,20 @@ absl::Status AgentStream::MayRegisterAs(const std::string& name) const {
       if (caller_.node == name) return absl::OkStatus();
       return absl::PermissionDeniedError(
           absl::StrCat("this agent's certificate is for node ", caller_.node, ", not ", name));
-    case CallerProof::kTrustedTcp:
-      return absl::OkStatus();
+    case CallerProof::kTrustedTcp: return absl::OkStatus();
     case CallerProof::kUnixSocket:
       if (caller_.uid == 0) return absl::OkStatus();
       return absl::PermissionDeniedError(
           absl::StrCat(caller_.Describe(), " may not register a node: only root on this host may"));
     case CallerProof::kUserCertificate:
       return absl::PermissionDeniedError(absl::StrCat(
-          "a user's certificate (", caller_.user, ") cannot register a node: agents need a node certificate (CN=",
-          kNodeCertificatePrefix, name, ")"));
-    case CallerProof::kNone:
-      break;
+          "a user's certificate (", caller_.user,
+          ") cannot register a node: agents need a node certificate (CN=", kNodeCertificatePrefix, name, ")"));
+    case CallerProof::kNone: break;
   }
-  return absl::UnauthenticatedError(absl::StrCat(
-      "registering node ", name, " needs a client certificate with CN=", kNodeCertificatePrefix, name,
-      " signed by the daemon's tls_client_ca (or allow_unauthenticated_tcp on a single-user setup)"));
+  return absl::UnauthenticatedError(
+      absl::StrCat("registering node ", name, " needs a client certificate with CN=", kNodeCertificatePrefix, name,
+                   " signed by the daemon's tls_client_ca (or allow_unauthenticated_tcp on a single-user setup)"));
 }
 
 void AgentStream::Refuse(const absl::Status& why) {

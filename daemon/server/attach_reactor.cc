@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/job_states.h"
 #include "common/io/logging/logging.h"
+#include "common/job_states.h"
 #include "daemon/server/grpc_status.h"
 
 namespace gpusched::server {
@@ -79,8 +79,8 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       for (const v1::NodeAllocation& part : job->allocation().nodes()) nodes.push_back(part.node());
       if (std::find(nodes.begin(), nodes.end(), start.node()) == nodes.end()) {
         return refuse(grpc::StatusCode::INVALID_ARGUMENT,
-                      absl::StrCat("job ", id, " has no part on ", start.node(), " (its nodes: ",
-                                   absl::StrJoin(nodes, ", "), ")"));
+                      absl::StrCat("job ", id, " has no part on ", start.node(),
+                                   " (its nodes: ", absl::StrJoin(nodes, ", "), ")"));
       }
       node = start.node();
     }
@@ -133,20 +133,11 @@ void AttachReactor::Forward(const v1::AttachRequest& request) {
   input.set_session_id(session_id_);
   input.set_job_id(job_id_);
   switch (request.kind_case()) {
-    case v1::AttachRequest::kStdin:
-      input.set_stdin(request.stdin());
-      break;
-    case v1::AttachRequest::kStdinClosed:
-      input.set_stdin_closed(true);
-      break;
-    case v1::AttachRequest::kResize:
-      *input.mutable_resize() = request.resize();
-      break;
-    case v1::AttachRequest::kSignal:
-      input.set_signal(request.signal());
-      break;
-    default:
-      return;
+    case v1::AttachRequest::kStdin: input.set_stdin(request.stdin()); break;
+    case v1::AttachRequest::kStdinClosed: input.set_stdin_closed(true); break;
+    case v1::AttachRequest::kResize: *input.mutable_resize() = request.resize(); break;
+    case v1::AttachRequest::kSignal: input.set_signal(request.signal()); break;
+    default: return;
   }
   channel_->Send(message);
 }
@@ -156,12 +147,8 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
   if (exited_ || finishing_) return;
   v1::AttachResponse response;
   switch (output.kind_case()) {
-    case v1::SessionOutput::kStdout:
-      response.set_stdout(output.stdout());
-      break;
-    case v1::SessionOutput::kStderr:
-      response.set_stderr(output.stderr());
-      break;
+    case v1::SessionOutput::kStdout: response.set_stdout(output.stdout()); break;
+    case v1::SessionOutput::kStderr: response.set_stderr(output.stderr()); break;
     case v1::SessionOutput::kExit:
       *response.mutable_exit() = output.exit();
       exited_ = true;
@@ -170,8 +157,7 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
                                    output.exit().message().empty() ? "" : ": ", output.exit().message()));
       }
       break;
-    default:
-      return;
+    default: return;
   }
   QueueLocked(std::move(response));
 }
@@ -186,9 +172,9 @@ void AttachReactor::ClientGone() {
     channel_->Send(message);
     exited_ = true;
     if (ends_job_) {
-      CancelJobOnce(client_done_ ? absl::StrCat("its interactive session ended (exit code ",
-                                                client_done_->exit_code(), ")")
-                                 : std::string("its interactive session's client went away"));
+      CancelJobOnce(client_done_
+                        ? absl::StrCat("its interactive session ended (exit code ", client_done_->exit_code(), ")")
+                        : std::string("its interactive session's client went away"));
     }
   }
   // Its exit, if one is still on the way, has no one to go to.

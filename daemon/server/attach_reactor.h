@@ -51,18 +51,18 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   v1::AttachRequest in_;
 
   std::mutex mu_;
-  bool begun_ = false;          // the start was read
-  uint64_t session_id_ = 0;     // 0 until the agent was asked to start it
+  bool begun_ = false;       // the start was read
+  uint64_t session_id_ = 0;  // 0 until the agent was asked to start it
   uint64_t job_id_ = 0;
   bool ends_job_ = false;
   std::optional<v1::SessionExit> client_done_;  // a holding session's client said it is done
   bool job_cancelled_ = false;
-  bool exited_ = false;         // the exit was queued for the client
+  bool exited_ = false;  // the exit was queued for the client
   std::shared_ptr<AgentChannel> channel_;
   std::deque<v1::AttachRequest> early_;  // input read before the session was set up
   std::deque<v1::AttachResponse> out_;
   bool writing_ = false;
-  bool finishing_ = false;      // Finish asked for; called once the queue is out
+  bool finishing_ = false;  // Finish asked for; called once the queue is out
   bool finish_called_ = false;
   grpc::Status final_status_;
   int refs_ = 1;

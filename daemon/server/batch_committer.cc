@@ -3,9 +3,8 @@
 #include <chrono>
 
 #include "absl/time/clock.h"
-
-#include "common/job_states.h"
 #include "common/io/logging/logging.h"
+#include "common/job_states.h"
 
 namespace gpusched::server {
 namespace {
@@ -139,7 +138,8 @@ void BatchCommitter::Release(std::vector<CommittedBatch>& group) {
     }
     for (const auto& [name, node] : batch.nodes) {
       log->info("node={} state={} drained={} reason=\"{}\"", name, std::string(NodeStateName(node.state())),
-                node.drain_reason().empty() ? "no" : "yes", node.drain_reason().empty() ? node.reason() : node.drain_reason());
+                node.drain_reason().empty() ? "no" : "yes",
+                node.drain_reason().empty() ? node.reason() : node.drain_reason());
     }
   }
   for (const CommittedBatch& batch : group) {

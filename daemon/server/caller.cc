@@ -10,16 +10,12 @@ namespace gpusched::server {
 
 std::string Caller::Describe() const {
   switch (proof) {
-    case CallerProof::kUnixSocket:
-      return absl::StrCat(user, " (uid ", uid, ", Unix socket)");
-    case CallerProof::kUserCertificate:
-      return absl::StrCat(user, " (client certificate)");
-    case CallerProof::kNodeCertificate:
-      return absl::StrCat("node ", node, " (node certificate)");
+    case CallerProof::kUnixSocket: return absl::StrCat(user, " (uid ", uid, ", Unix socket)");
+    case CallerProof::kUserCertificate: return absl::StrCat(user, " (client certificate)");
+    case CallerProof::kNodeCertificate: return absl::StrCat("node ", node, " (node certificate)");
     case CallerProof::kTrustedTcp:
       return absl::StrCat(user, " (unauthenticated TCP, trusted by allow_unauthenticated_tcp)");
-    case CallerProof::kNone:
-      break;
+    case CallerProof::kNone: break;
   }
   return "an unauthenticated caller";
 }
@@ -27,8 +23,7 @@ std::string Caller::Describe() const {
 Caller IdentifyCaller(const CallerPolicy& policy, absl::string_view grpc_peer,
                       const std::optional<std::string>& certificate_cn) {
   Caller caller;
-  if (std::optional<LocalCaller> local =
-          policy.local == nullptr ? std::nullopt : policy.local->Find(grpc_peer)) {
+  if (std::optional<LocalCaller> local = policy.local == nullptr ? std::nullopt : policy.local->Find(grpc_peer)) {
     caller.proof = CallerProof::kUnixSocket;
     caller.user = local->user;
     caller.uid = local->uid;
@@ -68,8 +63,8 @@ Caller IdentifyCaller(const CallerPolicy& policy, const grpc::ServerContextBase&
 absl::Status RequireUser(const Caller& caller) {
   if (caller.is_user()) return absl::OkStatus();
   if (caller.proof == CallerProof::kNodeCertificate) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "node ", caller.node, "'s certificate is for its agent, not for users: use a user's certificate"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("node ", caller.node, "'s certificate is for its agent, not for users: use a user's certificate"));
   }
   return absl::UnauthenticatedError(
       "this daemon does not take unauthenticated callers: use its Unix socket on this host, or a client "

@@ -10,18 +10,18 @@
 #include "absl/strings/str_split.h"
 #include "common/io/logging/logging.h"
 #include "common/io/metrics/metrics_endpoint.h"
-#include "common/proto_time.h"
 #include "common/io/tls/grpc_credentials.h"
+#include "common/proto_time.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_gateway_service.h"
-#include "daemon/server/session_relay.h"
 #include "daemon/server/batch_committer.h"
-#include "daemon/server/undecodable_request.h"
 #include "daemon/server/job_event_hub.h"
+#include "daemon/server/local_callers.h"
 #include "daemon/server/read_pool.h"
 #include "daemon/server/scheduler_loop.h"
-#include "daemon/server/local_callers.h"
 #include "daemon/server/scheduler_service.h"
+#include "daemon/server/session_relay.h"
+#include "daemon/server/undecodable_request.h"
 #include "daemon/server/unix_listener.h"
 #include "daemon/store/sqlite_job_store.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -123,9 +123,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
                        // Unauthenticated TCP callers act as the daemon's own user.
                        options.allow_unauthenticated_tcp ? UserName(geteuid()) : ""};
   d->sessions_ = std::make_unique<SessionRelay>();
-  d->scheduler_service_ = std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, *d->sessions_,
-                                                             d->store_health_, d->metrics_.get(), callers,
-                                                             options.core.allow_root_jobs);
+  d->scheduler_service_ =
+      std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, *d->sessions_, d->store_health_,
+                                         d->metrics_.get(), callers, options.core.allow_root_jobs);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, *d->sessions_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up

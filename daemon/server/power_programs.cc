@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/io/logging/logging.h"
-#include "common/net/hostlist.h"
 #include "common/io/process/run_program.h"
+#include "common/net/hostlist.h"
 
 namespace gpusched::server {
 namespace {

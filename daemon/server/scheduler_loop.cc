@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
-#include "common/job_states.h"
 #include "common/io/logging/logging.h"
+#include "common/job_states.h"
 
 namespace gpusched::server {
 
@@ -14,7 +14,9 @@ SchedulerLoop::SchedulerLoop(const Clock& clock, core::SchedulerCore& core, Batc
 
 SchedulerLoop::~SchedulerLoop() { Stop(); }
 
-void SchedulerLoop::Start() { thread_ = std::thread([this] { Run(); }); }
+void SchedulerLoop::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void SchedulerLoop::Stop() {
   {
@@ -40,7 +42,8 @@ void SchedulerLoop::Run() {
     bool stop = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      const auto wait = std::chrono::nanoseconds(absl::ToInt64Nanoseconds(std::max(next_tick - clock_.Now(), absl::ZeroDuration())));
+      const auto wait =
+          std::chrono::nanoseconds(absl::ToInt64Nanoseconds(std::max(next_tick - clock_.Now(), absl::ZeroDuration())));
       wake_.wait_for(lock, wait, [this] { return !queue_.empty() || stopping_; });
       commands.swap(queue_);
       stop = stopping_;
@@ -94,9 +97,10 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
                                                                       const CommittedBatch&) {
       if (durable.ok() && power_programs_ != nullptr) return power_programs_->Run(request);
       // Not run: the nodes go back to where they were, with the reason.
-      const absl::Status why = durable.ok() ? absl::FailedPreconditionError("no program runner in this daemon")
-                                            : absl::UnavailableError(absl::StrCat(
-                                                  "not run: the state could not be saved (", durable.message(), ")"));
+      const absl::Status why =
+          durable.ok()
+              ? absl::FailedPreconditionError("no program runner in this daemon")
+              : absl::UnavailableError(absl::StrCat("not run: the state could not be saved (", durable.message(), ")"));
       Post([request, why](LoopContext& loop) { loop.core.PowerProgramEnded(request, why, loop.fx); });
     });
   }

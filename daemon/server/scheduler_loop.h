@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "daemon/server/store_health.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "daemon/core/scheduler_core.h"
@@ -21,6 +20,7 @@
 #include "daemon/server/batch_committer.h"
 #include "daemon/server/power_programs.h"
 #include "daemon/server/priority_board.h"
+#include "daemon/server/store_health.h"
 
 namespace gpusched::server {
 

@@ -1,13 +1,12 @@
 #include "daemon/server/scheduler_service.h"
 
-#include "daemon/server/attach_reactor.h"
-
 #include <chrono>
 #include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/job_states.h"
+#include "daemon/server/attach_reactor.h"
 #include "daemon/server/grpc_status.h"
 #include "daemon/server/job_privacy.h"
 #include "daemon/server/watch_jobs_reactor.h"
@@ -92,8 +91,8 @@ absl::StatusOr<v1::Job> OnJobOrArray(const Caller& caller, const core::Scheduler
 
 absl::Status CheckAdmin(const Caller& caller, absl::string_view what) {
   if (caller.admin) return absl::OkStatus();
-  return absl::PermissionDeniedError(absl::StrCat("only an admin may ", what, " (", caller.user,
-                                                  " is not one: root or the daemon's `admins`)"));
+  return absl::PermissionDeniedError(
+      absl::StrCat("only an admin may ", what, " (", caller.user, " is not one: root or the daemon's `admins`)"));
 }
 
 // An Attach call refused before it began.
@@ -236,12 +235,12 @@ grpc::ServerUnaryReactor* SchedulerService::ListJobs(grpc::CallbackServerContext
   const int limit = request->page_size() == 0 ? kDefaultPageSize : std::min(request->page_size(), kMaxPageSize);
   uint64_t after_id = 0;
   if (!request->page_token().empty() && !absl::SimpleAtoi(request->page_token(), &after_id)) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 absl::StrCat("page_token: \"", request->page_token(), "\" is not a token we gave out")));
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("page_token: \"", request->page_token(), "\" is not a token we gave out")));
     return reactor;
   }
-  reads_.Post([this, caller, filter = std::move(filter), limit, after_id, response, reactor](
-                  store::JobReader& reader) {
+  reads_.Post([this, caller, filter = std::move(filter), limit, after_id, response, reactor](store::JobReader& reader) {
     auto page = reader.ListJobs(filter, limit, after_id);
     if (!page.ok()) return reactor->Finish(ToGrpcStatus(page.status()));
     // A page of jobs with megabyte scripts would pass the 4 MiB a gRPC
@@ -281,8 +280,9 @@ grpc::ServerUnaryReactor* SchedulerService::CancelJob(grpc::CallbackServerContex
     if (!job.ok() && !absl::IsNotFound(job.status())) return reactor->Finish(ToGrpcStatus(job.status()));
     if (job.ok()) {
       *response->mutable_job() = std::move(*job);
-      loop.after_commit.push_back(
-          [reactor](const absl::Status& committed, const CommittedBatch&) { reactor->Finish(ToGrpcStatus(committed)); });
+      loop.after_commit.push_back([reactor](const absl::Status& committed, const CommittedBatch&) {
+        reactor->Finish(ToGrpcStatus(committed));
+      });
       return;
     }
     // Not active: either it never existed or it has already ended.
@@ -315,8 +315,8 @@ grpc::ServerUnaryReactor* SchedulerService::ListNodes(grpc::CallbackServerContex
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "page_size: must be >= 0"));
     return reactor;
   }
-  const size_t limit = request->page_size() == 0 ? kDefaultNodePageSize
-                                                 : std::min<size_t>(request->page_size(), kMaxNodePageSize);
+  const size_t limit =
+      request->page_size() == 0 ? kDefaultNodePageSize : std::min<size_t>(request->page_size(), kMaxNodePageSize);
   loop_.Post([request, response, reactor, limit](LoopContext& loop) {
     if (!request->node().empty()) {
       if (std::optional<v1::Node> node = loop.core.FindNode(request->node())) *response->add_nodes() = *std::move(node);
@@ -368,8 +368,7 @@ grpc::ServerUnaryReactor* SchedulerService::ProbeNode(grpc::CallbackServerContex
 }
 
 grpc::ServerUnaryReactor* SchedulerService::InterruptNode(grpc::CallbackServerContext* ctx,
-                                                          const v1::InterruptNodeRequest* request,
-                                                          v1::Node* response) {
+                                                          const v1::InterruptNodeRequest* request, v1::Node* response) {
   const Caller caller = CallerOf(ctx);
   return ChangeInLoop<v1::Node>(loop_, store_, ctx, caller, response, [request, caller](LoopContext& loop) {
     if (absl::Status s = CheckAdmin(caller, "interrupt a node"); !s.ok()) return absl::StatusOr<v1::Node>(s);

@@ -1,5 +1,7 @@
 #include "daemon/server/unix_listener.h"
 
+#include <grpcpp/server.h>
+#include <grpcpp/server_posix.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -11,9 +13,6 @@
 #include <cstring>
 #include <vector>
 
-#include <grpcpp/server.h>
-#include <grpcpp/server_posix.h>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/io/logging/logging.h"
@@ -21,7 +20,9 @@
 namespace gpusched::server {
 namespace {
 
-absl::Status Errno(const std::string& what) { return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno))); }
+absl::Status Errno(const std::string& what) {
+  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
 
 // Whether a daemon still answers on the socket file.
 bool Answers(const sockaddr_un& addr) {
@@ -78,7 +79,8 @@ UnixListener::UnixListener(std::string path, int listen_fd, int wake_fd, grpc::S
 
 UnixListener::~UnixListener() {
   const uint64_t one = 1;
-  if (write(wake_fd_, &one, sizeof(one)) < 0) GetLogger("daemon")->warn("unix socket {}: cannot wake the accept loop", path_);
+  if (write(wake_fd_, &one, sizeof(one)) < 0)
+    GetLogger("daemon")->warn("unix socket {}: cannot wake the accept loop", path_);
   thread_.join();
   close(listen_fd_);
   close(wake_fd_);

@@ -146,7 +146,8 @@ absl::Status CheckNetworkNodes(const NetworkTopologyConf& network, const std::se
   auto check = [&](const std::vector<std::string>& nodes, int conf_line, absl::string_view what) -> absl::Status {
     for (const std::string& node : nodes) {
       if (known.contains(node)) continue;
-      return LineError(TomlLineOf(conf_line, tables), absl::StrCat(what, " lists node ", node, ", which no [[nodes]] table defines"));
+      return LineError(TomlLineOf(conf_line, tables),
+                       absl::StrCat(what, " lists node ", node, ", which no [[nodes]] table defines"));
     }
     return absl::OkStatus();
   };
@@ -172,13 +173,13 @@ absl::StatusOr<std::vector<SpecElement>> ElementsInFileOrder(const TomlValue& ro
   std::vector<SpecElement> elements;
   for (const TomlMember& member : root.members) {
     if (member.key == "name") continue;
-    const bool known = member.key == "node_type" || member.key == "nodes" || member.key == "switch" ||
-                       member.key == "nvlink_domain";
+    const bool known =
+        member.key == "node_type" || member.key == "nodes" || member.key == "switch" || member.key == "nvlink_domain";
     if (member.value.is_array_of_tables()) {
       if (!known) {
-        top.Error(member.value.items.front().line,
-                  absl::StrCat("unknown table [[", member.key,
-                               "]] (expected node_type, nodes, switch or nvlink_domain)"));
+        top.Error(
+            member.value.items.front().line,
+            absl::StrCat("unknown table [[", member.key, "]] (expected node_type, nodes, switch or nvlink_domain)"));
       }
       for (const TomlValue& item : member.value.items) elements.push_back({member.key, &item});
     } else if (member.value.type == config::TomlType::kTable) {
@@ -215,8 +216,8 @@ absl::StatusOr<ClusterSpec> ParseClusterSpec(absl::string_view text) {
       auto type = ReadNodeType(*table);
       if (!type.ok()) return type.status();
       if (auto [it, fresh] = type_lines.emplace(type->name, table->line); !fresh) {
-        return LineError(table->line, absl::StrCat("node_type ", type->name, " is defined twice (first on line ",
-                                                   it->second, ")"));
+        return LineError(table->line,
+                         absl::StrCat("node_type ", type->name, " is defined twice (first on line ", it->second, ")"));
       }
       spec.node_types.push_back(*std::move(type));
     } else if (array == "nodes") {

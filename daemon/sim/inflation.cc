@@ -64,8 +64,7 @@ absl::StatusOr<ShareRequest> InflationExperiment::RequestOf(const OpenbPod& pod)
   return r;
 }
 
-InflationRun InflationExperiment::Sampled(PackingPolicy policy, uint64_t seed,
-                                          const InflationOptions& options) const {
+InflationRun InflationExperiment::Sampled(PackingPolicy policy, uint64_t seed, const InflationOptions& options) const {
   // Which pods arrive does not depend on where they go: draw them first.
   std::mt19937_64 draw(seed);
   absl::flat_hash_map<size_t, int> copies;
@@ -82,8 +81,7 @@ InflationRun InflationExperiment::Sampled(PackingPolicy policy, uint64_t seed,
   return Run(policy, seed, arrivals, options);
 }
 
-absl::StatusOr<InflationRun> InflationExperiment::Replayed(PackingPolicy policy,
-                                                           const std::vector<OpenbPod>& given,
+absl::StatusOr<InflationRun> InflationExperiment::Replayed(PackingPolicy policy, const std::vector<OpenbPod>& given,
                                                            const InflationOptions& options) const {
   std::vector<Arrival> arrivals;
   for (const OpenbPod& pod : given) {

@@ -22,10 +22,10 @@ struct InflationOptions {
 };
 
 struct InflationArrival {
-  int64_t seq = 0;   // 1-based, in arrival order
-  std::string pod;     // unique in the run
-  std::string source;  // the pod list entry whose request it carries
-  int node = -1;     // -1: rejected
+  int64_t seq = 0;        // 1-based, in arrival order
+  std::string pod;        // unique in the run
+  std::string source;     // the pod list entry whose request it carries
+  int node = -1;          // -1: rejected
   std::vector<int> gpus;  // positions on the node
   int gpu_milli = 0;      // taken of each of them
 };

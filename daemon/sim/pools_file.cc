@@ -4,8 +4,8 @@
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
 #include "common/io/config_file/settings_file.h"
-#include "daemon/config/setting_values.h"
 #include "daemon/config/pool_settings.h"
+#include "daemon/config/setting_values.h"
 #include "daemon/core/scheduler_core.h"
 
 namespace gpusched::sim {

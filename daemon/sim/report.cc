@@ -46,10 +46,10 @@ std::string Hours(double seconds) { return Fixed(seconds / 3600, 2); }
 std::string FormatComparison(const RunDescription& run, const Trace& trace,
                              const std::vector<PolicyMetrics>& policies) {
   std::string out;
-  absl::StrAppend(&out, "trace    ", run.trace_name, run.queue.empty() ? " (all queues)" : absl::StrCat(" queue ", run.queue),
-                  ": ", trace.jobs.size(), " jobs replayed of ", trace.rows, " rows; skipped: ",
-                  trace.skipped_unknown_duration, " unknown duration, ", trace.skipped_no_gpus, " without GPUs, ",
-                  trace.skipped_other_queue, " other queues");
+  absl::StrAppend(
+      &out, "trace    ", run.trace_name, run.queue.empty() ? " (all queues)" : absl::StrCat(" queue ", run.queue), ": ",
+      trace.jobs.size(), " jobs replayed of ", trace.rows, " rows; skipped: ", trace.skipped_unknown_duration,
+      " unknown duration, ", trace.skipped_no_gpus, " without GPUs, ", trace.skipped_other_queue, " other queues");
   if (trace.skipped_steps > 0) absl::StrAppend(&out, ", ", trace.skipped_steps, " job steps");
   absl::StrAppend(&out, "\ncluster  ", run.cluster_name.empty() ? "" : absl::StrCat(run.cluster_name, ": "),
                   run.cluster_summary, "\n");
@@ -62,11 +62,11 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
                   run.time_limit_factor > 0
                       ? absl::StrCat("time limit = ", Fixed(run.time_limit_factor, 2),
                                      " x trace duration (backfill plans with it; a job slowed past it ends TIMEOUT)")
-                      : run.head_blocks_after == absl::ZeroDuration()
-                            ? std::string("no time limits (backfill has nothing to plan with: strict queue order)")
-                            : absl::StrCat("no time limits (reservations from the run times of jobs that ended; "
-                                           "starvation bound ",
-                                           absl::FormatDuration(run.head_blocks_after), ")"),
+                  : run.head_blocks_after == absl::ZeroDuration()
+                      ? std::string("no time limits (backfill has nothing to plan with: strict queue order)")
+                      : absl::StrCat("no time limits (reservations from the run times of jobs that ended; "
+                                     "starvation bound ",
+                                     absl::FormatDuration(run.head_blocks_after), ")"),
                   "\n");
   if (!run.pools.empty()) absl::StrAppend(&out, "pools    ", run.pools, "\n");
   if (run.model.slowdown) {
@@ -85,25 +85,26 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
   t.Row("makespan (days)", [](const PolicyMetrics& p) { return Fixed(p.makespan_s / 86400, 2); });
   t.Row("GPU utilization (mean over makespan)", [](const PolicyMetrics& p) { return Percent(p.utilization); });
   t.Row("time with jobs waiting", [](const PolicyMetrics& p) { return Percent(p.waiting_time_share); });
-  t.Row("free GPU-hours while jobs waited", [](const PolicyMetrics& p) { return Fixed(p.free_while_waiting_gpu_h, 0); });
-  t.Row("  share of GPU-time while jobs waited", [](const PolicyMetrics& p) {
-    return Percent(p.free_while_waiting_share);
-  });
+  t.Row("free GPU-hours while jobs waited",
+        [](const PolicyMetrics& p) { return Fixed(p.free_while_waiting_gpu_h, 0); });
+  t.Row("  share of GPU-time while jobs waited",
+        [](const PolicyMetrics& p) { return Percent(p.free_while_waiting_share); });
 
   struct Stat {
     const char* name;
     double Distribution::*field;
   };
-  const Stat stats[] = {{"mean", &Distribution::mean}, {"p50", &Distribution::p50}, {"p95", &Distribution::p95},
+  const Stat stats[] = {{"mean", &Distribution::mean},
+                        {"p50", &Distribution::p50},
+                        {"p95", &Distribution::p95},
                         {"p99", &Distribution::p99}};
   for (const auto& [title, which] : {std::pair{"job completion time (h)", &PolicyMetrics::jct},
                                      std::pair{"queueing delay (h)", &PolicyMetrics::wait}}) {
     t.Section(title);
     for (int c = 0; c < kSizeClasses; ++c) {
       const std::string group = c == 0 ? "all" : absl::StrCat(SizeClassName(c), " GPU");
-      t.Row(absl::StrCat("  ", group, " jobs: count"), [&](const PolicyMetrics& p) {
-        return absl::StrCat((p.*which)[c].count);
-      });
+      t.Row(absl::StrCat("  ", group, " jobs: count"),
+            [&](const PolicyMetrics& p) { return absl::StrCat((p.*which)[c].count); });
       for (const Stat& s : stats) {
         t.Row(absl::StrCat("  ", group, " jobs: ", s.name), [&](const PolicyMetrics& p) {
           const Distribution& d = (p.*which)[c];

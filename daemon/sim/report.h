@@ -1,10 +1,9 @@
 #pragma once
 
 #include <string>
-
-#include "absl/time/time.h"
 #include <vector>
 
+#include "absl/time/time.h"
 #include "daemon/sim/metrics.h"
 #include "daemon/sim/runtime_model.h"
 #include "daemon/sim/trace.h"
@@ -23,12 +22,11 @@ struct RunDescription {
   absl::Duration head_blocks_after = absl::ZeroDuration();
   std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
   bool multifactor = false;  // the daemon's ranking, or submission order
-  std::string pools;  // "" = no elastic pools: no cost section
+  std::string pools;         // "" = no elastic pools: no cost section
 };
 
 // The comparison table, policies side by side: a few heading lines, then one
 // row per metric. Pure text, byte-for-byte the same for the same inputs.
-std::string FormatComparison(const RunDescription& run, const Trace& trace,
-                             const std::vector<PolicyMetrics>& policies);
+std::string FormatComparison(const RunDescription& run, const Trace& trace, const std::vector<PolicyMetrics>& policies);
 
 }  // namespace gpusched::sim

@@ -142,17 +142,22 @@ std::string GnuplotScript(size_t policies) {
       "set title 'Job completion time, CDF'\n"
       "set xlabel 'job completion time (hours, log scale)'\nset ylabel 'fraction of jobs'\n"
       "set logscale x\nset key bottom right\n"
-      "plot for [i=2:", last, "] 'jct_cdf.csv' using i:1 with lines lw 2 title columnheader(i)\n"
+      "plot for [i=2:",
+      last,
+      "] 'jct_cdf.csv' using i:1 with lines lw 2 title columnheader(i)\n"
       "unset logscale x\n"
       "set output 'utilization.png'\n"
       "set title 'GPU utilization (hourly mean)'\n"
       "set xlabel 'hours since the first submission'\nset ylabel 'GPUs allocated (%)'\n"
       "set yrange [0:105]\nset key bottom left box opaque\n"
-      "plot for [i=2:", last, "] 'utilization.csv' using 1:i with lines\n"
+      "plot for [i=2:",
+      last,
+      "] 'utilization.csv' using 1:i with lines\n"
       "set output 'waiting.png'\n"
       "set title 'Jobs waiting (hourly mean)'\n"
       "set ylabel 'jobs waiting'\nset autoscale y\nset key top left box opaque\n"
-      "plot for [i=2:", last, "] 'waiting.csv' using 1:i with lines\n");
+      "plot for [i=2:",
+      last, "] 'waiting.csv' using 1:i with lines\n");
 }
 
 bool OnPath(const std::string& program) {
@@ -174,7 +179,7 @@ absl::Status MakeReportDir(const std::string& dir) {
 }
 
 absl::Status WriteReportFile(const std::string& dir, const std::string& name, const std::string& text,
-                       std::vector<std::string>& written) {
+                             std::vector<std::string>& written) {
   const std::string path = absl::StrCat(dir, "/", name);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -184,17 +189,15 @@ absl::Status WriteReportFile(const std::string& dir, const std::string& name, co
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir,
-                                                         const std::vector<SimResult>& results,
-                                                         const std::vector<PolicyMetrics>& metrics) {
+absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir, const std::vector<SimResult>& results,
+                                                          const std::vector<PolicyMetrics>& metrics) {
   if (absl::Status s = MakeReportDir(dir); !s.ok()) return s;
   std::vector<std::string> written;
-  for (const auto& [name, text] :
-       {std::pair{std::string("summary.csv"), SummaryCsv(metrics)},
-        std::pair{std::string("utilization.csv"), UsageCsv(results, metrics, false)},
-        std::pair{std::string("waiting.csv"), UsageCsv(results, metrics, true)},
-        std::pair{std::string("jct_cdf.csv"), CdfCsv(results, metrics)},
-        std::pair{std::string("plots.gp"), GnuplotScript(metrics.size())}}) {
+  for (const auto& [name, text] : {std::pair{std::string("summary.csv"), SummaryCsv(metrics)},
+                                   std::pair{std::string("utilization.csv"), UsageCsv(results, metrics, false)},
+                                   std::pair{std::string("waiting.csv"), UsageCsv(results, metrics, true)},
+                                   std::pair{std::string("jct_cdf.csv"), CdfCsv(results, metrics)},
+                                   std::pair{std::string("plots.gp"), GnuplotScript(metrics.size())}}) {
     if (absl::Status s = WriteReportFile(dir, name, text, written); !s.ok()) return s;
   }
   for (const SimResult& r : results) {

@@ -17,9 +17,8 @@ namespace gpusched::sim {
 //   jct_cdf.csv        fraction, then per policy the JCT (h) at that quantile
 //   plots.gp           a gnuplot script turning them into the PNGs below
 // Returns the names written.
-absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir,
-                                                         const std::vector<SimResult>& results,
-                                                         const std::vector<PolicyMetrics>& metrics);
+absl::StatusOr<std::vector<std::string>> WriteReportFiles(const std::string& dir, const std::vector<SimResult>& results,
+                                                          const std::vector<PolicyMetrics>& metrics);
 
 // Creates `dir` and its parents when missing.
 absl::Status MakeReportDir(const std::string& dir);

@@ -22,8 +22,8 @@ double IdealBandwidth::For(core::GangRequest request) {
   // The ideal is the best placement whatever the job asked for: a job that
   // said "any" still runs slower on a worse one.
   request.topology = v1::TOPOLOGY_MODE_PREFER;
-  auto key = std::tuple(request.total_gpus, request.nodes, request.gpus_per_node, request.gpu_model,
-                        request.gpu_memory_mb);
+  auto key =
+      std::tuple(request.total_gpus, request.nodes, request.gpus_per_node, request.gpu_model, request.gpu_memory_mb);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   core::PlacementResult placed = topology_->Place(idle_, request);

@@ -151,8 +151,7 @@ absl::StatusOr<Trace> ParseSacctTrace(absl::string_view text, const TraceOptions
       if (at.contains("Elapsed")) {
         duration = ParseSlurmDuration(field("Elapsed"));
         if (!duration.has_value()) {
-          return RowError(line_no, "Elapsed",
-                          absl::StrCat("expected [D-][HH:]MM:SS, got \"", field("Elapsed"), "\""));
+          return RowError(line_no, "Elapsed", absl::StrCat("expected [D-][HH:]MM:SS, got \"", field("Elapsed"), "\""));
         }
       } else if (!NeverStarted(field("End"))) {
         auto start = ParseSlurmTime(field("Start"));

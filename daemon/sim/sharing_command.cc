@@ -120,7 +120,8 @@ absl::Status RunSimulateSharing(const SimulateSharingOptions& options, std::ostr
       for (uint64_t seed : *seeds) r.runs.push_back(experiment->Sampled(policy, seed, options.inflation));
     } else {
       auto run = experiment->Replayed(policy, given, options.inflation);
-      if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(options.arrivals_path, ": ", run.status().message()));
+      if (!run.ok())
+        return absl::Status(run.status().code(), absl::StrCat(options.arrivals_path, ": ", run.status().message()));
       r.runs.push_back(*std::move(run));
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -136,8 +137,9 @@ absl::Status RunSimulateSharing(const SimulateSharingOptions& options, std::ostr
   const std::string at = Percent(options.inflation.measure_at);
   out << absl::StrFormat("%-10s  %22s  %15s  %16s  %14s\n", "policy", absl::StrCat("unallocated at ", at),
                          "(min - max)", "pods rejected", "unallocated at end");
-  std::string summary = "policy,seed,arrivals_at_measure,rejected_at_measure,unallocated_at_measure,arrived_at_end,"
-                        "unallocated_at_end\n";
+  std::string summary =
+      "policy,seed,arrivals_at_measure,rejected_at_measure,unallocated_at_measure,arrived_at_end,"
+      "unallocated_at_end\n";
   for (const PolicyRuns& r : results) {
     const Spread s = SpreadOf(r.runs);
     const std::string name(core::sharing::PackingPolicyName(r.policy));

@@ -17,23 +17,28 @@ SimulateSharingFlags::SimulateSharingFlags(CLI::App& app) {
   command_->add_option("--nodes", options_.nodes_path, "node list, e.g. openb_node_list_gpu_node.csv")
       ->required()
       ->check(CLI::ExistingFile);
-  command_->add_option("--pods", options_.pods_path,
-                       "pod list to draw from, e.g. openb_pod_list_default.csv (also the task mix FGD expects)")
+  command_
+      ->add_option("--pods", options_.pods_path,
+                   "pod list to draw from, e.g. openb_pod_list_default.csv (also the task mix FGD expects)")
       ->required()
       ->check(CLI::ExistingFile);
-  command_->add_option("--arrivals", options_.arrivals_path,
-                       "replay this pod list once, in its order, instead of drawing (a run others can check)")
+  command_
+      ->add_option("--arrivals", options_.arrivals_path,
+                   "replay this pod list once, in its order, instead of drawing (a run others can check)")
       ->check(CLI::ExistingFile);
-  command_->add_option("--policy", policies_,
-                       "packing policies to compare, comma-separated: " + core::sharing::PackingPolicyNames())
+  command_
+      ->add_option("--policy", policies_,
+                   "packing policies to compare, comma-separated: " + core::sharing::PackingPolicyNames())
       ->capture_default_str();
   command_->add_option("--seeds", options_.seeds, "seeds to draw with: A-B or A,B,C")->capture_default_str();
-  command_->add_option("--inflate-to-percent", inflate_to_percent_,
-                       "stop drawing once the arrived GPU request reaches this share of capacity")
+  command_
+      ->add_option("--inflate-to-percent", inflate_to_percent_,
+                   "stop drawing once the arrived GPU request reaches this share of capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
-  command_->add_option("--measure-at-percent", measure_at_percent_,
-                       "report the unallocated share when the arrived request reaches this share of capacity")
+  command_
+      ->add_option("--measure-at-percent", measure_at_percent_,
+                   "report the unallocated share when the arrived request reaches this share of capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
   command_->add_option("--out", options_.out_dir, "write summary.csv and the placement logs to this folder");

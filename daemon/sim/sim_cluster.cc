@@ -78,8 +78,8 @@ absl::StatusOr<SimCluster> BuildCluster(const ClusterSpec& spec, const std::stri
     leaves += sw.nodes.empty() ? 0 : 1;
     tops += sw.parent.empty() && sw.nodes.empty() ? 1 : 0;
   }
-  cluster.summary = absl::StrCat(cluster.nodes.size(), " nodes, ", cluster.total_gpus, " GPUs: ",
-                                 absl::StrJoin(parts, ", "), "; ", leaves, " leaf switches, ", tops,
+  cluster.summary = absl::StrCat(cluster.nodes.size(), " nodes, ", cluster.total_gpus,
+                                 " GPUs: ", absl::StrJoin(parts, ", "), "; ", leaves, " leaf switches, ", tops,
                                  " spine switches, ", spec.network.blocks().size(), " NVLink domains");
   return cluster;
 }

@@ -53,19 +53,20 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   trace_options.queue = options.queue;
   auto trace = LoadTrace(options.trace_path, options.format, trace_options);
   if (!trace.ok()) return trace.status();
-  for (const std::string& warning : trace->warnings) err << "simulate: warning: " << options.trace_path << ": " << warning << "\n";
+  for (const std::string& warning : trace->warnings)
+    err << "simulate: warning: " << options.trace_path << ": " << warning << "\n";
   if (options.limit > 0 && static_cast<int64_t>(trace->jobs.size()) > options.limit) {
     trace->jobs.resize(static_cast<size_t>(options.limit));
   }
   auto cluster = LoadCluster(options.cluster_path);
   if (!cluster.ok()) return cluster.status();
-  err << "simulate: " << trace->jobs.size() << " jobs on " << cluster->summary << "; load average "
-      << LoadAverage() << "\n";
+  err << "simulate: " << trace->jobs.size() << " jobs on " << cluster->summary << "; load average " << LoadAverage()
+      << "\n";
 
   // Given in hours, else the daemon's own default.
-  const absl::Duration head_blocks_after =
-      options.head_blocks_after_h >= 0 ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
-                                       : core::CoreOptions{}.head_blocks_after;
+  const absl::Duration head_blocks_after = options.head_blocks_after_h >= 0
+                                               ? absl::Seconds(static_cast<int64_t>(options.head_blocks_after_h * 3600))
+                                               : core::CoreOptions{}.head_blocks_after;
   SimPools pools;
   if (!options.pools_path.empty()) {
     auto read = ReadSimPoolsFile(options.pools_path);
@@ -119,8 +120,9 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   }
   switch (options.topology_mode) {
     case v1::TOPOLOGY_MODE_STRICT:
-      run.job_topology = options.topology_wait_s > 0 ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")
-                                                     : "strict (waits for the idle cluster's best placement)";
+      run.job_topology = options.topology_wait_s > 0
+                             ? absl::StrCat("strict, relaxed after ", options.topology_wait_s, " s")
+                             : "strict (waits for the idle cluster's best placement)";
       break;
     case v1::TOPOLOGY_MODE_ANY: run.job_topology = "any"; break;
     default: run.job_topology = "prefer (the best placement free at the time)"; break;
@@ -136,9 +138,9 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     absl::StatusOr<bool> rendered = any_completed ? RenderPlots(options.out_dir) : absl::StatusOr<bool>(false);
     if (!rendered.ok()) return rendered.status();
     err << "simulate: wrote " << absl::StrJoin(*written, ", ") << " to " << options.out_dir
-        << (*rendered          ? " and rendered jct_cdf.png, utilization.png, waiting.png"
-            : !any_completed   ? " (no job completed: nothing to plot, no PNGs)"
-                               : " (gnuplot not found: no PNGs; run `gnuplot plots.gp` there later)")
+        << (*rendered        ? " and rendered jct_cdf.png, utilization.png, waiting.png"
+            : !any_completed ? " (no job completed: nothing to plot, no PNGs)"
+                             : " (gnuplot not found: no PNGs; run `gnuplot plots.gp` there later)")
         << "\n";
   }
   return absl::OkStatus();

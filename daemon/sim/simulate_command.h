@@ -22,12 +22,12 @@ struct SimulateOptions {
   size_t queue_depth = 500;
   v1::TopologyMode topology_mode = v1::TOPOLOGY_MODE_PREFER;
   int64_t topology_wait_s = 0;
-  double time_limit_factor = 0;  // SimOptions::time_limit_factor
-  bool multifactor = true;       // SimOptions::multifactor (--order)
+  double time_limit_factor = 0;     // SimOptions::time_limit_factor
+  bool multifactor = true;          // SimOptions::multifactor (--order)
   double head_blocks_after_h = -1;  // SimOptions::head_blocks_after in hours; negative: the daemon's default
-  int64_t limit = 0;    // replay only the first N selected jobs; 0 = all
-  std::string out_dir;  // "" = no files
-  std::string pools_path;  // "" = no elastic pools (sim/pools_file.h)
+  int64_t limit = 0;                // replay only the first N selected jobs; 0 = all
+  std::string out_dir;              // "" = no files
+  std::string pools_path;           // "" = no elastic pools (sim/pools_file.h)
 };
 
 // `gpuschedd simulate`: loads the trace and the cluster, replays the trace

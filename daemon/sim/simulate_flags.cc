@@ -11,8 +11,8 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_->add_option("--trace", options_.trace_path, "job trace: shared/traces CSV or sacct --parsable2 export")
       ->required()
       ->check(CLI::ExistingFile);
-  command_->add_option("--cluster", options_.cluster_path,
-                       "cluster spec (TOML), e.g. daemon/sim/clusters/dgx-h100-64.toml")
+  command_
+      ->add_option("--cluster", options_.cluster_path, "cluster spec (TOML), e.g. daemon/sim/clusters/dgx-h100-64.toml")
       ->required()
       ->check(CLI::ExistingFile);
   command_->add_option("--policy", policies_, "placement policies to compare, comma-separated")->capture_default_str();
@@ -20,40 +20,47 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_->add_option("--format", format_, "trace format")
       ->check(CLI::IsMember({"auto", "csv", "sacct"}))
       ->capture_default_str();
-  command_->add_option("--comm-share", options_.model.comm_share,
-                       "share of a multi-GPU job's ideal run time spent in communication")
+  command_
+      ->add_option("--comm-share", options_.model.comm_share,
+                   "share of a multi-GPU job's ideal run time spent in communication")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   command_->add_flag("--no-slowdown", no_slowdown_, "every job runs its trace duration wherever it is placed");
-  command_->add_option("--order", order_,
-                       "how the queue is ranked: multifactor (the daemon's default priority: fair share over the "
-                       "trace's users, short work first by run times learned as the replay goes, age, size) or fifo "
-                       "(submission order, the baseline)")
+  command_
+      ->add_option("--order", order_,
+                   "how the queue is ranked: multifactor (the daemon's default priority: fair share over the "
+                   "trace's users, short work first by run times learned as the replay goes, age, size) or fifo "
+                   "(submission order, the baseline)")
       ->check(CLI::IsMember({"multifactor", "fifo"}))
       ->capture_default_str();
-  command_->add_option("--topology", topology_,
-                       "what every job asks of its placement, as gpusched submit --topology: prefer (the best free "
-                       "now), strict (wait for the idle cluster's best) or any")
+  command_
+      ->add_option("--topology", topology_,
+                   "what every job asks of its placement, as gpusched submit --topology: prefer (the best free "
+                   "now), strict (wait for the idle cluster's best) or any")
       ->check(CLI::IsMember({"prefer", "strict", "any"}))
       ->capture_default_str();
-  command_->add_option("--topology-wait-s", options_.topology_wait_s,
-                       "with --topology strict: after this long, take the best free placement (0 = wait forever)")
+  command_
+      ->add_option("--topology-wait-s", options_.topology_wait_s,
+                   "with --topology strict: after this long, take the best free placement (0 = wait forever)")
       ->check(CLI::Range(int64_t{0}, int64_t{366} * 86400))
       ->capture_default_str();
-  command_->add_option("--time-limit-factor", options_.time_limit_factor,
-                       "give each job a time limit of this many times its trace duration (0 = none); backfill "
-                       "plans with limits, and a job slowed past its limit ends TIMEOUT")
+  command_
+      ->add_option("--time-limit-factor", options_.time_limit_factor,
+                   "give each job a time limit of this many times its trace duration (0 = none); backfill "
+                   "plans with limits, and a job slowed past its limit ends TIMEOUT")
       ->check(CLI::Range(0.0, 1000.0))
       ->capture_default_str();
-  command_->add_option("--queue-depth", options_.queue_depth,
-                       "pending jobs one scheduling pass looks at (as serve); without time limits the outcome does "
-                       "not depend on it, and 1 replays faster")
+  command_
+      ->add_option("--queue-depth", options_.queue_depth,
+                   "pending jobs one scheduling pass looks at (as serve); without time limits the outcome does "
+                   "not depend on it, and 1 replays faster")
       ->check(CLI::Range(size_t{1}, size_t{1000000}))
       ->capture_default_str();
-  command_->add_option("--head-blocks-after-h", options_.head_blocks_after_h,
-                       "hours a job that cannot start, nor be given a reservation, lets smaller jobs pass it before "
-                       "it holds them back (as serve's head_blocks_after; 0 = strict queue order; default: the "
-                       "daemon's)")
+  command_
+      ->add_option("--head-blocks-after-h", options_.head_blocks_after_h,
+                   "hours a job that cannot start, nor be given a reservation, lets smaller jobs pass it before "
+                   "it holds them back (as serve's head_blocks_after; 0 = strict queue order; default: the "
+                   "daemon's)")
       ->check(CLI::Range(0.0, 100000.0));
   command_->add_option("--limit", options_.limit, "replay only the first N jobs (0 = all)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
@@ -61,7 +68,8 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_->add_option("--pools", options_.pools_path,
                        "elastic node pools over the cluster's nodes, and how their boots behave (TOML: [[pool]] "
                        "tables as in gpuschedd.toml, boot_delay, boot_failure_rate, suspend_delay, "
-                       "static_cost_per_gpu_hour, spot_interruptions_per_node_hour, spot_notice); adds GPU-hours paid and used, waste and cost to the table");
+                       "static_cost_per_gpu_hour, spot_interruptions_per_node_hour, spot_notice); adds GPU-hours paid "
+                       "and used, waste and cost to the table");
   command_->add_option("--out", options_.out_dir, "write CSV files (and PNGs if gnuplot is installed) to this folder");
 }
 

@@ -5,8 +5,8 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <set>
 #include <queue>
+#include <set>
 #include <tuple>
 #include <utility>
 
@@ -190,8 +190,8 @@ class Replay {
       // The job runs from now on, for as long as its placement makes it.
       const JobOutcome& out = Outcome(e.job_id);
       const int64_t run_ns = std::llround(out.trace_duration_s * out.slowdown * 1e3) * int64_t{1'000'000};
-      events_.push({now + run_ns, seq_++, e.node, e.job_id, v1::JobUpdate::KIND_EXITED, 0, AgentEvent::kNoPower, 0,
-                    e.attempt});
+      events_.push(
+          {now + run_ns, seq_++, e.node, e.job_id, v1::JobUpdate::KIND_EXITED, 0, AgentEvent::kNoPower, 0, e.attempt});
       if (const v1::Job* job = core_.FindActive(e.job_id); job != nullptr && job->spec().time_limit_s() > 0) {
         events_.push({now + job->spec().time_limit_s() * int64_t{1'000'000'000}, seq_++, "", e.job_id,
                       v1::JobUpdate::KIND_UNSPECIFIED, 0});
@@ -223,9 +223,8 @@ class Replay {
     }
     auto request = requests_.find(e.request);
     if (request == requests_.end()) return;
-    const absl::Status outcome = e.power == AgentEvent::kProgramOk
-                                     ? absl::OkStatus()
-                                     : absl::AbortedError("(simulated) resume failed");
+    const absl::Status outcome =
+        e.power == AgentEvent::kProgramOk ? absl::OkStatus() : absl::AbortedError("(simulated) resume failed");
     core_.PowerProgramEnded(request->second, outcome, fx);
     requests_.erase(request);
   }
@@ -304,8 +303,8 @@ class Replay {
         events_.push({now, seq_++, command.node, id, v1::JobUpdate::KIND_STARTED, 0, AgentEvent::kNoPower, 0,
                       command.message.launch().attempt()});
       } else if (command.message.has_kill()) {
-        events_.push({now, seq_++, command.node, command.message.kill().job_id(), v1::JobUpdate::KIND_EXITED,
-                      128 + 15, AgentEvent::kNoPower, 0, command.message.kill().attempt()});
+        events_.push({now, seq_++, command.node, command.message.kill().job_id(), v1::JobUpdate::KIND_EXITED, 128 + 15,
+                      AgentEvent::kNoPower, 0, command.message.kill().attempt()});
       }
     }
     // A node's power changes write its row.

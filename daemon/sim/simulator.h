@@ -16,10 +16,10 @@ namespace gpusched::sim {
 // How the simulated pool programs behave (`simulate --pools FILE`).
 struct SimPower {
   absl::Duration boot_delay = absl::Minutes(5);     // resume called to agent registered
-  double boot_failure_rate = 0;                      // share of resume calls that fail
+  double boot_failure_rate = 0;                     // share of resume calls that fail
   absl::Duration suspend_delay = absl::Minutes(1);  // suspend program's run
   double static_cost_per_gpu_hour = 0;              // nodes in no pool
-  uint64_t seed = 1;                                 // which resume calls fail, when spot nodes are taken
+  uint64_t seed = 1;                                // which resume calls fail, when spot nodes are taken
   // Spot nodes (pools of class spot) are taken back at this rate per node
   // and hour that they are up, at random (exponential), with this notice
   // (SchedulerCore::InterruptNode). Their jobs start again from the
@@ -31,7 +31,7 @@ struct SimPower {
 struct SimOptions {
   std::string policy = "topology";  // a core placement policy name
   RuntimeModel model;
-  size_t queue_depth = 500;         // CoreOptions::queue_depth, the daemon's default
+  size_t queue_depth = 500;  // CoreOptions::queue_depth, the daemon's default
   // What every replayed job asks for, as `gpusched submit --topology` would:
   // the trace does not say.
   v1::TopologyMode topology_mode = v1::TOPOLOGY_MODE_PREFER;
@@ -63,7 +63,7 @@ struct JobOutcome {
   double start_s = -1;  // -1: never started
   double end_s = -1;    // -1: never ended
   double trace_duration_s = 0;
-  double slowdown = 1;  // the runtime model's factor
+  double slowdown = 1;   // the runtime model's factor
   double placed_bw = 0;  // est_bus_bandwidth_gbps of the allocation
   double ideal_bw = 0;   // the same request on the idle cluster
   int nodes = 0;
@@ -80,8 +80,8 @@ struct UsageSample {
   double t_s = 0;
   int64_t busy_gpus = 0;
   int64_t pending_jobs = 0;
-  int64_t paid_gpus = 0;       // on nodes that are not powered down
-  double cost_per_hour = 0;    // those GPUs at their pools' prices
+  int64_t paid_gpus = 0;     // on nodes that are not powered down
+  double cost_per_hour = 0;  // those GPUs at their pools' prices
 };
 
 struct SimResult {

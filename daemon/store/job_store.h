@@ -15,9 +15,9 @@ namespace gpusched::store {
 // Everything one pass of the scheduler thread changed, written in one
 // transaction: either all of it is durable or none of it is.
 struct StoreBatch {
-  std::vector<v1::Job> jobs;         // full rows, inserted or replaced (events are not read)
-  std::vector<v1::JobEvent> events;  // appended
-  std::vector<v1::Node> nodes;       // inserted or replaced
+  std::vector<v1::Job> jobs;                     // full rows, inserted or replaced (events are not read)
+  std::vector<v1::JobEvent> events;              // appended
+  std::vector<v1::Node> nodes;                   // inserted or replaced
   std::optional<v1::FairShareUsage> fair_share;  // replaces the one kept
   bool empty() const { return jobs.empty() && events.empty() && nodes.empty() && !fair_share.has_value(); }
 };

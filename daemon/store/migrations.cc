@@ -66,9 +66,9 @@ absl::Status ApplyMigrations(SqliteDb& db) {
   auto version = UserVersion(db);
   if (!version.ok()) return version.status();
   if (*version > LatestSchemaVersion()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        db.path(), " has schema version ", *version, " but this gpuschedd knows only up to ",
-        LatestSchemaVersion(), "; run a newer gpuschedd or restore a backup"));
+    return absl::FailedPreconditionError(absl::StrCat(db.path(), " has schema version ", *version,
+                                                      " but this gpuschedd knows only up to ", LatestSchemaVersion(),
+                                                      "; run a newer gpuschedd or restore a backup"));
   }
   for (int v = *version; v < LatestSchemaVersion(); ++v) {
     std::string sql = absl::StrCat("BEGIN IMMEDIATE;", Steps()[v], "PRAGMA user_version = ", v + 1, ";COMMIT;");

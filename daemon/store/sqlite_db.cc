@@ -10,9 +10,7 @@ absl::Status SqliteError(sqlite3* db, absl::string_view what) {
   return absl::InternalError(absl::StrCat("sqlite error in ", what, ": ", sqlite3_errmsg(db)));
 }
 
-Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
-  other.stmt_ = nullptr;
-}
+Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) { other.stmt_ = nullptr; }
 
 Statement::~Statement() {
   if (stmt_ != nullptr) sqlite3_finalize(stmt_);

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "common/job_states.h"
 #include "common/io/logging/logging.h"
+#include "common/job_states.h"
 #include "common/proto_time.h"
 #include "daemon/store/migrations.h"
 

@@ -21,7 +21,8 @@ namespace gpusched::bench {
 
 using testing::ReadFile;
 
-BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir) : BenchDaemon(std::move(gpuschedd_bin), keep_dir, {}) {}
+BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir)
+    : BenchDaemon(std::move(gpuschedd_bin), keep_dir, {}) {}
 
 BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::vector<std::string>& extra_serve_args)
     : keep_dir_(keep_dir) {
@@ -31,8 +32,9 @@ BenchDaemon::BenchDaemon(std::string gpuschedd_bin, bool keep_dir, const std::ve
   const std::string log = dir_ + "/daemon.log";
   // Port 0: the daemon picks a free port and logs the address it serves on.
   // A benchmark is one user's cluster: plain TCP, jobs as whoever runs it.
-  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve", "--init", "--allow-unauthenticated-tcp",
-                                   "--allow-root-jobs", "--listen", "127.0.0.1:0", "--state-dir", dir_ + "/state"};
+  std::vector<std::string> argv = {std::move(gpuschedd_bin), "serve",    "--init",      "--allow-unauthenticated-tcp",
+                                   "--allow-root-jobs",      "--listen", "127.0.0.1:0", "--state-dir",
+                                   dir_ + "/state"};
   argv.insert(argv.end(), extra_serve_args.begin(), extra_serve_args.end());
   pid_ = testing::Spawn(argv, {}, log, log);
   const std::string marker = "serving on ";

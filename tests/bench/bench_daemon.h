@@ -28,10 +28,10 @@ class BenchDaemon {
   std::string db_path() const { return dir_ + "/state/gpusched.db"; }
   pid_t pid() const { return pid_; }
 
-  int64_t RssKb() const;          // VmRSS
-  int64_t HighWaterRssKb() const; // VmHWM
+  int64_t RssKb() const;           // VmRSS
+  int64_t HighWaterRssKb() const;  // VmHWM
   int Threads() const;
-  double CpuSeconds() const;      // user + system, all threads
+  double CpuSeconds() const;                         // user + system, all threads
   int64_t FileBytes(const std::string& path) const;  // -1 when missing
 
  private:

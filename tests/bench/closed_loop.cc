@@ -247,14 +247,10 @@ class Driver {
 
 const char* CallName(CallKind kind) {
   switch (kind) {
-    case CallKind::kHealthCheck:
-      return "Health.Check";
-    case CallKind::kSubmitJob:
-      return "SubmitJob";
-    case CallKind::kGetJob:
-      return "GetJob";
-    case CallKind::kListJobs:
-      return "ListJobs";
+    case CallKind::kHealthCheck: return "Health.Check";
+    case CallKind::kSubmitJob: return "SubmitJob";
+    case CallKind::kGetJob: return "GetJob";
+    case CallKind::kListJobs: return "ListJobs";
   }
   return "?";
 }

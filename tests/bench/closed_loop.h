@@ -32,23 +32,23 @@ struct LoadSpec {
   double measure_s = 0;
   // Counted mode (measure_s == 0): exactly max_calls calls, all measured.
   uint64_t max_calls = 0;
-  double time_cap_s = 0;        // counted mode: also stop issuing after this long (0 = no cap)
-  uint64_t job_id = 0;          // kGetJob
-  std::vector<int> states;      // kListJobs (JobState numbers; empty = all)
+  double time_cap_s = 0;    // counted mode: also stop issuing after this long (0 = no cap)
+  uint64_t job_id = 0;      // kGetJob
+  std::vector<int> states;  // kListJobs (JobState numbers; empty = all)
   bool record_completions = false;
 };
 
 struct LoadResult {
-  uint64_t ok = 0;              // completed OK inside the window
-  uint64_t failed = 0;          // failed anywhere (warm-up included)
-  uint64_t total_ok = 0;        // OK including warm-up (= jobs created by submits)
-  uint64_t total_calls = 0;     // completed, warm-up included
+  uint64_t ok = 0;           // completed OK inside the window
+  uint64_t failed = 0;       // failed anywhere (warm-up included)
+  uint64_t total_ok = 0;     // OK including warm-up (= jobs created by submits)
+  uint64_t total_calls = 0;  // completed, warm-up included
   double window_s = 0;
-  double wall_s = 0;            // whole run, warm-up and drain included
-  std::vector<double> latency_us;     // calls completed OK inside the window
-  std::vector<double> completion_s;   // since start, every OK call (record_completions)
+  double wall_s = 0;                        // whole run, warm-up and drain included
+  std::vector<double> latency_us;           // calls completed OK inside the window
+  std::vector<double> completion_s;         // since start, every OK call (record_completions)
   uint64_t min_job_id = 0, max_job_id = 0;  // kSubmitJob
-  uint64_t response_items = 0;  // jobs in a ListJobs page, events of a GetJob job
+  uint64_t response_items = 0;              // jobs in a ListJobs page, events of a GetJob job
   std::string first_error;
 
   double CallsPerSecond() const { return window_s > 0 ? ok / window_s : 0; }

@@ -35,12 +35,9 @@ struct Fixture {
 };
 
 const Fixture kFixtures[] = {
-    {"dgx1-v100.txt", "Tesla V100-SXM2-32GB"},
-    {"dgx-a100.txt", "NVIDIA A100-SXM4-40GB"},
-    {"hgx-h200-8gpu-12nic.txt", "NVIDIA H200"},
-    {"aws-p4d.24xlarge.txt", "NVIDIA A100-SXM4-40GB"},
-    {"aws-p5.48xlarge.txt", "NVIDIA H100 80GB HBM3"},
-    {"aws-g6e.12xlarge-4xL40S.txt", "NVIDIA L40S"},
+    {"dgx1-v100.txt", "Tesla V100-SXM2-32GB"},          {"dgx-a100.txt", "NVIDIA A100-SXM4-40GB"},
+    {"hgx-h200-8gpu-12nic.txt", "NVIDIA H200"},         {"aws-p4d.24xlarge.txt", "NVIDIA A100-SXM4-40GB"},
+    {"aws-p5.48xlarge.txt", "NVIDIA H100 80GB HBM3"},   {"aws-g6e.12xlarge-4xL40S.txt", "NVIDIA L40S"},
     {"pcie-8x-rtx4090.txt", "NVIDIA GeForce RTX 4090"},
 };
 
@@ -83,7 +80,7 @@ struct Ask {
 // Random feasible asks; k drawn like the gang sizes of the Microsoft ITP
 // trace (1: 83%, 2: 2%, 4: 3.4%, 8: 10%), capped at the free GPUs.
 std::vector<Ask> RandomAsks(std::mt19937_64& rng, int gpus, size_t count,
-                           std::vector<double> weights = {83.2, 2.1, 3.4, 10.1}) {
+                            std::vector<double> weights = {83.2, 2.1, 3.4, 10.1}) {
   std::discrete_distribution<int> size_class(weights.begin(), weights.end());
   std::vector<Ask> asks;
   while (asks.size() < count) {
@@ -115,27 +112,25 @@ size_t sink = 0;
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.5;
   std::mt19937_64 rng(1);
-  std::cout << "gpu_choice_bench: " << std::thread::hardware_concurrency()
-            << " hardware threads, one used; " << seconds << " s per row\n\n";
+  std::cout << "gpu_choice_bench: " << std::thread::hardware_concurrency() << " hardware threads, one used; " << seconds
+            << " s per row\n\n";
 
   Table per_fixture("ChooseGpus per fixture (random free masks, trace-like k)",
-                    {"fixture", "GPUs", "cold calls/s", "cold us/call", "cached calls/s",
-                     "cached ns/call"});
+                    {"fixture", "GPUs", "cold calls/s", "cold us/call", "cached calls/s", "cached ns/call"});
   for (const Fixture& fixture : kFixtures) {
     const NodeTopology topo = Load(fixture);
     const std::vector<Ask> asks = RandomAsks(rng, topo.num_gpus(), 1 << 16);
     const size_t mask = asks.size() - 1;
-    const double cold = Rate(seconds, [&](size_t i) {
-      sink += ChooseGpus(topo, asks[i & mask].free_mask, asks[i & mask].k)->gpus.size();
-    });
+    const double cold = Rate(
+        seconds, [&](size_t i) { sink += ChooseGpus(topo, asks[i & mask].free_mask, asks[i & mask].k)->gpus.size(); });
     GpuChooser chooser;
     const GpuChooser::TopologyId id = chooser.Intern(topo);
     for (const Ask& ask : asks) chooser.Choose(id, ask.free_mask, ask.k);  // warm up
     const double cached = Rate(seconds, [&](size_t i) {
       sink += chooser.Choose(id, asks[i & mask].free_mask, asks[i & mask].k)->gpus.size();
     });
-    per_fixture.Add({fixture.file, std::to_string(topo.num_gpus()), Fixed(cold, 0),
-                     Fixed(1e6 / cold, 2), Fixed(cached, 0), Fixed(1e9 / cached, 1)});
+    per_fixture.Add({fixture.file, std::to_string(topo.num_gpus()), Fixed(cold, 0), Fixed(1e6 / cold, 2),
+                     Fixed(cached, 0), Fixed(1e9 / cached, 1)});
   }
   std::cout << per_fixture.Render() << "\n";
 
@@ -143,8 +138,7 @@ int main(int argc, char** argv) {
               {"GPUs", "cold calls/s", "cold us/call", "share greedy", "cached calls/s"});
   for (int islands : {2, 4, 8}) {
     const NodeTopology topo = NvSwitchIslands(islands);
-    const std::vector<Ask> asks =
-        RandomAsks(rng, topo.num_gpus(), 1 << 10, {50, 10, 10, 10, 10, 5, 5});
+    const std::vector<Ask> asks = RandomAsks(rng, topo.num_gpus(), 1 << 10, {50, 10, 10, 10, 10, 5, 5});
     const size_t mask = asks.size() - 1;
     size_t greedy = 0, cold_calls = 0;
     const double cold = Rate(seconds, [&](size_t i) {
@@ -168,11 +162,9 @@ int main(int argc, char** argv) {
     const NodeTopology topo = NvSwitchIslands(islands);
     const uint64_t free_mask = AllGpus(free_gpus);
     bool exact = true;
-    const double cold = Rate(seconds, [&](size_t) {
-      exact = ChooseGpus(topo, free_mask, k)->exact;
-    });
-    worst.Add({std::to_string(topo.num_gpus()) + " GPUs", std::to_string(free_gpus),
-               std::to_string(k), exact ? "exact" : "greedy", Fixed(1e6 / cold, 1)});
+    const double cold = Rate(seconds, [&](size_t) { exact = ChooseGpus(topo, free_mask, k)->exact; });
+    worst.Add({std::to_string(topo.num_gpus()) + " GPUs", std::to_string(free_gpus), std::to_string(k),
+               exact ? "exact" : "greedy", Fixed(1e6 / cold, 1)});
   }
   std::cout << worst.Render() << "\n";
 
@@ -211,15 +203,14 @@ int main(int argc, char** argv) {
   });
   const double scans = Rate(seconds, [&](size_t i) { sink += scan(i); });
 
-  Table cluster("5,000 nodes x 8 GPUs (six fixture kinds), GpuChooser",
-                {"what", "figure"});
+  Table cluster("5,000 nodes x 8 GPUs (six fixture kinds), GpuChooser", {"what", "figure"});
   cluster.Add({"distinct topologies interned", std::to_string(chooser.num_topologies())});
   cluster.Add({"interning 5,000 nodes", Fixed(intern_s * 1e3, 1) + " ms"});
   cluster.Add({"first 64 full scans (cache cold -> warm)", Fixed(first_scans_s * 1e3, 1) + " ms"});
   cluster.Add({"Choose calls/s, random node, warm", Fixed(calls, 0)});
   cluster.Add({"full scans of all 5,000 nodes per second, warm", Fixed(scans, 0)});
-  cluster.Add({"cache hits / misses", std::to_string(chooser.cache_hits()) + " / " +
-                                           std::to_string(chooser.cache_misses())});
+  cluster.Add(
+      {"cache hits / misses", std::to_string(chooser.cache_hits()) + " / " + std::to_string(chooser.cache_misses())});
   std::cout << cluster.Render();
   std::cout << "(checksum " << sink << ")\n";
   return 0;

@@ -23,10 +23,25 @@ BenchAgents::BenchAgents(AgentsSpec spec) : spec_(std::move(spec)) {
     // CPUs would make every 8-GPU job infeasible. --cpu-bind none: fake GPUs
     // have no NUMA node to bind to. Warnings only: per-job info lines would
     // bill the agents for logging rather than for running jobs.
-    std::vector<std::string> argv = {spec_.agent_bin, "--daemon", spec_.daemon_address, "--node-name", name,
-                                     "--advertise-address", "127.0.0.1", "--log-dir", log_dir,
-                                     "--cpus", "128", "--memory-mb", "1000000", "--cpu-bind", "none",
-                                     "--heartbeat-interval-ms", "1000", "--log-level", "warn"};
+    std::vector<std::string> argv = {spec_.agent_bin,
+                                     "--daemon",
+                                     spec_.daemon_address,
+                                     "--node-name",
+                                     name,
+                                     "--advertise-address",
+                                     "127.0.0.1",
+                                     "--log-dir",
+                                     log_dir,
+                                     "--cpus",
+                                     "128",
+                                     "--memory-mb",
+                                     "1000000",
+                                     "--cpu-bind",
+                                     "none",
+                                     "--heartbeat-interval-ms",
+                                     "1000",
+                                     "--log-level",
+                                     "warn"};
     if (spec_.topology_file.empty()) {
       argv.insert(argv.end(), {"--fake-gpus", std::to_string(spec_.gpus)});
     } else {
@@ -57,7 +72,8 @@ absl::Status BenchAgents::WaitUntilUp(absl::Duration timeout) const {
     }
     for (pid_t pid : pids_) {
       if (testing::ProcessGone(pid)) {
-        return absl::FailedPreconditionError(absl::StrCat("agent pid ", pid, " exited; see ", spec_.dir, "/agent-*.log"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("agent pid ", pid, " exited; see ", spec_.dir, "/agent-*.log"));
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -17,7 +17,7 @@ namespace gpusched::bench {
 struct AgentsSpec {
   std::string agent_bin;
   std::string daemon_address;
-  std::string dir;            // agent logs and job logs go under it
+  std::string dir;  // agent logs and job logs go under it
   int count = 4;
   int gpus = 8;               // per agent, --fake-gpus
   std::string topology_file;  // when set: GPUs wired like this `nvidia-smi topo -m` output instead

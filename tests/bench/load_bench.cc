@@ -182,8 +182,9 @@ int Run(Options o) {
     std::sort(s.latency_us.begin(), s.latency_us.end());
     calls.Add({OpName(static_cast<OpKind>(k)), std::to_string(s.answered),
                Fixed(clients.run_s > 0 ? s.answered / clients.run_s : 0, 0), Ms(Rank(s.latency_us, 0.50)),
-               Ms(Rank(s.latency_us, 0.95)), Ms(Rank(s.latency_us, 0.99)), Ms(s.latency_us.empty() ? 0 : s.latency_us.back()),
-               std::to_string(s.transient), std::to_string(s.errors)});
+               Ms(Rank(s.latency_us, 0.95)), Ms(Rank(s.latency_us, 0.99)),
+               Ms(s.latency_us.empty() ? 0 : s.latency_us.back()), std::to_string(s.transient),
+               std::to_string(s.errors)});
   }
   Table run("Run", {"what", "value"});
   auto percent = [&](double cpu) { return Fixed(cpu, 1) + " s (" + Fixed(100 * cpu / run_wall, 0) + "% of one CPU)"; };
@@ -202,8 +203,8 @@ int Run(Options o) {
   run.Add({"agents + job processes CPU", percent(agents_cpu)});
   run.Add({"bench client CPU", percent(self_cpu)});
   run.Add({"rest of the machine CPU", percent(other_cpu)});
-  run.Add({"daemon VmRSS MiB, max during / at end", Fixed(sampler.max_rss_kb / 1024.0, 1) + " / " +
-                                                      Fixed(daemon.RssKb() / 1024.0, 1)});
+  run.Add({"daemon VmRSS MiB, max during / at end",
+           Fixed(sampler.max_rss_kb / 1024.0, 1) + " / " + Fixed(daemon.RssKb() / 1024.0, 1)});
   run.Add({"daemon VmHWM MiB", Fixed(daemon.HighWaterRssKb() / 1024.0, 1)});
   run.Add({"daemon threads", std::to_string(daemon.Threads())});
   run.Add({"loadavg at start", load_start});
@@ -251,18 +252,23 @@ int main(int argc, char** argv) {
   app.add_option("--duration", c.duration_s, "seconds of load")->check(CLI::Range(0.5, 3600.0))->capture_default_str();
   app.add_option("--clients", c.clients, "concurrent clients")->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--client-threads", c.threads, "bench threads driving completion queues")
-      ->check(CLI::Range(1, 16))->capture_default_str();
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_option("--agents", o.agents, "gpusched-agent processes")->check(CLI::Range(1, 64))->capture_default_str();
   app.add_option("--gpus", o.gpus, "fake GPUs per agent")->check(CLI::Range(8, 64))->capture_default_str();
   app.add_option("--topology-file", o.topology_file, "agents' GPUs wired like this `nvidia-smi topo -m` output")
       ->check(CLI::ExistingFile);
   app.add_option("--active-per-client", c.active_per_client, "unfinished own jobs at which a client stops submitting")
-      ->check(CLI::Range(1, 10000))->capture_default_str();
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   app.add_option("--cancel-fraction", c.cancel_fraction, "acknowledged jobs their client cancels later")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_option("--resubmit-fraction", c.resubmit_fraction, "acknowledged submits sent again with the same request id")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  app.add_option("--deadline-ms", c.deadline_ms, "deadline of each call")->check(CLI::Range(10, 600000))
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--deadline-ms", c.deadline_ms, "deadline of each call")
+      ->check(CLI::Range(10, 600000))
       ->capture_default_str();
   app.add_option("--give-up-s", c.give_up_s, "stop resending a submit or cancel this long after the load")
       ->capture_default_str();

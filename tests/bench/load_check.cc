@@ -36,7 +36,8 @@ absl::StatusOr<std::vector<v1::Job>> ListAllJobs(v1::Scheduler::Stub& stub, cons
   }
 }
 
-CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, const std::set<uint64_t>& bench_cancelled) {
+CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients,
+                       const std::set<uint64_t>& bench_cancelled) {
   CheckOutcome out;
   auto problem = [&out](const std::string& check, std::string example) {
     ++out.problems_by_check[check];
@@ -81,7 +82,8 @@ CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, 
       continue;
     }
     if (auto [it, fresh] = acknowledged_request.emplace(r.request_id, r.id); !fresh) {
-      problem("one request id acknowledged as two jobs", absl::StrCat(r.request_id, ": jobs ", it->second, " and ", r.id));
+      problem("one request id acknowledged as two jobs",
+              absl::StrCat(r.request_id, ": jobs ", it->second, " and ", r.id));
     }
     auto found = by_id.find(r.id);
     if (found == by_id.end()) {
@@ -89,15 +91,16 @@ CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, 
       get.set_job_id(r.id);
       v1::Job job;
       grpc::Status status = stub.GetJob(Context().get(), get, &job);
-      problem(status.ok() ? "acknowledged job missing from ListJobs (GetJob has it)" : "acknowledged job lost",
-              absl::StrCat("job ", r.id, " request id ", r.request_id, status.ok() ? "" : ": " + status.error_message()));
+      problem(
+          status.ok() ? "acknowledged job missing from ListJobs (GetJob has it)" : "acknowledged job lost",
+          absl::StrCat("job ", r.id, " request id ", r.request_id, status.ok() ? "" : ": " + status.error_message()));
       continue;
     }
     const v1::Job& job = *found->second;
     if (job.client_request_id() != r.request_id || job.spec().resources().gpus() != r.gpus) {
       problem("job differs from its acknowledgement",
-              absl::StrCat("job ", r.id, ": request id ", job.client_request_id(), " gpus ", job.spec().resources().gpus(),
-                           ", acknowledged for ", r.request_id, " gpus ", r.gpus));
+              absl::StrCat("job ", r.id, ": request id ", job.client_request_id(), " gpus ",
+                           job.spec().resources().gpus(), ", acknowledged for ", r.request_id, " gpus ", r.gpus));
     }
     const std::string state(StateName(job.state()));
     ++out.by_state[state];
@@ -110,7 +113,8 @@ CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, 
     } else if (job.state() != v1::JOB_STATE_COMPLETED && job.state() != v1::JOB_STATE_CANCELLED) {
       // Not a lost or duplicated job, and possibly the machine (a fork that
       // failed, an agent heartbeat late on a loaded host): shown, not judged.
-      if (out.unexpected_ends.size() < 5) out.unexpected_ends.push_back(absl::StrCat("job ", r.id, " ", state, ": ", job.reason()));
+      if (out.unexpected_ends.size() < 5)
+        out.unexpected_ends.push_back(absl::StrCat("job ", r.id, " ", state, ": ", job.reason()));
       ++out.unexpected_end_count;
     }
   }
@@ -119,7 +123,8 @@ CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, 
   // Jobs in the store that no client was told about.
   const std::unordered_set<std::string> unresolved(clients.unresolved_request_ids.begin(),
                                                    clients.unresolved_request_ids.end());
-  const std::unordered_set<std::string> rejected(clients.rejected_request_ids.begin(), clients.rejected_request_ids.end());
+  const std::unordered_set<std::string> rejected(clients.rejected_request_ids.begin(),
+                                                 clients.rejected_request_ids.end());
   for (const v1::Job& job : *listed) {
     if (acknowledged.count(job.id())) continue;
     if (unresolved.count(job.client_request_id())) {

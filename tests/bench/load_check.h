@@ -24,9 +24,9 @@ absl::StatusOr<std::vector<v1::Job>> ListAllJobs(v1::Scheduler::Stub& stub, cons
                                                  int page_size = 500);
 
 struct CheckOutcome {
-  uint64_t listed = 0;        // jobs in the store
-  uint64_t acknowledged = 0;  // jobs the clients were told about
-  uint64_t in_doubt = 0;      // jobs of submits that never got an answer (not counted as problems)
+  uint64_t listed = 0;                       // jobs in the store
+  uint64_t acknowledged = 0;                 // jobs the clients were told about
+  uint64_t in_doubt = 0;                     // jobs of submits that never got an answer (not counted as problems)
   std::map<std::string, uint64_t> by_state;  // final state -> jobs
   std::map<std::string, uint64_t> problems_by_check;  // check -> count; empty = PASS
   std::vector<std::string> examples;                  // the first few, in words
@@ -37,6 +37,7 @@ struct CheckOutcome {
 };
 
 // `bench_cancelled`: jobs the bench itself cancelled after the run (may end CANCELLED).
-CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients, const std::set<uint64_t>& bench_cancelled);
+CheckOutcome CheckJobs(v1::Scheduler::Stub& stub, const ClientsResult& clients,
+                       const std::set<uint64_t>& bench_cancelled);
 
 }  // namespace gpusched::bench

@@ -119,8 +119,8 @@ class Driver {
       return op;
     }
     const bool can_submit = static_cast<int>(c.active.size()) < spec_.active_per_client;
-    const double w[4] = {can_submit ? spec_.submit_weight : 0, c.all.empty() ? 0 : spec_.get_weight,
-                         spec_.list_weight, c.to_cancel.empty() ? 0 : spec_.cancel_weight};
+    const double w[4] = {can_submit ? spec_.submit_weight : 0, c.all.empty() ? 0 : spec_.get_weight, spec_.list_weight,
+                         c.to_cancel.empty() ? 0 : spec_.cancel_weight};
     double x = c.Uniform() * (w[0] + w[1] + w[2] + w[3]);
     if ((x -= w[0]) < 0) {
       op->kind = OpKind::kSubmit;
@@ -256,7 +256,8 @@ class Driver {
     Client& c = *op.client;
     OpStats& stats = out_.ops[static_cast<int>(op.kind)];
     const grpc::StatusCode code = op.status.error_code();
-    const bool retried_kind = op.kind == OpKind::kSubmit || op.kind == OpKind::kResubmit || op.kind == OpKind::kCancelJob;
+    const bool retried_kind =
+        op.kind == OpKind::kSubmit || op.kind == OpKind::kResubmit || op.kind == OpKind::kCancelJob;
     auto job_text = [&](uint64_t id) { return absl::StrCat("job ", id, " (client ", c.index, ")"); };
     if (Transient(code)) {
       ++stats.transient;
@@ -301,7 +302,7 @@ class Driver {
         auto [it, fresh] = c.jobs.try_emplace(job.id());
         if (!fresh) {
           Problem(absl::StrCat(job_text(job.id()), " acknowledged for request ids ", it->second.request_id, " and ",
-                                   op.submit.client_request_id()));
+                               op.submit.client_request_id()));
           return false;
         }
         JobRecord& r = it->second;
@@ -324,7 +325,8 @@ class Driver {
           Problem(absl::StrCat("resubmit of ", job_text(op.job_id), ": ", op.status.error_message()));
         } else if (!op.submitted.duplicate() || op.submitted.job().id() != op.job_id) {
           Problem(absl::StrCat("resubmit of ", job_text(op.job_id), " with request id ", op.submit.client_request_id(),
-                                   " answered job ", op.submitted.job().id(), op.submitted.duplicate() ? " (duplicate)" : " (new)"));
+                               " answered job ", op.submitted.job().id(),
+                               op.submitted.duplicate() ? " (duplicate)" : " (new)"));
         } else {
           ++out_.duplicates_answered;
         }
@@ -333,7 +335,7 @@ class Driver {
         if (answered) {
           if (op.job.id() != op.job_id || op.job.client_request_id() != c.jobs[op.job_id].request_id) {
             Problem(absl::StrCat("GetJob ", op.job_id, " answered job ", op.job.id(), " request id ",
-                                     op.job.client_request_id()));
+                                 op.job.client_request_id()));
           }
           Seen(c, op.job_id, op.job.state());
         }
@@ -341,7 +343,8 @@ class Driver {
       case OpKind::kListJobs:
         if (!answered || op.job_id == 0) return false;
         if (op.listed.jobs_size() == 0 || op.listed.jobs(0).id() != op.job_id) {
-          Problem(absl::StrCat("ListJobs after ", op.job_id - 1, " does not start with acknowledged ", job_text(op.job_id)));
+          Problem(absl::StrCat("ListJobs after ", op.job_id - 1, " does not start with acknowledged ",
+                               job_text(op.job_id)));
         } else {
           Seen(c, op.job_id, op.listed.jobs(0).state());
         }

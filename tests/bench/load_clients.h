@@ -40,7 +40,7 @@ struct ClientsSpec {
   int deadline_ms = 10000;          // per attempt
   double give_up_s = 120;           // a submit or cancel unanswered this long after the end: unresolved
   std::string user;
-  std::string request_id_prefix;    // unique per run
+  std::string request_id_prefix;  // unique per run
   uint64_t seed = 1;
 };
 
@@ -56,9 +56,9 @@ struct JobRecord {
 };
 
 struct OpStats {
-  uint64_t answered = 0;   // definitive answers (a CancelJob's "already ended" included)
-  uint64_t errors = 0;     // other failures
-  uint64_t transient = 0;  // UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED
+  uint64_t answered = 0;           // definitive answers (a CancelJob's "already ended" included)
+  uint64_t errors = 0;             // other failures
+  uint64_t transient = 0;          // UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED
   std::vector<double> latency_us;  // of the answered calls
   std::string first_error;
 };
@@ -68,7 +68,7 @@ struct ClientsResult {
   std::vector<std::string> rejected_request_ids;    // definitive submit errors: no job may carry them
   std::vector<std::string> unresolved_request_ids;  // never answered within give_up_s
   uint64_t unresolved_cancels = 0;
-  uint64_t cancels_after_end = 0;  // CancelJob answered "already ended"
+  uint64_t cancels_after_end = 0;    // CancelJob answered "already ended"
   uint64_t duplicates_answered = 0;  // submits answered duplicate (resubmits and retries)
   std::array<OpStats, kOpKinds> ops;
   std::vector<std::string> problems;  // contradictions seen live (the first few)

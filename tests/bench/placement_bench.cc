@@ -97,7 +97,7 @@ struct Options {
   double nvlink_frac = 0.1;  // of all nodes, in multi-node NVLink domains (H200 leaves)
   int nvlink_domain_nodes = 16;
   double model_frac = 0.15;  // jobs that ask for a GPU model
-  bool time_limits = true;  // jobs carry time limits (what lets backfill plan)
+  bool time_limits = true;   // jobs carry time limits (what lets backfill plan)
   int submit_sample = 200;   // Submit() calls timed on their own
   bool skip_place = false;
   bool skip_pass = false;
@@ -444,7 +444,8 @@ std::vector<Table> RunPlacements(const Options& o, const ClusterSpec& spec) {
   for (int i = 0; i < o.warmup; ++i) step_all(churn[i], Stage::kWarmup);
   for (int i = 0; i < o.placements; ++i) step_all(churn[o.warmup + i], Stage::kMeasure);
   std::cout << "  churn: " << o.warmup << " warm-up + " << o.placements << " timed requests per policy ("
-            << churn_phase.Describe() << ")\n" << std::endl;
+            << churn_phase.Describe() << ")\n"
+            << std::endl;
 
   const double base_rate = lanes.front()->calls / lanes.front()->place_s;
   const double base_cpu_rate = lanes.front()->calls / lanes.front()->place_cpu_s;
@@ -452,17 +453,16 @@ std::vector<Table> RunPlacements(const Options& o, const ClusterSpec& spec) {
                              "(%d timed requests per policy, lock step)",
                              o.nodes, 100 * o.util, o.placements),
              {"policy", "Place calls/s", "vs " + lanes.front()->name, "calls/CPU-s", "vs " + lanes.front()->name,
-              "p50 us", "p99 us", "max us", "placed %",
-              "busy % (mean)", "Allocate p50 us", "est GB/s (>=2 GPUs)", "multi-node in 1 leaf/NVL %",
-              "fill calls/s"});
+              "p50 us", "p99 us", "max us", "placed %", "busy % (mean)", "Allocate p50 us", "est GB/s (>=2 GPUs)",
+              "multi-node in 1 leaf/NVL %", "fill calls/s"});
   for (const auto& lane : lanes) {
     const Percentiles p = Summarize(lane->place_us);
     const Percentiles a = Summarize(lane->alloc_us);
     const double rate = lane->calls / lane->place_s;
     const double cpu_rate = lane->calls / lane->place_cpu_s;
     main.Add({lane->name, Fixed(rate, 0), Fixed(rate / base_rate, 2) + "x", Fixed(cpu_rate, 0),
-              Fixed(cpu_rate / base_cpu_rate, 2) + "x", Fixed(p.p50, 1), Fixed(p.p99, 1),
-              Fixed(p.max, 0), Fixed(100.0 * lane->placed / std::max(1, lane->calls), 1),
+              Fixed(cpu_rate / base_cpu_rate, 2) + "x", Fixed(p.p50, 1), Fixed(p.p99, 1), Fixed(p.max, 0),
+              Fixed(100.0 * lane->placed / std::max(1, lane->calls), 1),
               Fixed(100.0 * o.util * lane->util_sum / std::max(1, lane->calls), 1), Fixed(a.p50, 1),
               lane->bw_n ? Fixed(lane->bw_sum / lane->bw_n, 1) : "-",
               lane->multi ? Fixed(100.0 * lane->multi_within_leaf / lane->multi, 0) : "-",
@@ -641,8 +641,8 @@ std::vector<Table> RunPasses(const Options& o, const ClusterSpec& spec) {
   // Ratios on CPU time: on a shared machine one pass can wait for a core
   // far longer than another.
   const CoreLane& base = *lanes.front();
-  std::vector<std::string> columns = {"policy",  "pass 1 ms", "CPU ms", "vs " + base.name, "started",
-                                      "pass 2 ms", "CPU ms",  "vs " + base.name, "started"};
+  std::vector<std::string> columns = {"policy",    "pass 1 ms", "CPU ms",          "vs " + base.name, "started",
+                                      "pass 2 ms", "CPU ms",    "vs " + base.name, "started"};
   if (o.pass3) {
     for (const char* c : {"10% end: ms", "pass 3 ms", "CPU ms", "started"}) columns.push_back(c);
   }
@@ -700,7 +700,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--seed", o.seed, "random seed (cluster, jobs, releases)")->capture_default_str();
-  app.add_option("--leaf-nodes", o.leaf_nodes, "nodes per leaf switch")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--leaf-nodes", o.leaf_nodes, "nodes per leaf switch")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--spine-leaves", o.spine_leaves, "leaf switches per spine")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -727,8 +729,8 @@ int main(int argc, char** argv) {
   char host[256] = "?";
   gethostname(host, sizeof(host) - 1);
   std::cout << "placement_bench on " << host << ": nproc " << sysconf(_SC_NPROCESSORS_ONLN) << " ("
-            << std::thread::hardware_concurrency() << " hardware threads), one used; load average "
-            << LoadAverage() << "; build " << GPUSCHED_BUILD_TYPE
+            << std::thread::hardware_concurrency() << " hardware threads), one used; load average " << LoadAverage()
+            << "; build " << GPUSCHED_BUILD_TYPE
 #ifdef NDEBUG
             << " (NDEBUG)"
 #else
@@ -740,10 +742,11 @@ int main(int argc, char** argv) {
   const ClusterSpec spec = BuildCluster(o);
   std::vector<std::string> kinds;
   for (const auto& [kind, count] : spec.nodes_per_kind) kinds.push_back(absl::StrCat(kind, " ", count));
-  std::cout << "cluster: " << o.nodes << " nodes x 8 GPUs = " << spec.total_gpus << " GPUs (" << absl::StrJoin(kinds, ", ")
-            << "); " << spec.leaves << " leaves of " << o.leaf_nodes << ", " << spec.spines << " spines of "
-            << o.spine_leaves << " leaves, " << spec.nvlink_domains << " NVLink domains of " << o.nvlink_domain_nodes
-            << " H200 nodes (" << spec.nvlink_nodes << " nodes); built in " << build_phase.Describe() << "\n";
+  std::cout << "cluster: " << o.nodes << " nodes x 8 GPUs = " << spec.total_gpus << " GPUs ("
+            << absl::StrJoin(kinds, ", ") << "); " << spec.leaves << " leaves of " << o.leaf_nodes << ", "
+            << spec.spines << " spines of " << o.spine_leaves << " leaves, " << spec.nvlink_domains
+            << " NVLink domains of " << o.nvlink_domain_nodes << " H200 nodes (" << spec.nvlink_nodes
+            << " nodes); built in " << build_phase.Describe() << "\n";
   std::cout << "jobs: gang sizes " << MixDescription() << "; >8 GPUs 70% as N nodes x 8; " << 100 * o.model_frac
             << "% ask a GPU model; cpus/mem per GPU mostly set; "
             << (o.time_limits ? "time limits 2-72 h" : "no time limits") << "; seed " << o.seed << "\n";

@@ -144,9 +144,8 @@ void TimedPass(Lane& lane, int pass) {
   StartAll(*lane.core, fx, nullptr);
 }
 
-std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const sim::SimCluster& cluster,
-                               bool weighted, double fractional = 0,
-                               core::SharePacking packing = core::SharePacking::kBestFit) {
+std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const sim::SimCluster& cluster, bool weighted,
+                               double fractional = 0, core::SharePacking packing = core::SharePacking::kBestFit) {
   auto lane = std::make_unique<Lane>();
   lane->name = name;
   lane->clock = std::make_unique<ManualClock>(absl::FromUnixSeconds(1'750'000'000));
@@ -273,11 +272,11 @@ int main(int argc, char** argv) {
   lanes.push_back(MakeLane("multifactor", o, *cluster, true));
   lanes.push_back(MakeLane("weights 0", o, *cluster, false));
   if (o.fractional > 0) {
-    lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true,
-                             o.fractional));
+    lanes.push_back(
+        MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true, o.fractional));
     if (o.fgd) {
-      lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares, fgd"), o, *cluster,
-                               true, o.fractional, gpusched::core::SharePacking::kFgd));
+      lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares, fgd"), o, *cluster, true,
+                               o.fractional, gpusched::core::SharePacking::kFgd));
     }
   }
   for (auto& lane : lanes) TimedPass(*lane, 0);
@@ -290,10 +289,10 @@ int main(int argc, char** argv) {
     TimedPass(*lane, 2);
   }
 
-  Table table(absl::StrFormat("SchedulerCore::Schedule() with %d pending on %d nodes (queue_depth: all)", o.pending,
-                              o.nodes),
-              {"ranking", "running", "pass 1 ms", "CPU ms", "started", "preempted", "pass 2 ms", "CPU ms", "started",
-               "pass 3 ms", "CPU ms", "preempted", "submit us/job"});
+  Table table(
+      absl::StrFormat("SchedulerCore::Schedule() with %d pending on %d nodes (queue_depth: all)", o.pending, o.nodes),
+      {"ranking", "running", "pass 1 ms", "CPU ms", "started", "preempted", "pass 2 ms", "CPU ms", "started",
+       "pass 3 ms", "CPU ms", "preempted", "submit us/job"});
   for (const auto& lane : lanes) {
     table.Add({lane->name, std::to_string(lane->running.size()), Fixed(lane->pass_ms[0], 1),
                Fixed(lane->pass_cpu_ms[0], 1), std::to_string(lane->started[0]), std::to_string(lane->preempted[0]),

@@ -75,7 +75,7 @@ struct Phase {
   LoadResult result;
   double wall_s = 0, daemon_cpu_s = 0, bench_cpu_s = 0;
   double other_cpu_s = 0;  // the rest of the machine: anything but daemon and bench
-  std::string load;  // loadavg after the phase
+  std::string load;        // loadavg after the phase
 };
 
 Phase Measure(const BenchDaemon& daemon, const std::vector<std::shared_ptr<grpc::Channel>>& channels,
@@ -112,9 +112,10 @@ int Run(const Options& o) {
             << "; it shares the CPUs with the daemon\n\n"
             << std::flush;
 
-  Table throughput("Throughput, closed loop (C clients = C outstanding calls)",
-                   {"call", "store jobs", "C", "conns", "calls/s", "p50 ms", "p99 ms", "max ms", "ok", "failed",
-                    "daemon CPU%", "bench CPU%", "other CPU%", "daemon us/call", "bench us/call", "vs bare", "loadavg"});
+  Table throughput(
+      "Throughput, closed loop (C clients = C outstanding calls)",
+      {"call", "store jobs", "C", "conns", "calls/s", "p50 ms", "p99 ms", "max ms", "ok", "failed", "daemon CPU%",
+       "bench CPU%", "other CPU%", "daemon us/call", "bench us/call", "vs bare", "loadavg"});
   uint64_t jobs_in_store = 0;
   std::map<int, std::vector<std::shared_ptr<grpc::Channel>>> channels_for;
   auto channels = [&](int c) -> const std::vector<std::shared_ptr<grpc::Channel>>& {
@@ -135,12 +136,12 @@ int Run(const Options& o) {
     } else if (bare_rate.count(c) && bare_rate[c] > 0) {
       vs = Fixed(rate / bare_rate[c], 2);
     }
-    throughput.Add({CallName(kind), std::to_string(store_jobs), std::to_string(c),
-                    std::to_string(channels(c).size()), Fixed(rate, 0), Ms(lat.p50), Ms(lat.p99), Ms(lat.max),
-                    std::to_string(p.result.ok), std::to_string(p.result.failed), Percent(p.daemon_cpu_s, p.wall_s),
+    throughput.Add({CallName(kind), std::to_string(store_jobs), std::to_string(c), std::to_string(channels(c).size()),
+                    Fixed(rate, 0), Ms(lat.p50), Ms(lat.p99), Ms(lat.max), std::to_string(p.result.ok),
+                    std::to_string(p.result.failed), Percent(p.daemon_cpu_s, p.wall_s),
                     Percent(p.bench_cpu_s, p.wall_s), Percent(p.other_cpu_s, p.wall_s),
-                    PerCall(p.daemon_cpu_s, p.result.total_calls),
-                    PerCall(p.bench_cpu_s, p.result.total_calls), vs, p.load});
+                    PerCall(p.daemon_cpu_s, p.result.total_calls), PerCall(p.bench_cpu_s, p.result.total_calls), vs,
+                    p.load});
     std::cout << "  " << CallName(kind) << " C=" << c << ": " << Fixed(rate, 0) << " calls/s, p50 " << Ms(lat.p50)
               << " ms, p99 " << Ms(lat.p99) << " ms (loadavg " << p.load << ")\n"
               << std::flush;
@@ -187,8 +188,8 @@ int Run(const Options& o) {
     fill.Add({"submits/s (whole fill)", Fixed(p.result.total_ok / p.result.wall_s, 0)});
     fill.Add({"p50 / p99 / max ms", Ms(lat.p50) + " / " + Ms(lat.p99) + " / " + Ms(lat.max)});
     fill.Add({"daemon / bench / other CPU%", Percent(p.daemon_cpu_s, p.wall_s) + " / " +
-                                                  Percent(p.bench_cpu_s, p.wall_s) + " / " +
-                                                  Percent(p.other_cpu_s, p.wall_s)});
+                                                 Percent(p.bench_cpu_s, p.wall_s) + " / " +
+                                                 Percent(p.other_cpu_s, p.wall_s)});
     fill.Add({"daemon CPU us/submit", PerCall(p.daemon_cpu_s, p.result.total_calls)});
     // Rate per tenth of the fill: does it slow down as the store grows?
     const auto& t = p.result.completion_s;
@@ -212,7 +213,8 @@ int Run(const Options& o) {
   fill.Add({"daemon threads", std::to_string(daemon.Threads())});
   fill.Add({"gpusched.db MiB", Fixed(db / 1048576.0, 1)});
   fill.Add({"gpusched.db-wal MiB", Fixed(wal / 1048576.0, 1)});
-  fill.Add({"bytes per job (db+wal)", jobs_in_store ? Fixed(double(db + std::max<int64_t>(wal, 0)) / jobs_in_store, 0) : "-"});
+  fill.Add({"bytes per job (db+wal)",
+            jobs_in_store ? Fixed(double(db + std::max<int64_t>(wal, 0)) / jobs_in_store, 0) : "-"});
 
   // 4. Status latency with the full store.
   Table status("Status latency with " + std::to_string(jobs_in_store) + " jobs in the store",
@@ -261,8 +263,7 @@ int Run(const Options& o) {
                 reps ? Fixed(1e3 * meter.daemon() / reps, 2) : "-", LoadAverage()});
     std::cout << "  " << what << ": p50 " << Ms(lat.p50) << " ms, max " << Ms(lat.max) << " ms\n" << std::flush;
   };
-  cli_row("CLI: gpusched status " + std::to_string(probe_job), {"status", std::to_string(probe_job)},
-          o.cli_one_reps);
+  cli_row("CLI: gpusched status " + std::to_string(probe_job), {"status", std::to_string(probe_job)}, o.cli_one_reps);
   cli_row("CLI: gpusched status (all non-terminal)", {"status"}, o.cli_all_reps);
 
   // 5. Submits with the full store.
@@ -286,17 +287,22 @@ int Run(const Options& o) {
   summary.Add({"CPUs online", std::to_string(sysconf(_SC_NPROCESSORS_ONLN))});
   summary.Add({"loadavg at start", load_start});
   summary.Add({"loadavg at end", LoadAverage()});
-  summary.Add({"bench wall s", Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - bench_start).count(), 1)});
+  summary.Add({"bench wall s",
+               Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - bench_start).count(), 1)});
   summary.Add({"client threads", std::to_string(o.client_threads)});
   summary.Add({"channels", o.channels == 0 ? "one per client" : std::to_string(o.channels)});
   summary.Add({"bench absl deadlock detection", o.absl_deadlock_detection ? "on" : "off"});
   summary.Add({"daemon VmRSS MiB at end", Fixed(daemon.RssKb() / 1024.0, 1)});
 
-  std::cout << "\n" << throughput.Render() << "\n" << fill.Render() << "\n" << status.Render() << "\n"
+  std::cout << "\n"
+            << throughput.Render() << "\n"
+            << fill.Render() << "\n"
+            << status.Render() << "\n"
             << summary.Render();
-  std::cout << "(vs bare = SubmitJob calls/s / Health.Check calls/s at the same C and store size; daemon and bench "
-               "CPU% are of one core, so 200% is the whole 2-core machine; other CPU% is everything else on the machine, "
-               "kernel threads included: another build or test shows up there)\n";
+  std::cout
+      << "(vs bare = SubmitJob calls/s / Health.Check calls/s at the same C and store size; daemon and bench "
+         "CPU% are of one core, so 200% is the whole 2-core machine; other CPU% is everything else on the machine, "
+         "kernel threads included: another build or test shows up there)\n";
   if (!o.out_dir.empty()) {
     std::filesystem::create_directories(o.out_dir);
     for (const auto& [name, table] : std::vector<std::pair<std::string, const Table*>>{
@@ -316,9 +322,11 @@ int main(int argc, char** argv) {
   CLI::App app{"submit_bench: gpuschedd submit throughput and status latency (a benchmark, not a test)"};
   app.add_option("--clients", o.clients, "client counts to measure, e.g. 1,64")->delimiter(',')->capture_default_str();
   app.add_option("--client-threads", o.client_threads, "bench threads driving completion queues")
-      ->check(CLI::Range(1, 16))->capture_default_str();
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_option("--channels", o.channels, "TCP connections shared by the clients (0 = one per client)")
-      ->check(CLI::Range(0, 1024))->capture_default_str();
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   app.add_option("--warmup-s", o.warmup_s, "warm-up before each timed window")->capture_default_str();
   app.add_option("--measure-s", o.measure_s, "timed window per throughput row")->capture_default_str();
   app.add_option("--fill-jobs", o.fill_jobs, "jobs in the store before the status measurements")->capture_default_str();

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "common/clock.h"
-#include "google/protobuf/stubs/logging.h"
 #include "daemon/core/node_validator.h"
 #include "daemon/core/scheduler_core.h"
+#include "google/protobuf/stubs/logging.h"
 #include "tests/fuzz/fuzz_target.h"
 
 namespace gpusched::fuzz {

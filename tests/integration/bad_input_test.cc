@@ -8,7 +8,6 @@
 
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-
 #include "tests/integration/test_cluster.h"
 
 using namespace gpusched;
@@ -121,8 +120,8 @@ TEST_CASE("a request that does not decode is refused with INVALID_ARGUMENT sayin
   grpc::GenericStub generic(grpc::CreateChannel(cluster.address(), grpc::InsecureChannelCredentials()));
   // A field tag with a length running past the end: no SubmitJobRequest.
   const std::string garbage = "\x0a\xff\xff\xff\x0f garbage";
-  for (const char* method : {"/gpusched.v1.Scheduler/SubmitJob", "/gpusched.v1.Scheduler/GetJob",
-                             "/gpusched.v1.Scheduler/ListNodes"}) {
+  for (const char* method :
+       {"/gpusched.v1.Scheduler/SubmitJob", "/gpusched.v1.Scheduler/GetJob", "/gpusched.v1.Scheduler/ListNodes"}) {
     INFO(method);
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));

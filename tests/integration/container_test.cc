@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -44,7 +43,7 @@ std::vector<std::string> RunArgs() {
 }
 
 std::vector<std::string> AgentArgs(const std::vector<std::string>& mounts) {
-  std::vector<std::string> args = {"--container-runtime", "podman", "--container-oci-runtime", "runc",
+  std::vector<std::string> args = {"--container-runtime",  "podman",   "--container-oci-runtime", "runc",
                                    "--container-registry", "localhost"};
   for (const std::string& m : mounts) args.insert(args.end(), {"--container-mount", m});
   for (const std::string& a : RunArgs()) args.push_back(absl::StrCat("--container-run-arg=", a));
@@ -91,11 +90,11 @@ std::string TestImage(std::string* why) {
   return image;
 }
 
-#define REQUIRE_PODMAN()                                           \
-  std::string why_no_podman;                                       \
-  const std::string image = TestImage(&why_no_podman);             \
-  if (image.empty()) {                                             \
-    GPUSCHED_SKIP(why_no_podman);                                  \
+#define REQUIRE_PODMAN()                               \
+  std::string why_no_podman;                           \
+  const std::string image = TestImage(&why_no_podman); \
+  if (image.empty()) {                                 \
+    GPUSCHED_SKIP(why_no_podman);                      \
   }
 
 // The containers Podman has for a job of this cluster's node, running or
@@ -122,9 +121,7 @@ TEST_CASE("a 2-node gang runs in a container image, with its ranks, GPUs, mounts
   REQUIRE_PODMAN();
   gpusched::testing::TempDir data;
   const std::string data_dir = data.path().string();
-  {
-    std::ofstream(data_dir + "/input.txt") << "from the host\n";
-  }
+  { std::ofstream(data_dir + "/input.txt") << "from the host\n"; }
   TestCluster cluster({{"ctr-a", 2, AgentArgs({data_dir})}, {"ctr-b", 2, AgentArgs({data_dir})}});
   const uint64_t job = cluster.Submit(
       {"--nodes", "2", "--gpus-per-node", "2", "--image", image, "--mount", data_dir + ":/data:ro", "--image-workdir",
@@ -194,12 +191,12 @@ TEST_CASE("a container job is refused at submit where no node would run it as as
           "[integration]") {
   REQUIRE_PODMAN();
   TestCluster cluster({{"plain", 4}, {"ctr", 1, AgentArgs({"/srv"})}});
-  CommandResult mount = cluster.Cli({"submit", "--gpus", "1", "--image", image, "--mount", "/etc:/etc-host", "--",
-                                     "true"});
+  CommandResult mount =
+      cluster.Cli({"submit", "--gpus", "1", "--image", image, "--mount", "/etc:/etc-host", "--", "true"});
   CHECK(mount.exit_code != 0);
   CHECK_THAT(mount.err, Catch::Contains("mount source /etc is outside what node ctr allows to mount (/srv)"));
-  CommandResult registry = cluster.Cli({"submit", "--gpus", "1", "--image", "nvcr.io/nvidia/pytorch:24.05-py3",
-                                        "--", "true"});
+  CommandResult registry =
+      cluster.Cli({"submit", "--gpus", "1", "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "true"});
   CHECK(registry.exit_code != 0);
   CHECK_THAT(registry.err, Catch::Contains("registry nvcr.io, which node ctr does not allow"));
   CommandResult too_big = cluster.Cli({"submit", "--gpus", "2", "--image", image, "--", "true"});
@@ -224,8 +221,8 @@ TEST_CASE("a container job runs with its user's uid inside and out", "[integrati
   REQUIRE(chmod(cluster.dir().c_str(), 0755) == 0);
   const uint64_t job = gpusched::testing::SubmittedJobId(gpusched::testing::SocketCli(
       socket, "65534",
-      {"submit", "--gpus", "1", "--workdir", "/tmp", "--image", image, "--mount", data_dir + ":/data", "--",
-       "/bin/sh", "-c", "echo UID=$(id -u) GID=$(id -g); touch /data/made-inside"}));
+      {"submit", "--gpus", "1", "--workdir", "/tmp", "--image", image, "--mount", data_dir + ":/data", "--", "/bin/sh",
+       "-c", "echo UID=$(id -u) GID=$(id -g); touch /data/made-inside"}));
   const v1::Job done = cluster.WaitForEnd(job, 60);
   INFO(cluster.AgentLog("ctr-a"));
   REQUIRE(done.state() == v1::JOB_STATE_COMPLETED);

@@ -3,17 +3,17 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-#include "tests/skip.h"
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
-#include <thread>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "grpcpp/completion_queue.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/skip.h"
 
 using namespace gpusched;
 using gpusched::testing::TestCluster;
@@ -129,18 +129,19 @@ bool WaitForLines(const std::string& path, size_t lines, int seconds = 10) {
 
 }  // namespace
 
-TEST_CASE("agents restarted under a running 2-node gang, one stopped and one crashed: it runs on, once, to its exit "
-          "code",
-          "[integration]") {
+TEST_CASE(
+    "agents restarted under a running 2-node gang, one stopped and one crashed: it runs on, once, to its exit "
+    "code",
+    "[integration]") {
   TestCluster cluster;
   const std::string runs = cluster.dir() + "/runs";
   const std::string gate = cluster.dir() + "/gate";
   // Rank 1 fails with 4 (after rank 0 is done, or the gang's stop would race
   // rank 0's last line): the job's exit code must come through the restarts.
-  uint64_t id = cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
-                                "echo rank $RANK attempt $GPUSCHED_RESTART_COUNT >> " + runs +
-                                    "; echo before; while [ ! -e " + gate +
-                                    " ]; do sleep 0.05; done; echo after; [ $RANK = 0 ] || sleep 1; exit $((RANK * 4))"});
+  uint64_t id =
+      cluster.Submit({"--nodes", "2", "--gpus-per-node", "1", "--", "/bin/sh", "-c",
+                      "echo rank $RANK attempt $GPUSCHED_RESTART_COUNT >> " + runs + "; echo before; while [ ! -e " +
+                          gate + " ]; do sleep 0.05; done; echo after; [ $RANK = 0 ] || sleep 1; exit $((RANK * 4))"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   REQUIRE(WaitForLines(runs, 2));
 

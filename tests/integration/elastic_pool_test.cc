@@ -7,16 +7,15 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
-#include <algorithm>
 #include <set>
 #include <sstream>
-#include <vector>
 #include <string>
 #include <thread>
-
-#include <catch2/catch.hpp>
+#include <vector>
 
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
@@ -40,29 +39,36 @@ class PoolHost {
   PoolHost() {
     const std::string d = dir_.path().string();
     dir_.Write("plan", "");
-    Executable("resume.sh", "#!/bin/sh\n"
-               "d=" + d + "\n"
-               "echo \"resuming $1\"\n"
-               "cat \"$2\" >> \"$d/requests\"\n"
-               "action=$(head -n 1 \"$d/plan\"); sed -i 1d \"$d/plan\"\n"
-               "case \"$action\" in\n"
-               "  fail) echo \"no capacity for $1\" >&2; exit 3 ;;\n"
-               "  hang) exec sleep 600 ;;\n"
-               "  noagent) exit 0 ;;\n"
-               "  slow) sleep 2 ;;\n"
-               "esac\n"
-               "IFS=,\n"
-               "for n in $1; do\n"
-               "  " GPUSCHED_AGENT_BIN " --daemon \"$(cat \"$d/address\")\" --node-name \"$n\" --fake-gpus 2 \\\n"
-               "    --log-dir \"$d/logs/$n\" --heartbeat-interval-ms 500 >>\"$d/agent-$n.log\" 2>&1 </dev/null &\n"
-               "  echo $! > \"$d/$n.pid\"\n"
-               "done\n");
-    Executable("suspend.sh", "#!/bin/sh\n"
-               "d=" + d + "\n"
-               "IFS=,\n"
-               "for n in $1; do\n"
-               "  kill $(cat \"$d/$n.pid\") && rm \"$d/$n.pid\" && echo \"stopped $n\"\n"
-               "done\n");
+    Executable("resume.sh",
+               "#!/bin/sh\n"
+               "d=" +
+                   d +
+                   "\n"
+                   "echo \"resuming $1\"\n"
+                   "cat \"$2\" >> \"$d/requests\"\n"
+                   "action=$(head -n 1 \"$d/plan\"); sed -i 1d \"$d/plan\"\n"
+                   "case \"$action\" in\n"
+                   "  fail) echo \"no capacity for $1\" >&2; exit 3 ;;\n"
+                   "  hang) exec sleep 600 ;;\n"
+                   "  noagent) exit 0 ;;\n"
+                   "  slow) sleep 2 ;;\n"
+                   "esac\n"
+                   "IFS=,\n"
+                   "for n in $1; do\n"
+                   "  " GPUSCHED_AGENT_BIN
+                   " --daemon \"$(cat \"$d/address\")\" --node-name \"$n\" --fake-gpus 2 \\\n"
+                   "    --log-dir \"$d/logs/$n\" --heartbeat-interval-ms 500 >>\"$d/agent-$n.log\" 2>&1 </dev/null &\n"
+                   "  echo $! > \"$d/$n.pid\"\n"
+                   "done\n");
+    Executable("suspend.sh",
+               "#!/bin/sh\n"
+               "d=" +
+                   d +
+                   "\n"
+                   "IFS=,\n"
+                   "for n in $1; do\n"
+                   "  kill $(cat \"$d/$n.pid\") && rm \"$d/$n.pid\" && echo \"stopped $n\"\n"
+                   "done\n");
   }
   ~PoolHost() {
     // Agents the programs started outlive nothing of the test.
@@ -74,10 +80,13 @@ class PoolHost {
 
   std::string Config(const std::string& resume_timeout, const std::string& pool_class = "on-demand") const {
     return dir_.Write("gpuschedd.toml",
-                      "[[pool]]\nname = \"burst\"\nnodes = \"pa, pb, pc\"\nclass = \"" + pool_class + "\"\n"
-                      "cost_per_gpu_hour = 2.5\nresume_program = \"resume.sh\"\nsuspend_program = \"suspend.sh\"\n"
-                      "resume_timeout = \"" + resume_timeout + "\"\nidle_before_suspend = \"0:02\"\n"
-                      "gpus = 2\ncpus = 1\nmemory_mb = 64\n");
+                      "[[pool]]\nname = \"burst\"\nnodes = \"pa, pb, pc\"\nclass = \"" + pool_class +
+                          "\"\n"
+                          "cost_per_gpu_hour = 2.5\nresume_program = \"resume.sh\"\nsuspend_program = \"suspend.sh\"\n"
+                          "resume_timeout = \"" +
+                          resume_timeout +
+                          "\"\nidle_before_suspend = \"0:02\"\n"
+                          "gpus = 2\ncpus = 1\nmemory_mb = 64\n");
   }
   void Plan(const std::string& lines) const { dir_.Write("plan", lines); }
   void SetAddress(const std::string& address) const { dir_.Write("address", address); }
@@ -86,9 +95,7 @@ class PoolHost {
   std::string path(const std::string& name) const { return dir_ / name; }
 
  private:
-  void Executable(const std::string& name, const std::string& text) {
-    chmod(dir_.Write(name, text).c_str(), 0755);
-  }
+  void Executable(const std::string& name, const std::string& text) { chmod(dir_.Write(name, text).c_str(), 0755); }
   TempDir dir_;
 };
 
@@ -139,7 +146,8 @@ TEST_CASE("elastic pool: a gang boots exactly its nodes, runs, and they power do
   // Exactly the gang's nodes, in one resume: the third never booted.
   CHECK(NodeOf(cluster, "pc").state() == v1::NODE_STATE_POWERED_DOWN);
   CHECK_FALSE(host.Running("pc"));
-  CHECK_THAT(host.Requests(), Catch::Contains("\"action\": \"resume\", \"pool\": \"burst\", \"nodes\": [\"pa\", \"pb\"]"));
+  CHECK_THAT(host.Requests(),
+             Catch::Contains("\"action\": \"resume\", \"pool\": \"burst\", \"nodes\": [\"pa\", \"pb\"]"));
   CHECK_THAT(host.Requests(), Catch::Contains("{\"id\": " + std::to_string(job) + ", \"nodes\": [\"pa\", \"pb\"]"));
   // The program's output is in the daemon's log with the pool and nodes.
   CHECK_THAT(cluster.DaemonLog(), Catch::Contains("pool burst resume pa,pb stdout: resuming pa,pb"));
@@ -164,14 +172,14 @@ TEST_CASE("elastic pool: failed, hung and silent boots go back to POWERED_DOWN w
   TestCluster cluster({}, {"--config", host.Config("0:03")});
   host.SetAddress(cluster.address());
   const std::string runs = host.path("runs");
-  const uint64_t job = cluster.Submit({"--gpus", "2", "--", "/bin/sh", "-c", "echo ran-$RANK-$GPUSCHED_RESTART_COUNT >> " + runs});
+  const uint64_t job =
+      cluster.Submit({"--gpus", "2", "--", "/bin/sh", "-c", "echo ran-$RANK-$GPUSCHED_RESTART_COUNT >> " + runs});
   const v1::Job done = cluster.WaitForEnd(job, 40);
   CHECK(done.state() == v1::JOB_STATE_COMPLETED);
   CHECK(Sorted(Slurp(runs)) == "ran-0-0\nran-1-0\n");  // each rank once, attempt 0
   const std::string log = cluster.DaemonLog();
   CHECK_THAT(log, Catch::Contains("stderr: no capacity for pa"));
-  CHECK_THAT(log, Catch::Contains("POWERED_DOWN (resume failed: " + host.path("resume.sh") +
-                                  " exited with status 3)"));
+  CHECK_THAT(log, Catch::Contains("POWERED_DOWN (resume failed: " + host.path("resume.sh") + " exited with status 3)"));
   CHECK_THAT(log, Catch::Contains("did not finish within 3s; killed it"));
   CHECK_THAT(log, Catch::Contains("POWERED_DOWN (resume timed out: its agent did not register with its GPUs"));
   CHECK_THAT(log, Catch::Contains("pa: UP (its agent registered with 2 GPUs)"));
@@ -183,7 +191,8 @@ TEST_CASE("elastic pool: a daemon killed while nodes boot carries on after its r
   TestCluster cluster({}, {"--config", host.Config("0:30")});
   host.SetAddress(cluster.address());
   const std::string runs = host.path("runs");
-  const uint64_t job = cluster.Submit({"--gpus", "2", "--", "/bin/sh", "-c", "echo ran-$RANK-$GPUSCHED_RESTART_COUNT >> " + runs});
+  const uint64_t job =
+      cluster.Submit({"--gpus", "2", "--", "/bin/sh", "-c", "echo ran-$RANK-$GPUSCHED_RESTART_COUNT >> " + runs});
   WaitUntil(
       cluster, 10, [&] { return NodeOf(cluster, "pa").state() == v1::NODE_STATE_POWERING_UP; },
       "pa did not start booting");
@@ -211,11 +220,13 @@ TEST_CASE("elastic pool: a spot interruption of a running 2-node gang requeues i
   // A job that checkpoints on notice: its first attempt waits to be
   // interrupted, keeps what GPUSCHED_PREEMPT_NOTICE says, and leaves; the
   // next attempt (from the checkpoint) finishes.
-  const std::string script =
-      "echo ran-$NODE_RANK-$GPUSCHED_RESTART_COUNT >> " + runs + "\n"
-      "[ \"$GPUSCHED_RESTART_COUNT\" != 0 ] && exit 0\n"
-      "trap 'cp \"$GPUSCHED_PREEMPT_NOTICE\" " + runs + "-notice-$NODE_RANK; exit 0' TERM\n"
-      "sleep 300 & wait\n";
+  const std::string script = "echo ran-$NODE_RANK-$GPUSCHED_RESTART_COUNT >> " + runs +
+                             "\n"
+                             "[ \"$GPUSCHED_RESTART_COUNT\" != 0 ] && exit 0\n"
+                             "trap 'cp \"$GPUSCHED_PREEMPT_NOTICE\" " +
+                             runs +
+                             "-notice-$NODE_RANK; exit 0' TERM\n"
+                             "sleep 300 & wait\n";
   const uint64_t job =
       cluster.Submit({"--nodes", "2", "--gpus-per-node", "2", "--launch", "per-node", "--", "/bin/sh", "-c", script});
   WaitUntil(

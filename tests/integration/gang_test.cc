@@ -1,10 +1,11 @@
 // Multi-node gangs across two real agents.
 
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <map>
 #include <regex>
 #include <set>
-#include <signal.h>
 #include <sstream>
 #include <thread>
 

@@ -3,7 +3,6 @@
 // waiting with a reason, a whole-GPU job kept off the shared GPU; and an MPS
 // node, whose agent runs (a stand-in for) NVIDIA's MPS control daemon.
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -19,7 +18,11 @@ namespace v1 = gpusched::v1;
 TEST_CASE("two 30% jobs share a time-sliced GPU; a 50% job waits; a whole GPU goes elsewhere", "[integration]") {
   TestCluster cluster({{"shared-a", 1, {"--gpu-share-mode", "timeslice"}}, {"exclusive-b", 1}});
   const std::vector<std::string> share_job = {
-      "--gpu-share", "30%", "--", "/bin/sh", "-c",
+      "--gpu-share",
+      "30%",
+      "--",
+      "/bin/sh",
+      "-c",
       "echo SHARE=$GPUSCHED_GPU_SHARE_PERCENT MEM=$GPUSCHED_GPU_MEM_LIMIT_MB SLICING=$GPUSCHED_GPU_SHARING "
       "ENFORCED=$GPUSCHED_GPU_LIMITS_ENFORCED CVD=$CUDA_VISIBLE_DEVICES; sleep 6"};
   std::vector<std::string> with_limit = share_job;
@@ -67,14 +70,15 @@ TEST_CASE("a share on a cluster where no node shares GPUs is refused at submit",
 TEST_CASE("on an MPS node the agent runs the MPS control daemon and jobs get enforced limits", "[integration]") {
   gpusched::testing::TempDir mps;
   {
-    TestCluster cluster({{"mps-a", 2,
+    TestCluster cluster({{"mps-a",
+                          2,
                           {"--gpu-share-modes", "1=mps", "--mps-control-program", GPUSCHED_FAKE_MPS_CONTROL,
                            "--mps-dir", mps.path().string()}}});
-    const uint64_t job = cluster.Submit(
-        {"--gpu-share", "30%", "--gpu-mem-limit", "10G", "--gpu-sharing", "mps", "--", "/bin/sh", "-c",
-         "echo THREADS=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE PINNED=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "
-         "CVD=$CUDA_VISIBLE_DEVICES PIPE=$CUDA_MPS_PIPE_DIRECTORY SHARING=$GPUSCHED_GPU_SHARING "
-         "ENFORCED=$GPUSCHED_GPU_LIMITS_ENFORCED; sleep 3"});
+    const uint64_t job =
+        cluster.Submit({"--gpu-share", "30%", "--gpu-mem-limit", "10G", "--gpu-sharing", "mps", "--", "/bin/sh", "-c",
+                        "echo THREADS=$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE PINNED=$CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "
+                        "CVD=$CUDA_VISIBLE_DEVICES PIPE=$CUDA_MPS_PIPE_DIRECTORY SHARING=$GPUSCHED_GPU_SHARING "
+                        "ENFORCED=$GPUSCHED_GPU_LIMITS_ENFORCED; sleep 3"});
     const v1::Job running = cluster.WaitForState(job, v1::JOB_STATE_RUNNING);
     CHECK(running.allocation().nodes(0).gpu_indices(0) == 1);
     CHECK(running.allocation().nodes(0).gpu_share_mode() == v1::GPU_SHARE_MODE_MPS);

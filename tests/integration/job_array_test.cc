@@ -32,10 +32,11 @@ TEST_CASE("an array's tasks see their index, run at most %N at once, and all com
   const std::string dir = cluster.dir() + "/running";
   const uint64_t array = SubmitArray(
       cluster, {"--array", "0-5%2", "--gpus", "1", "--", "/bin/sh", "-c",
-                "mkdir -p " + dir + "; touch " + dir + "/$GPUSCHED_JOB_ID; "
-                "echo task $GPUSCHED_ARRAY_TASK_ID of $GPUSCHED_ARRAY_TASK_COUNT in array $GPUSCHED_ARRAY_JOB_ID "
-                "slurm $SLURM_ARRAY_TASK_ID; sleep 0.5; echo running $(ls " + dir + " | wc -l); rm " + dir +
-                    "/$GPUSCHED_JOB_ID"});
+                "mkdir -p " + dir + "; touch " + dir +
+                    "/$GPUSCHED_JOB_ID; "
+                    "echo task $GPUSCHED_ARRAY_TASK_ID of $GPUSCHED_ARRAY_TASK_COUNT in array $GPUSCHED_ARRAY_JOB_ID "
+                    "slurm $SLURM_ARRAY_TASK_ID; sleep 0.5; echo running $(ls " +
+                    dir + " | wc -l); rm " + dir + "/$GPUSCHED_JOB_ID"});
   for (uint64_t id = array; id < array + 6; ++id) {
     v1::Job job = cluster.WaitForEnd(id, 60);
     CHECK(job.state() == v1::JOB_STATE_COMPLETED);

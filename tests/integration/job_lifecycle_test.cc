@@ -80,8 +80,9 @@ TEST_CASE("cancel kills the job's whole process group and frees its GPUs", "[int
   // children in a file of its own: 12 processes in 4 process groups.
   const std::string pids = cluster.dir() + "/pids-";
   uint64_t id = cluster.Submit({"--gpus", "4", "--", "/bin/sh", "-c",
-                                "f=" + pids + "$RANK; echo $$ > $f.tmp; sleep 300 & echo $! >> $f.tmp; "
-                                "sleep 300 & echo $! >> $f.tmp; mv $f.tmp $f; wait"});
+                                "f=" + pids +
+                                    "$RANK; echo $$ > $f.tmp; sleep 300 & echo $! >> $f.tmp; "
+                                    "sleep 300 & echo $! >> $f.tmp; mv $f.tmp $f; wait"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   std::vector<int> started;
   for (int i = 0; i < 100 && started.size() < 12; ++i) {
@@ -129,8 +130,8 @@ TEST_CASE("a job past its time limit ends TIMEOUT, even if it ignores SIGTERM", 
 
 TEST_CASE("logs --follow streams a running job's output until it ends", "[integration]") {
   TestCluster cluster;
-  uint64_t id = cluster.Submit(
-      {"--gpus", "1", "--", "/bin/sh", "-c", "echo first; sleep 1; echo second; sleep 1; echo third"});
+  uint64_t id =
+      cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "echo first; sleep 1; echo second; sleep 1; echo third"});
   cluster.WaitForState(id, v1::JOB_STATE_RUNNING);
   auto follow = cluster.Cli({"logs", std::to_string(id), "--follow"});
   CHECK(follow.exit_code == 0);

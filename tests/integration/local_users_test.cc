@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
 #include <cstdlib>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/skip.h"
 
 using namespace gpusched;
 using gpusched::testing::CommandResult;
@@ -75,7 +75,7 @@ TEST_CASE("on the Unix socket users act only on their own jobs, which run with t
     CHECK(own_logs.exit_code == 0);
 
     CHECK(SocketCli(socket, kNobody, {"cancel", std::to_string(nobodys)}).exit_code == 0);  // its own
-    CHECK(SocketCli(socket, "0", {"cancel", std::to_string(roots)}).exit_code == 0);   // root may
+    CHECK(SocketCli(socket, "0", {"cancel", std::to_string(roots)}).exit_code == 0);        // root may
     CHECK(cluster.WaitForEnd(nobodys).state() == v1::JOB_STATE_CANCELLED);
     CHECK(cluster.WaitForEnd(roots).state() == v1::JOB_STATE_CANCELLED);
   }

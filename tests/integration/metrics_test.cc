@@ -3,7 +3,6 @@
 // server, while real jobs run.
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
 #include <chrono>
 #include <fstream>
 #include <string>
@@ -14,6 +13,7 @@
 #include "common/job_states.h"
 #include "tests/integration/prometheus_server.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/skip.h"
 #include "tests/support/http_client.h"
 #include "tests/support/metrics_text.h"
 

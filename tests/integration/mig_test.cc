@@ -2,7 +2,6 @@
 // the fake libnvidia-ml's a100-mig machine: GPU 0 split into two 3g.40gb,
 // GPU 1 into seven 1g.10gb, GPUs 2 and 3 whole.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/integration/test_cluster.h"
@@ -13,7 +12,8 @@ namespace v1 = gpusched::v1;
 
 TEST_CASE("MIG jobs run on their instances; whole-GPU jobs on the whole GPUs; a missing profile is refused",
           "[integration]") {
-  TestCluster cluster({{"mig-a", 0,
+  TestCluster cluster({{"mig-a",
+                        0,
                         {"--gpu-source", "nvml", "--nvml-library", GPUSCHED_FAKE_NVML, "--calibrate-on-start", "false"},
                         {"GPUSCHED_FAKE_NVML_MACHINE=a100-mig"}}});
   const std::vector<std::string> print = {"--", "/bin/sh", "-c",
@@ -31,10 +31,12 @@ TEST_CASE("MIG jobs run on their instances; whole-GPU jobs on the whole GPUs; a 
   CHECK_THAT(cluster.Cli({"logs", std::to_string(one)}).out,
              Catch::Contains("CVD=MIG-3g40gb00-0000-4000-8000-000000000000 SHARING=mig PROFILE=3g.40gb RANK=0"));
   // Two ranks, each on its own instance.
-  CHECK_THAT(cluster.Cli({"logs", std::to_string(two)}).out,
-             Catch::Contains("CVD=MIG-1g10gb00-0000-4000-8000-000000000000 SHARING=mig PROFILE=1g.10gb,1g.10gb RANK=0"));
-  CHECK_THAT(cluster.Cli({"logs", std::to_string(two), "--rank", "1"}).out,
-             Catch::Contains("CVD=MIG-1g10gb00-0000-4000-8000-000000000001 SHARING=mig PROFILE=1g.10gb,1g.10gb RANK=1"));
+  CHECK_THAT(
+      cluster.Cli({"logs", std::to_string(two)}).out,
+      Catch::Contains("CVD=MIG-1g10gb00-0000-4000-8000-000000000000 SHARING=mig PROFILE=1g.10gb,1g.10gb RANK=0"));
+  CHECK_THAT(
+      cluster.Cli({"logs", std::to_string(two), "--rank", "1"}).out,
+      Catch::Contains("CVD=MIG-1g10gb00-0000-4000-8000-000000000001 SHARING=mig PROFILE=1g.10gb,1g.10gb RANK=1"));
   const v1::Job whole_done = cluster.GetJob(whole);
   CHECK(whole_done.allocation().nodes(0).gpu_indices(0) == 2);
   CHECK(whole_done.allocation().nodes(0).gpu_indices(1) == 3);
@@ -51,7 +53,8 @@ TEST_CASE("MIG jobs run on their instances; whole-GPU jobs on the whole GPUs; a 
 }
 
 TEST_CASE("a MIG job that is cancelled gives its instance back to the next", "[integration]") {
-  TestCluster cluster({{"mig-a", 0,
+  TestCluster cluster({{"mig-a",
+                        0,
                         {"--gpu-source", "nvml", "--nvml-library", GPUSCHED_FAKE_NVML, "--calibrate-on-start", "false"},
                         {"GPUSCHED_FAKE_NVML_MACHINE=a100-mig"}}});
   const uint64_t a = cluster.Submit({"--mig", "3g.40gb", "--", "sleep", "60"});

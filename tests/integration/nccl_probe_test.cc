@@ -2,18 +2,18 @@
 // gpusched-nccl-probe (a script that answers like it, from a file per node)
 // since this machine has no GPU. The agents run it through the same code as
 // the real program.
-#include <catch2/catch.hpp>
 #include <grpcpp/grpcpp.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <string>
 #include <thread>
 
+#include "gpusched/v1/agent.grpc.pb.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
-#include "gpusched/v1/agent.grpc.pb.h"
 
 using gpusched::testing::AgentSpec;
 using gpusched::testing::TempDir;

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
 #include <chrono>
 #include <filesystem>
 #include <limits>
@@ -24,6 +23,7 @@
 #include "absl/strings/strip.h"
 #include "google/protobuf/util/json_util.h"
 #include "gpusched/v1/scheduler.pb.h"
+#include "tests/skip.h"
 #include "tests/support/subprocess.h"
 
 using namespace gpusched;
@@ -149,11 +149,11 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     return v1::NODE_STATE_UNSPECIFIED;
   };
   {
-    Subprocess daemon(hosts.On(0, {GPUSCHEDD_BIN, "serve", "--init", "--allow-unauthenticated-tcp", "--allow-root-jobs",
-                                   "--listen", kDaemonAddress, "--state-dir", dir + "/state",
-                                   "--tick-ms", "50", "--kill-grace-ms", "500", "--node-not-responding-ms", "1500",
-                                   "--node-down-ms", "3000"}),
-                      dir + "/daemon.log");
+    Subprocess daemon(
+        hosts.On(0, {GPUSCHEDD_BIN, "serve", "--init", "--allow-unauthenticated-tcp", "--allow-root-jobs", "--listen",
+                     kDaemonAddress, "--state-dir", dir + "/state", "--tick-ms", "50", "--kill-grace-ms", "500",
+                     "--node-not-responding-ms", "1500", "--node-down-ms", "3000"}),
+        dir + "/daemon.log");
     REQUIRE(WaitUntil([&] { return absl::StrContains(daemon.Log(), "serving on"); }, 20));
     std::vector<std::unique_ptr<Subprocess>> agents;
     for (int i = 1; i < 4; ++i) {
@@ -163,26 +163,29 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
                        "--log-dir", dir + "/logs", "--heartbeat-interval-ms", "300", "--fake-gpus", "4"}),
           absl::StrCat(dir, "/agent", i, ".log")));
     }
-    REQUIRE(WaitUntil([&] { return node_state("host1") == v1::NODE_STATE_UP && node_state("host2") == v1::NODE_STATE_UP &&
-                                   node_state("host3") == v1::NODE_STATE_UP; },
-                      30));
+    REQUIRE(WaitUntil(
+        [&] {
+          return node_state("host1") == v1::NODE_STATE_UP && node_state("host2") == v1::NODE_STATE_UP &&
+                 node_state("host3") == v1::NODE_STATE_UP;
+        },
+        30));
 
     // One process per node, each recording its pid by node and attempt, and
     // then beating: the time, every 50 ms, as long as it runs.
-    CommandResult submitted = cli({"submit", "--nodes", "2", "--gpus-per-node", "4", "--launch", "per-node", "--workdir",
-                                   dir, "--", "/bin/sh", "-c",
+    CommandResult submitted = cli({"submit", "--nodes", "2", "--gpus-per-node", "4", "--launch", "per-node",
+                                   "--workdir", dir, "--", "/bin/sh", "-c",
                                    "echo MASTER=$MASTER_ADDR; echo $$ > " + dir +
                                        "/pid-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; "
-                                       "while :; do date +%s%N >> " + dir +
-                                       "/beat-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; sleep 0.05; done"});
+                                       "while :; do date +%s%N >> " +
+                                       dir + "/beat-$GPUSCHED_NODE-$GPUSCHED_RESTART_COUNT; sleep 0.05; done"});
     INFO(submitted.out << submitted.err);
     REQUIRE(submitted.exit_code == 0);
     const uint64_t id = std::stoull(submitted.out.substr(std::string("Submitted job ").size()));
     REQUIRE(WaitUntil([&] { return job(id).state() == v1::JOB_STATE_RUNNING; }, 20));
     const v1::Job running = job(id);
     REQUIRE(running.allocation().nodes_size() == 2);
-    const v1::NodeAllocation& rank0 = running.allocation().nodes(0).node_rank() == 0 ? running.allocation().nodes(0)
-                                                                                       : running.allocation().nodes(1);
+    const v1::NodeAllocation& rank0 =
+        running.allocation().nodes(0).node_rank() == 0 ? running.allocation().nodes(0) : running.allocation().nodes(1);
     const std::string victim = running.allocation().nodes(0).node_rank() == 1 ? running.allocation().nodes(0).node()
                                                                               : running.allocation().nodes(1).node();
     const int victim_host = victim.back() - '0';
@@ -202,7 +205,12 @@ TEST_CASE("a host cut off loses its node; its gang runs again elsewhere, and hea
     // host too and requeued, then runs on the two hosts left.
     hosts.Link(victim_host, false);
     CHECK(WaitUntil([&] { return node_state(victim) == v1::NODE_STATE_DOWN; }, 20));
-    CHECK(WaitUntil([&] { const v1::Job j = job(id); return j.attempt() == 1 && j.state() == v1::JOB_STATE_RUNNING; }, 30));
+    CHECK(WaitUntil(
+        [&] {
+          const v1::Job j = job(id);
+          return j.attempt() == 1 && j.state() == v1::JOB_STATE_RUNNING;
+        },
+        30));
     const v1::Job again = job(id);
     for (const v1::NodeAllocation& part : again.allocation().nodes()) CHECK(part.node() != victim);
     CommandResult nodes = cli({"nodes"});

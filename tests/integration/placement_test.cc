@@ -22,10 +22,11 @@ namespace {
 std::string Fixture(const std::string& name) { return std::string(GPUSCHED_FIXTURES_DIR) + "/topo/" + name; }
 
 AgentSpec Dgx1(const std::string& name) {
-  return {name, 0,
-          {"--topology-file", Fixture("dgx1-v100.txt"), "--gpu-model", "Tesla V100-SXM2-32GB", "--gpu-memory-mb",
-           "32768"},
-          {}};
+  return {
+      name,
+      0,
+      {"--topology-file", Fixture("dgx1-v100.txt"), "--gpu-model", "Tesla V100-SXM2-32GB", "--gpu-memory-mb", "32768"},
+      {}};
 }
 
 std::set<int> Gpus(const v1::NodeAllocation& part) { return {part.gpu_indices().begin(), part.gpu_indices().end()}; }
@@ -34,8 +35,8 @@ std::set<int> Gpus(const v1::NodeAllocation& part) { return {part.gpu_indices().
 
 TEST_CASE("a 4-GPU job on a DGX-1 gets a fully NVLinked quad; ranks see the ring order", "[integration]") {
   TestCluster cluster({Dgx1("dgx1-01")});
-  uint64_t id = cluster.Submit({"--gpus", "4", "--launch", "per-node", "--", "/bin/sh", "-c",
-                                "echo CVD=$CUDA_VISIBLE_DEVICES"});
+  uint64_t id =
+      cluster.Submit({"--gpus", "4", "--launch", "per-node", "--", "/bin/sh", "-c", "echo CVD=$CUDA_VISIBLE_DEVICES"});
   v1::Job job = cluster.WaitForEnd(id);
   REQUIRE(job.state() == v1::JOB_STATE_COMPLETED);
   REQUIRE(job.allocation().nodes_size() == 1);
@@ -90,7 +91,8 @@ TEST_CASE("a two-node gang stays under one leaf switch of the operator's network
 
 TEST_CASE("a strict job waits for its ideal placement and says so; prefer takes what is free", "[integration]") {
   // The same GPUs twice: one box NVLinked (DGX-1), one wired over PCIe only.
-  AgentSpec pcie{"pcie-01", 0,
+  AgentSpec pcie{"pcie-01",
+                 0,
                  {"--topology-file", Fixture("pcie-8x-rtx4090.txt"), "--gpu-model", "Tesla V100-SXM2-32GB",
                   "--gpu-memory-mb", "32768"},
                  {}};
@@ -119,7 +121,8 @@ TEST_CASE("a strict job waits for its ideal placement and says so; prefer takes 
 }
 
 TEST_CASE("a strict job with a wait bound takes the best free placement once the bound is over", "[integration]") {
-  AgentSpec pcie{"pcie-01", 0,
+  AgentSpec pcie{"pcie-01",
+                 0,
                  {"--topology-file", Fixture("pcie-8x-rtx4090.txt"), "--gpu-model", "Tesla V100-SXM2-32GB",
                   "--gpu-memory-mb", "32768"},
                  {}};
@@ -136,7 +139,8 @@ TEST_CASE("a strict job with a wait bound takes the best free placement once the
 }
 
 TEST_CASE("--default-topology strict makes a job that does not choose wait like a strict one", "[integration]") {
-  AgentSpec pcie{"pcie-01", 0,
+  AgentSpec pcie{"pcie-01",
+                 0,
                  {"--topology-file", Fixture("pcie-8x-rtx4090.txt"), "--gpu-model", "Tesla V100-SXM2-32GB",
                   "--gpu-memory-mb", "32768"},
                  {}};

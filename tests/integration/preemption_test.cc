@@ -3,7 +3,6 @@
 // requeued and runs again as its next attempt, and a job naming an unknown
 // queue is refused.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "tests/integration/test_cluster.h"
@@ -21,8 +20,7 @@ std::string WriteQueueConfig(const TempDir& dir) {
 
 }  // namespace
 
-TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is requeued and runs again",
-          "[integration]") {
+TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is requeued and runs again", "[integration]") {
   TempDir config_dir;
   TestCluster cluster({{"node-a", 4}, {"node-b", 4}}, {"--config", WriteQueueConfig(config_dir)});
 
@@ -55,10 +53,10 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
 
   // Each node's rank log holds both attempts (the output is appended); which
   // node is rank 0 may differ between them, so both logs are read.
-  const std::string logs = cluster.Cli({"logs", std::to_string(gang), "--rank", "0"}).out +
-                           cluster.Cli({"logs", std::to_string(gang), "--rank", "4"}).out;  // per-node: node 1 is rank 4
-  CHECK_THAT(logs, Catch::Contains("attempt 0") && Catch::Contains("checkpoint saved") &&
-                       Catch::Contains("attempt 1"));
+  const std::string logs =
+      cluster.Cli({"logs", std::to_string(gang), "--rank", "0"}).out +
+      cluster.Cli({"logs", std::to_string(gang), "--rank", "4"}).out;  // per-node: node 1 is rank 4
+  CHECK_THAT(logs, Catch::Contains("attempt 0") && Catch::Contains("checkpoint saved") && Catch::Contains("attempt 1"));
   CHECK_THAT(cluster.Cli({"status", std::to_string(gang)}).out, Catch::Contains("2 (requeued 1 time)"));
   cluster.Cli({"cancel", std::to_string(gang)});
   CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_CANCELLED);
@@ -74,10 +72,10 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
 TEST_CASE("dependencies and hold/release through the CLI", "[integration]") {
   TestCluster cluster({{"node-a", 4}});
   const uint64_t first = cluster.Submit({"--gpus", "1", "--", "/bin/sh", "-c", "exit 3"});
-  const uint64_t on_success = cluster.Submit({"--dependency", "afterok:" + std::to_string(first), "--gpus", "1", "--",
-                                              "/bin/true"});
-  const uint64_t on_failure = cluster.Submit({"--dependency", "afternotok:" + std::to_string(first), "--hold",
-                                              "--gpus", "1", "--", "/bin/true"});
+  const uint64_t on_success =
+      cluster.Submit({"--dependency", "afterok:" + std::to_string(first), "--gpus", "1", "--", "/bin/true"});
+  const uint64_t on_failure = cluster.Submit(
+      {"--dependency", "afternotok:" + std::to_string(first), "--hold", "--gpus", "1", "--", "/bin/true"});
   CHECK(cluster.WaitForEnd(first).state() == v1::JOB_STATE_FAILED);
   v1::Job cancelled = cluster.WaitForEnd(on_success);
   CHECK(cancelled.state() == v1::JOB_STATE_CANCELLED);

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -18,6 +17,7 @@
 #include "grpcpp/client_context.h"
 #include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/skip.h"
 #include "tests/support/temp_dir.h"
 
 using namespace gpusched;
@@ -26,14 +26,14 @@ using gpusched::testing::AgentSpec;
 using gpusched::testing::ClientTls;
 using gpusched::testing::CommandResult;
 using gpusched::testing::DaemonTrust;
-using gpusched::testing::RunCommand;
-using gpusched::testing::Subprocess;
-using gpusched::testing::TempDir;
 using gpusched::testing::OpenSocketDir;
+using gpusched::testing::RunCommand;
 using gpusched::testing::SocketCli;
 using gpusched::testing::SubmittedJobId;
-using gpusched::testing::ThisUser;
+using gpusched::testing::Subprocess;
+using gpusched::testing::TempDir;
 using gpusched::testing::TestCluster;
+using gpusched::testing::ThisUser;
 
 namespace {
 
@@ -76,8 +76,9 @@ class Pki {
   }
   // What an agent presents as node `name` (its certificate's CN is node:name).
   std::vector<std::string> AgentArgs(const std::string& name) const {
-    return {"--tls-ca", ca(), "--tls-cert", dir_ / ("nodes/" + name + ".crt"), "--tls-key",
-            dir_ / ("nodes/" + name + ".key")};
+    return {"--tls-ca",   ca(),
+            "--tls-cert", dir_ / ("nodes/" + name + ".crt"),
+            "--tls-key",  dir_ / ("nodes/" + name + ".key")};
   }
   ClientTls User(const std::string& name) const {
     return ClientTls{ca(), dir_ / ("users/" + name + ".crt"), dir_ / ("users/" + name + ".key")};
@@ -156,9 +157,8 @@ TEST_CASE("as shipped, a plain TCP caller is nobody: every call is refused and n
 
   // An agent that proves nothing never becomes a node.
   cluster.AddAgent({"node-x", 2});
-  REQUIRE(WaitFor([&] {
-    return absl::StrContains(cluster.AgentLog("node-x"), "needs a client certificate with CN=node:node-x");
-  }));
+  REQUIRE(WaitFor(
+      [&] { return absl::StrContains(cluster.AgentLog("node-x"), "needs a client certificate with CN=node:node-x"); }));
 
   // On the socket the test is itself: no job, no node, no drain came of it.
   CommandResult listed = SocketCli(socket, "0", {"status", "--all", "--json"});
@@ -185,8 +185,9 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
   const std::string agent_bin = GPUSCHED_AGENT_BIN;
   auto impostor = [&](const std::string& as, const std::vector<std::string>& tls, const std::string& label) {
     const std::string logs = cluster.dir() + "/impostor-" + label;
-    std::vector<std::string> argv = {agent_bin, "--daemon", cluster.address(), "--node-name", as, "--log-dir", logs,
-                                     "--heartbeat-interval-ms", "500", "--fake-gpus", "8"};
+    std::vector<std::string> argv = {agent_bin,   "--daemon", cluster.address(),         "--node-name", as,
+                                     "--log-dir", logs,       "--heartbeat-interval-ms", "500",         "--fake-gpus",
+                                     "8"};
     argv.insert(argv.end(), tls.begin(), tls.end());
     return std::make_unique<Subprocess>(argv, logs + ".log");
   };
@@ -194,7 +195,7 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
   // node-b's certificate, claiming node-a; a user's certificate; and node-a's
   // own certificate on a second host (a duplicate hostname, or a stolen key).
   auto wrong_node = impostor("node-a", pki.AgentArgs("node-b"), "wrong-node");
-  std::vector<std::string> user_tls = {"--tls-ca", pki.ca(), "--tls-cert", pki.User("root").cert, "--tls-key",
+  std::vector<std::string> user_tls = {"--tls-ca",          pki.ca(), "--tls-cert", pki.User("root").cert, "--tls-key",
                                        pki.User("root").key};
   auto user_cert = impostor("node-c", user_tls, "user-cert");
   auto second_host = impostor("node-a", pki.AgentArgs("node-a"), "second-host");
@@ -210,8 +211,8 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
   // The real node keeps its node: its jobs, with their secrets, go to it
   // alone and finish.
   const uint64_t id = SubmittedJobId(TlsCli(cluster, pki.User(submitter),
-                                      {"submit", "--gpus", "2", "--env", "AWS_SECRET_ACCESS_KEY=s3cr3t", "--", "sh",
-                                       "-c", "echo key=$AWS_SECRET_ACCESS_KEY"}));
+                                            {"submit", "--gpus", "2", "--env", "AWS_SECRET_ACCESS_KEY=s3cr3t", "--",
+                                             "sh", "-c", "echo key=$AWS_SECRET_ACCESS_KEY"}));
   v1::Job done = cluster.WaitForEnd(id);
   CHECK(done.state() == v1::JOB_STATE_COMPLETED);
   REQUIRE(done.allocation().nodes_size() == 1);
@@ -245,8 +246,7 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   const std::string socket = socket_dir + "/gpuschedd.sock";
   std::vector<std::string> daemon_args = pki.DaemonArgs();
   daemon_args.insert(daemon_args.end(), {"--socket", socket});
-  TestCluster cluster({{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args, pki.User("root"),
-                      DaemonTrust::kAsShipped);
+  TestCluster cluster({{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args, pki.User("root"), DaemonTrust::kAsShipped);
   // Users reach the logs where the agent writes them.
   REQUIRE(chmod(cluster.dir().c_str(), 0755) == 0);
 
@@ -258,9 +258,10 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   }
 
   // daemon (uid 1) submits a job with a secret; it runs as daemon.
-  const uint64_t secret = SubmittedJobId(SocketCli(socket, "1",
-                                              {"submit", "--gpus", "1", "--workdir", "/tmp", "--env",
-                                               "HF_TOKEN=hunter2", "--", "sh", "-c", "echo uid=$(id -u); sleep 300"}));
+  const uint64_t secret =
+      SubmittedJobId(SocketCli(socket, "1",
+                               {"submit", "--gpus", "1", "--workdir", "/tmp", "--env", "HF_TOKEN=hunter2", "--", "sh",
+                                "-c", "echo uid=$(id -u); sleep 300"}));
   v1::Job running = cluster.WaitForState(secret, v1::JOB_STATE_RUNNING);
   CHECK(running.spec().user() == "daemon");
   REQUIRE(WaitFor([&] { return cluster.Cli({"logs", std::to_string(secret)}).out == "uid=1\n"; }));
@@ -301,8 +302,8 @@ TEST_CASE("an agent refuses a log directory that others may write", "[integratio
   const std::string logs = dir / "logs";
   REQUIRE(std::filesystem::create_directory(logs));
   REQUIRE(chmod(logs.c_str(), 01777) == 0);  // like /tmp
-  CommandResult r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--node-name", "n1", "--log-dir", logs,
-                                "--fake-gpus", "1"});
+  CommandResult r = RunCommand(
+      {GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--node-name", "n1", "--log-dir", logs, "--fake-gpus", "1"});
   CHECK(r.exit_code != 0);
   CHECK_THAT(r.err, Contains("log directory \"" + logs + "\" is writable by its group or by anyone (mode 1777)"));
 }

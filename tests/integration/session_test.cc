@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -223,8 +222,8 @@ TEST_CASE("gpusched alloc holds GPUs for a shell here, in which gpusched run sta
       cluster,
       {"alloc", "--gpus", "2", "--", "/bin/sh", "-c",
        absl::StrCat("echo ALLOC=$GPUSCHED_ALLOCATION NODES=$GPUSCHED_NODES; ", cli,
-                    " run -- /bin/sh -c 'echo inside $GPUSCHED_JOB_ID $CUDA_VISIBLE_DEVICES'; echo run-exit $?; ",
-                    cli, " status 1 | grep State")},
+                    " run -- /bin/sh -c 'echo inside $GPUSCHED_JOB_ID $CUDA_VISIBLE_DEVICES'; echo run-exit $?; ", cli,
+                    " status 1 | grep State")},
       devnull, out[1], devnull, false);
   close(out[1]);
   const std::string output = ReadAll(out[0]);
@@ -247,9 +246,8 @@ TEST_CASE("a session is only for the job's owner and a running job; a plain job'
   TestCluster cluster({{"node-a", 1}});
   const uint64_t pending = cluster.Submit({"--gpus", "1", "--hold", "--", "/bin/true"});
   auto run_in = [&](uint64_t job) {
-    return gpusched::testing::RunCommand(
-        {GPUSCHED_CLI_BIN, "--addr", cluster.address(), "run", "--", "/bin/true"},
-        {{"GPUSCHED_ALLOCATION", std::to_string(job)}});
+    return gpusched::testing::RunCommand({GPUSCHED_CLI_BIN, "--addr", cluster.address(), "run", "--", "/bin/true"},
+                                         {{"GPUSCHED_ALLOCATION", std::to_string(job)}});
   };
   auto held = run_in(pending);
   CHECK(held.exit_code != 0);

@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -17,6 +15,7 @@
 #include <thread>
 
 #include "tests/integration/test_cluster.h"
+#include "tests/skip.h"
 
 using gpusched::testing::TestCluster;
 namespace v1 = gpusched::v1;

@@ -1,13 +1,12 @@
 #include "tests/integration/test_cluster.h"
 
-#include <algorithm>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -81,8 +80,18 @@ void TestCluster::StartDaemon() {
     return n;
   };
   const size_t before = count_ready();
-  std::vector<std::string> argv = {GPUSCHEDD_BIN, "serve", "--listen", address_, "--kill-grace-ms", "1000",
-                                   "--tick-ms", "50", "--node-not-responding-ms", "3000", "--node-down-ms", "8000"};
+  std::vector<std::string> argv = {GPUSCHEDD_BIN,
+                                   "serve",
+                                   "--listen",
+                                   address_,
+                                   "--kill-grace-ms",
+                                   "1000",
+                                   "--tick-ms",
+                                   "50",
+                                   "--node-not-responding-ms",
+                                   "3000",
+                                   "--node-down-ms",
+                                   "8000"};
   // A test may put the state elsewhere (on a small filesystem, say).
   if (std::find(daemon_args_.begin(), daemon_args_.end(), "--state-dir") == daemon_args_.end()) {
     argv.insert(argv.end(), {"--state-dir", dir_ + "/state"});

@@ -18,7 +18,7 @@ int FreeLoopbackPort();
 
 struct AgentSpec {
   std::string name;
-  int gpus;                             // > 0: --fake-gpus N
+  int gpus;                                  // > 0: --fake-gpus N
   std::vector<std::string> extra_args = {};  // e.g. --topology-file F, --label k=v
   std::vector<std::string> env = {};         // NAME=value, set for this agent only
 };

@@ -16,15 +16,15 @@
 #include "tests/support/test_pki.h"
 
 using namespace gpusched;
+using Catch::Matchers::Contains;
 using gpusched::testing::CertAndKey;
 using gpusched::testing::ClientTls;
 using gpusched::testing::CommandResult;
 using gpusched::testing::RunCommand;
-using gpusched::testing::TestCa;
 using gpusched::testing::TempDir;
+using gpusched::testing::TestCa;
 using gpusched::testing::TestCluster;
 using gpusched::testing::ThisUser;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -77,7 +77,7 @@ TEST_CASE("mutual TLS: the cluster CA's agents and users work, everyone else is 
   }
 
   SECTION("agents without a certificate from the cluster CA never register, and the daemon logs why") {
-    cluster.AddAgent({"rogue", 2, AgentTls(ca, rogue)});  // trusts the daemon, but is signed by another CA
+    cluster.AddAgent({"rogue", 2, AgentTls(ca, rogue)});          // trusts the daemon, but is signed by another CA
     cluster.AddAgent({"anonymous", 2, {"--tls-ca", ca.cert()}});  // no certificate at all
     cluster.AddAgent({"plaintext", 2});
     WaitForText([&] { return cluster.AgentLog("rogue"); }, "cannot register with the daemon", "the rogue agent");
@@ -149,8 +149,8 @@ TEST_CASE("TLS: a daemon or agent with unusable files stops at start, naming the
                              daemon_cert.cert));
   CHECK_FALSE(std::filesystem::exists(pki / "state"));  // refused before anything else
 
-  r = RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki / "state",
-                  "--tls-client-ca", ca.cert()});
+  r = RunCommand(
+      {GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir", pki / "state", "--tls-client-ca", ca.cert()});
   CHECK(r.exit_code == 1);
   CHECK_THAT(r.err, Contains("gpuschedd: tls_client_ca is set but tls_cert is not"));
 

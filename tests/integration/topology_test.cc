@@ -35,11 +35,13 @@ std::string Read(const std::string& path) {
 
 std::vector<AgentSpec> RealNodes() {
   return {
-      {"hgx-01", 0,
+      {"hgx-01",
+       0,
        {"--topology-file", Fixture("hgx-h200-8gpu-12nic.txt"), "--gpu-model", "NVIDIA H200", "--gpu-memory-mb",
         "143771", "--label", "rack=r1", "--label", "leaf=leaf-1"},
        {}},
-      {"dgx1-nvml", 0,
+      {"dgx1-nvml",
+       0,
        {"--gpu-source", "nvml", "--nvml-library", GPUSCHED_FAKE_NVML},
        {"GPUSCHED_FAKE_NVML_MACHINE=dgx1-v100"}},
   };
@@ -124,8 +126,8 @@ TEST_CASE("an agent given a garbage topology file refuses to start, naming the f
   std::string path = "/tmp/gpusched-it-garbage-topo-" + std::to_string(getpid()) + ".txt";
   std::ofstream(path) << "\tGPU0\tGPU1\nGPU0\t X \tNV4\nGPU1\tNV4\t X \tBOGUS\n";
   const std::string logs = path + ".logs";
-  CommandResult r = RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--log-dir", logs,
-                                "--topology-file", path});
+  CommandResult r =
+      RunCommand({GPUSCHED_AGENT_BIN, "--daemon", "127.0.0.1:1", "--log-dir", logs, "--topology-file", path});
   std::remove(path.c_str());
   std::filesystem::remove_all(logs);
   CHECK(r.exit_code == 1);

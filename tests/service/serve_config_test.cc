@@ -4,11 +4,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "tests/service/notify_socket.h"
@@ -35,8 +34,7 @@ TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
     INFO(ReadFile(log));
     REQUIRE(systemd.WaitForLine("READY=1", absl::Seconds(30)));
     // Port 0 from the file, not the default 6870; the state dir next to the file.
-    CHECK_THAT(systemd.Last("STATUS"), Catch::StartsWith("serving on 127.0.0.1:") &&
-                                           !Catch::Contains(":6870,") &&
+    CHECK_THAT(systemd.Last("STATUS"), Catch::StartsWith("serving on 127.0.0.1:") && !Catch::Contains(":6870,") &&
                                            Catch::EndsWith(absl::StrCat(dir.string(), "/file-state/gpusched.db")));
     CHECK_THAT(ReadFile(log), Catch::Contains(absl::StrCat("settings from ", dir.string(), "/gpuschedd.toml")));
     kill(pid, SIGTERM);
@@ -60,14 +58,13 @@ TEST_CASE("gpuschedd serve: gpuschedd.toml under the flags") {
 TEST_CASE("a missing or 0-byte state database is refused, not taken for an empty cluster; init makes one once") {
   using gpusched::testing::CommandResult;
   using gpusched::testing::RunCommand;
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / absl::StrCat("gpusched-init-", getpid());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / absl::StrCat("gpusched-init-", getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string state = (dir / "state").string();
   const std::string db = state + "/gpusched.db";
-  const std::vector<std::string> serve = {GPUSCHED_DAEMON_BINARY, "serve", "--config", "/dev/null",
-                                          "--listen", "127.0.0.1:0", "--state-dir", state};
+  const std::vector<std::string> serve = {GPUSCHED_DAEMON_BINARY, "serve",       "--config", "/dev/null", "--listen",
+                                          "127.0.0.1:0",          "--state-dir", state};
 
   CommandResult missing = RunCommand(serve);
   CHECK(missing.exit_code == 1);

@@ -4,19 +4,18 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 
-#include <catch2/catch.hpp>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tests/service/notify_socket.h"
-#include "tests/support/temp_dir.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 using gpusched::testing::NotifySocket;
 using gpusched::testing::ReadFile;

@@ -56,8 +56,8 @@ TestCa::TestCa(std::string dir, std::string name) : dir_(std::move(dir)), name_(
   WriteFile(config, kConfig);
   std::vector<std::string> args = {"req", "-x509", "-new"};
   for (std::string& a : NewKey()) args.push_back(std::move(a));
-  args.insert(args.end(), {"-keyout", ca_.key, "-out", ca_.cert, "-days", "2", "-subj", "/CN=" + name_, "-config",
-                           config});
+  args.insert(args.end(),
+              {"-keyout", ca_.key, "-out", ca_.cert, "-days", "2", "-subj", "/CN=" + name_, "-config", config});
   Openssl(args);
 }
 

@@ -81,9 +81,9 @@ absl::StatusOr<std::string> ReadCertificatesPem(const std::string& path) {
   }
   if (count == 0) {
     const bool key = absl::StrContains(*text, "PRIVATE KEY-----");
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": no certificate in it (expected PEM, -----BEGIN CERTIFICATE-----)",
-        key ? "; it holds a private key: are the certificate and key settings swapped?" : ""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no certificate in it (expected PEM, -----BEGIN CERTIFICATE-----)",
+                     key ? "; it holds a private key: are the certificate and key settings swapped?" : ""));
   }
   return *std::move(text);
 }
@@ -92,9 +92,10 @@ absl::StatusOr<std::string> ReadPrivateKeyPem(const std::string& path) {
   auto text = config::ReadConfigText(path);
   if (!text.ok()) return text.status();
   if (absl::StrContains(*text, "ENCRYPTED")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": the private key is encrypted; gRPC needs it unencrypted (keep the file readable by the service "
-              "alone, e.g. mode 0600)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ": the private key is encrypted; gRPC needs it unencrypted (keep the file readable by the service "
+                     "alone, e.g. mode 0600)"));
   }
   if (!absl::StrContains(*text, "PRIVATE KEY-----")) {
     const bool cert = absl::StrContains(*text, "-----BEGIN CERTIFICATE-----");

@@ -36,8 +36,7 @@ std::vector<int> FutureGangSizes(int left) {
 
 // -1, 0, 1 as the GPUs left by `a` serve future gangs worse, equally, better
 // than those left by `b`.
-int CompareLeftovers(const SubsetTable& table, const std::vector<int>& sizes, uint32_t left_a,
-                     uint32_t left_b) {
+int CompareLeftovers(const SubsetTable& table, const std::vector<int>& sizes, uint32_t left_a, uint32_t left_b) {
   for (int j : sizes) {
     const uint64_t a = table.BestOfSize(left_a, j);
     const uint64_t b = table.BestOfSize(left_b, j);

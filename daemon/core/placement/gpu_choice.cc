@@ -51,8 +51,7 @@ GpuChoice Describe(const GpuGraph& graph, std::vector<int> ring, bool exact) {
 
 }  // namespace
 
-std::optional<GpuChoice> ChooseGpus(const topology::NodeTopology& topo, uint64_t free_mask,
-                                    int k) {
+std::optional<GpuChoice> ChooseGpus(const topology::NodeTopology& topo, uint64_t free_mask, int k) {
   return ChooseGpusOnGraph(GpuGraph::FromTopology(topo), free_mask, k);
 }
 
@@ -62,10 +61,9 @@ std::optional<GpuChoice> ChooseGpusOnGraph(const GpuGraph& graph, uint64_t free_
   if (k <= 0 || k > free_gpus) return std::nullopt;
   // All free GPUs wanted: the set is forced, whatever the node's size.
   const bool exact_set = free_gpus <= kMaxExactSearchFreeGpus || k == free_gpus;
-  std::vector<int> chosen = exact_set ? ChooseSubsetExactly(graph, free_mask, k)
-                                      : ChooseSubsetGreedily(graph, free_mask, k);
-  return Describe(graph, BestRingOrder(graph, std::move(chosen)),
-                  exact_set && k <= kMaxExactRingGpus);
+  std::vector<int> chosen =
+      exact_set ? ChooseSubsetExactly(graph, free_mask, k) : ChooseSubsetGreedily(graph, free_mask, k);
+  return Describe(graph, BestRingOrder(graph, std::move(chosen)), exact_set && k <= kMaxExactRingGpus);
 }
 
 }  // namespace gpusched::core::placement

@@ -76,8 +76,7 @@ struct GpuChoice {
 // position i is free; bits at or above topo.num_gpus() are ignored).
 // nullopt when k <= 0 or fewer than k GPUs are free. Pure and deterministic.
 // Builds the node's GpuGraph on every call; GpuChooser caches instead.
-std::optional<GpuChoice> ChooseGpus(const topology::NodeTopology& topo, uint64_t free_mask,
-                                    int k);
+std::optional<GpuChoice> ChooseGpus(const topology::NodeTopology& topo, uint64_t free_mask, int k);
 
 // The same on an already built graph.
 std::optional<GpuChoice> ChooseGpusOnGraph(const GpuGraph& graph, uint64_t free_mask, int k);

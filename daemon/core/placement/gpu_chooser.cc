@@ -6,8 +6,7 @@ namespace gpusched::core::placement {
 
 GpuChooser::TopologyId GpuChooser::Intern(const topology::NodeTopology& topo) {
   GpuGraph graph = GpuGraph::FromTopology(topo);
-  auto [it, inserted] =
-      by_fingerprint_.emplace(graph.Fingerprint(), static_cast<int>(topologies_.size()));
+  auto [it, inserted] = by_fingerprint_.emplace(graph.Fingerprint(), static_cast<int>(topologies_.size()));
   if (inserted) {
     auto entry = std::make_unique<Topology>();
     const int n = graph.size();
@@ -18,8 +17,7 @@ GpuChooser::TopologyId GpuChooser::Intern(const topology::NodeTopology& topo) {
   return TopologyId{it->second};
 }
 
-std::shared_ptr<const GpuChoice>* GpuChooser::Slot(Topology& topology, uint64_t free_mask,
-                                                   int k) {
+std::shared_ptr<const GpuChoice>* GpuChooser::Slot(Topology& topology, uint64_t free_mask, int k) {
   const int n = topology.graph.size();
   if (n <= kMaxDenseGpus) return &topology.dense[free_mask * (n + 1) + k];
   if (topology.sparse.size() >= kMaxSparseChoices) topology.sparse.clear();
@@ -42,8 +40,7 @@ std::shared_ptr<const GpuChoice> GpuChooser::Choose(TopologyId id, uint64_t free
   return *slot;
 }
 
-std::shared_ptr<const GpuChoice> GpuChooser::Choose(const topology::NodeTopology& topo,
-                                                    uint64_t free_mask, int k) {
+std::shared_ptr<const GpuChoice> GpuChooser::Choose(const topology::NodeTopology& topo, uint64_t free_mask, int k) {
   return Choose(Intern(topo), free_mask, k);
 }
 

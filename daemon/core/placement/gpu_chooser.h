@@ -37,8 +37,7 @@ class GpuChooser {
   // Shared so that a choice outlives any later eviction from the cache.
   std::shared_ptr<const GpuChoice> Choose(TopologyId id, uint64_t free_mask, int k);
   // Interns first; prefer keeping the id.
-  std::shared_ptr<const GpuChoice> Choose(const topology::NodeTopology& topo,
-                                          uint64_t free_mask, int k);
+  std::shared_ptr<const GpuChoice> Choose(const topology::NodeTopology& topo, uint64_t free_mask, int k);
 
   const GpuGraph* graph(TopologyId id) const;
   size_t num_topologies() const { return topologies_.size(); }

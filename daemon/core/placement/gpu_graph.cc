@@ -15,9 +15,7 @@ using topology::Link;
 using topology::LinkKind;
 
 // A self link off the diagonal is stale data; read it as the worst class.
-Link OffDiagonal(Link link) {
-  return link.kind == LinkKind::kSelf ? Link{LinkKind::kSys, 0} : link;
-}
+Link OffDiagonal(Link link) { return link.kind == LinkKind::kSelf ? Link{LinkKind::kSys, 0} : link; }
 
 std::string DomainKey(const topology::GpuInfo& gpu) {
   if (gpu.numa_node >= 0) return absl::StrCat("numa:", gpu.numa_node);
@@ -93,8 +91,7 @@ GpuGraph GpuGraph::FromTopology(const topology::NodeTopology& topo) {
   std::map<std::string, int> domain_ids;
   g.domain_.resize(n);
   for (int i = 0; i < n; ++i) {
-    auto [it, inserted] =
-        domain_ids.emplace(DomainKey(topo.gpus()[i]), static_cast<int>(domain_ids.size()));
+    auto [it, inserted] = domain_ids.emplace(DomainKey(topo.gpus()[i]), static_cast<int>(domain_ids.size()));
     g.domain_[i] = it->second;
   }
   return g;

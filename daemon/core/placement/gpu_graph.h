@@ -34,9 +34,7 @@ class GpuGraph {
   static GpuGraph FromTopology(const topology::NodeTopology& topo);
 
   int size() const { return size_; }
-  uint64_t all_gpus_mask() const {
-    return size_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << size_) - 1;
-  }
+  uint64_t all_gpus_mask() const { return size_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << size_) - 1; }
 
   BandwidthLevel Level(int i, int j) const { return levels_[i * size_ + j]; }
   double LevelGBps(BandwidthLevel level) const { return level_gbps_[level]; }

@@ -28,8 +28,7 @@ uint64_t GrowFrom(const GpuGraph& graph, int seed, uint64_t free_mask, int k) {
   for (int added = 1; added < k; ++added) {
     int best = -1;
     auto rank = [&](int x) {
-      return std::make_tuple(weakest[x], strongest[x], (domains & graph.DomainBit(x)) != 0,
-                             graph.NicRank(x));
+      return std::make_tuple(weakest[x], strongest[x], (domains & graph.DomainBit(x)) != 0, graph.NicRank(x));
     };
     for (int x : free_gpus) {
       if (chosen & Bit(x)) continue;
@@ -52,8 +51,7 @@ constexpr int kMaxExactRingPerSeed = 8;
 uint64_t ScoreOf(const GpuGraph& graph, const std::vector<int>& gpus) {
   SubsetScore score;
   score.ring_level = RingBottleneck(
-      graph, gpus.size() <= kMaxExactRingPerSeed ? BestRingOrder(graph, gpus)
-                                                 : NearestNeighbourRingOrder(graph, gpus));
+      graph, gpus.size() <= kMaxExactRingPerSeed ? BestRingOrder(graph, gpus) : NearestNeighbourRingOrder(graph, gpus));
   score.pair_level = gpus.size() < 2 ? 0 : std::numeric_limits<BandwidthLevel>::max();
   score.nic_rank = std::numeric_limits<int>::max();
   uint64_t domains = 0;
@@ -97,8 +95,7 @@ std::vector<int> ChooseSubsetGreedily(const GpuGraph& graph, uint64_t free_mask,
     const int left = FreeLeftInTouchedDomains(graph, chosen, free_mask);
     const bool better =
         best == 0 || score > best_score ||
-        (score == best_score &&
-         (left < best_left || (left == best_left && HasLowerPositions(chosen, best))));
+        (score == best_score && (left < best_left || (left == best_left && HasLowerPositions(chosen, best))));
     if (better) {
       best = chosen;
       best_score = score;

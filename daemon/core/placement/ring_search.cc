@@ -30,8 +30,7 @@ std::vector<uint32_t> PathEndsFromFirst(const std::vector<uint32_t>& adjacent) {
 }
 
 // Local adjacency (bit j of row i) of the hops at or above `threshold`.
-std::vector<uint32_t> HopsAtLeast(const GpuGraph& graph, const std::vector<int>& gpus,
-                                  BandwidthLevel threshold) {
+std::vector<uint32_t> HopsAtLeast(const GpuGraph& graph, const std::vector<int>& gpus, BandwidthLevel threshold) {
   const int m = static_cast<int>(gpus.size());
   std::vector<uint32_t> adjacent(m, 0);
   for (int i = 0; i < m; ++i) {
@@ -53,8 +52,7 @@ bool HasCycle(const std::vector<uint32_t>& adjacent) {
 // rest of the cycle can still be completed: x can follow when a path from
 // local 0 through {0} + remaining ends at x, i.e. read backwards, x can
 // reach local 0 through everything not yet visited.
-std::vector<int> SmallestCycle(const std::vector<int>& gpus,
-                               const std::vector<uint32_t>& adjacent) {
+std::vector<int> SmallestCycle(const std::vector<int>& gpus, const std::vector<uint32_t>& adjacent) {
   const int m = static_cast<int>(gpus.size());
   const std::vector<uint32_t> reach = PathEndsFromFirst(adjacent);
   std::vector<int> order = {gpus[0]};
@@ -109,8 +107,7 @@ std::vector<int> NearestNeighbourRingOrder(const GpuGraph& graph, std::vector<in
   return order;
 }
 
-std::vector<BandwidthLevel> BestRingLevelOfEverySubset(const GpuGraph& graph,
-                                                       const std::vector<int>& members) {
+std::vector<BandwidthLevel> BestRingLevelOfEverySubset(const GpuGraph& graph, const std::vector<int>& members) {
   const int m = static_cast<int>(members.size());
   const uint32_t count = uint32_t{1} << m;
   const uint32_t full = count - 1;

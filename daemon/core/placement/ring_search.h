@@ -24,8 +24,7 @@ inline constexpr int kMaxExactRingGpus = 16;
 // at the lowest member of S, visits exactly S and ends at v. Paths only
 // grow upwards from their start, so every subset is reached from its own
 // lowest member. Cost 2^m * m^2.
-std::vector<BandwidthLevel> BestRingLevelOfEverySubset(const GpuGraph& graph,
-                                                       const std::vector<int>& members);
+std::vector<BandwidthLevel> BestRingLevelOfEverySubset(const GpuGraph& graph, const std::vector<int>& members);
 
 // The GPUs of `gpus` (distinct positions) in ring order: a Hamiltonian cycle
 // with the best bottleneck, starting at the lowest position; among equally

@@ -20,8 +20,7 @@ struct SubsetScore {
   // uint16, LinkRank stays below 1001, domains below 65.
   uint64_t Packed() const {
     return (uint64_t{ring_level} << 48) | (uint64_t{pair_level} << 32) |
-           (static_cast<uint64_t>(nic_rank & 0xffff) << 16) |
-           static_cast<uint64_t>(255 - domains_spanned);
+           (static_cast<uint64_t>(nic_rank & 0xffff) << 16) | static_cast<uint64_t>(255 - domains_spanned);
   }
 };
 

@@ -9,8 +9,7 @@
 
 namespace gpusched::core::placement {
 
-SubsetTable::SubsetTable(const GpuGraph& graph, std::vector<int> members)
-    : members_(std::move(members)) {
+SubsetTable::SubsetTable(const GpuGraph& graph, std::vector<int> members) : members_(std::move(members)) {
   const int m = size();
   const uint32_t count = uint32_t{1} << m;
   const std::vector<BandwidthLevel> ring = BestRingLevelOfEverySubset(graph, members_);
@@ -54,8 +53,7 @@ void SubsetTable::ComputeBestOfSize(int max_size) {
     // A best j-subset of S misses at least one member x (j < |S|), so it is
     // a best j-subset of some S - {x}.
     for (uint32_t in = s; in != 0; in &= in - 1) {
-      const uint64_t* without =
-          &best_of_size_[static_cast<size_t>(s & ~(in & -in)) * (m + 1)];
+      const uint64_t* without = &best_of_size_[static_cast<size_t>(s & ~(in & -in)) * (m + 1)];
       for (int j = 1; j < n; ++j) best[j] = std::max(best[j], without[j]);
     }
   }

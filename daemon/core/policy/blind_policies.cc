@@ -13,8 +13,8 @@
 namespace gpusched::core::policy {
 namespace {
 
-using NodeOrder = std::function<void(const GangRequest&, std::vector<GpuCandidate>& single,
-                                     std::vector<GpuCandidate>& spanning)>;
+using NodeOrder =
+    std::function<void(const GangRequest&, std::vector<GpuCandidate>& single, std::vector<GpuCandidate>& spanning)>;
 
 // Stable sort on a key computed once per node: the keys are not free and
 // clusters have thousands of nodes. What is sorted is (key, position), small
@@ -39,8 +39,7 @@ double Utilization(const GpuCandidate& c) {
 // A policy is a name and a node order; the fill is shared.
 class OrderedPolicy final : public PlacementPolicy {
  public:
-  OrderedPolicy(absl::string_view name, NodeOrder order,
-                PreemptionOrder preemption = PreemptionOrder::kBestPlacement)
+  OrderedPolicy(absl::string_view name, NodeOrder order, PreemptionOrder preemption = PreemptionOrder::kBestPlacement)
       : name_(name), order_(std::move(order)), preemption_(preemption) {}
   absl::string_view name() const override { return name_; }
   bool weighs_links() const override { return false; }

@@ -20,8 +20,7 @@ int FreeInstancesOf(const NodeSlot& slot, int pos) {
 
 }  // namespace
 
-std::vector<std::pair<int, int>> FreeMigInstances(const NodeSlot& slot, const std::string& profile,
-                                                  uint64_t eligible) {
+std::vector<std::pair<int, int>> FreeMigInstances(const NodeSlot& slot, const std::string& profile, uint64_t eligible) {
   std::vector<std::tuple<int, int, int>> found;  // (free instances on the GPU, position, instance)
   for (uint64_t bits = slot.mig_mask & eligible; bits != 0; bits &= bits - 1) {
     const int p = std::countr_zero(bits);
@@ -46,7 +45,8 @@ PlacementResult PlaceMigSlices(const ClusterState& cluster, const GangRequest& r
   size_t most_free = 0;
   for (const NodeScan& n : cluster.scan()) {
     if (!n.up || !QueueMayUse(n, request) || n.slot->mig_mask == 0) continue;
-    if (n.free_cpus < request.CpusFor(request.total_gpus) || n.free_mem_mb < request.MemFor(request.total_gpus)) continue;
+    if (n.free_cpus < request.CpusFor(request.total_gpus) || n.free_mem_mb < request.MemFor(request.total_gpus))
+      continue;
     std::vector<std::pair<int, int>> instances = FreeMigInstances(*n.slot, request.mig_profile, eligible.Of(n));
     most_free = std::max(most_free, instances.size());
     if (static_cast<int64_t>(instances.size()) < request.total_gpus) continue;
@@ -58,10 +58,10 @@ PlacementResult PlaceMigSlices(const ClusterState& cluster, const GangRequest& r
     }
   }
   if (best == nullptr) {
-    return PlacementResult::Unschedulable(absl::StrCat(
-        "waits for ", request.total_gpus, " MIG instance", request.total_gpus == 1 ? "" : "s", " of ",
-        request.mig_profile, " on one node with the CPUs and memory for ", request.total_gpus == 1 ? "it" : "them",
-        "; the most free on any such node now is ", most_free));
+    return PlacementResult::Unschedulable(
+        absl::StrCat("waits for ", request.total_gpus, " MIG instance", request.total_gpus == 1 ? "" : "s", " of ",
+                     request.mig_profile, " on one node with the CPUs and memory for ",
+                     request.total_gpus == 1 ? "it" : "them", "; the most free on any such node now is ", most_free));
   }
   v1::Allocation allocation;
   v1::NodeAllocation& part = *allocation.add_nodes();

@@ -18,7 +18,6 @@ PlacementResult PlaceMigSlices(const ClusterState& cluster, const GangRequest& r
 
 // Free instances of `profile` (lower case) on the node, by GPU within
 // `eligible`: (GPU position, instance position) in placement order.
-std::vector<std::pair<int, int>> FreeMigInstances(const NodeSlot& slot, const std::string& profile,
-                                                  uint64_t eligible);
+std::vector<std::pair<int, int>> FreeMigInstances(const NodeSlot& slot, const std::string& profile, uint64_t eligible);
 
 }  // namespace gpusched::core::policy

@@ -15,7 +15,8 @@ bool ContainsIgnoringCase(absl::string_view text_lower, absl::string_view needle
   if (needle.size() > text_lower.size()) return false;
   for (size_t start = 0; start + needle.size() <= text_lower.size(); ++start) {
     size_t i = 0;
-    while (i < needle.size() && text_lower[start + i] == absl::ascii_tolower(static_cast<unsigned char>(needle[i]))) ++i;
+    while (i < needle.size() && text_lower[start + i] == absl::ascii_tolower(static_cast<unsigned char>(needle[i])))
+      ++i;
     if (i == needle.size()) return true;
   }
   return false;

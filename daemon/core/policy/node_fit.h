@@ -75,11 +75,7 @@ struct GpuCandidate {
 
   GpuCandidate() = default;
   GpuCandidate(const NodeScan& n, uint64_t candidate_mask, int64_t usable_gpus)
-      : slot(n.slot),
-        mask(candidate_mask),
-        usable(usable_gpus),
-        generation(n.generation),
-        network_ids(n.network_ids) {}
+      : slot(n.slot), mask(candidate_mask), usable(usable_gpus), generation(n.generation), network_ids(n.network_ids) {}
 };
 // The nodes that can give at least `min_usable` (at least one), in name order.
 std::vector<GpuCandidate> ScoreGpuCandidates(const ClusterState& cluster, const GangRequest& req, bool idle = false,

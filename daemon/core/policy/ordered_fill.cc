@@ -42,8 +42,7 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
     if (n.up) ++(!QueueMayUse(n, req) ? up_elsewhere : up);
   }
   if (up == 0) {
-    return up_elsewhere == 0 ? "waiting for a node: no node is up"
-                             : "waiting for a node: no node of its queue is up";
+    return up_elsewhere == 0 ? "waiting for a node: no node is up" : "waiting for a node: no node of its queue is up";
   }
   int64_t free_total = 0;
   int64_t nodes_with_part = 0;
@@ -56,8 +55,9 @@ std::string WaitReason(const ClusterState& cluster, const GangRequest& req,
                         RequestedKind(req), req.gpus_per_node == 1 ? " GPU" : " GPUs", " each (", nodes_with_part,
                         nodes_with_part == 1 ? " has" : " have", " them now)");
   }
-  return absl::StrCat("waiting for ", req.total_gpus, " free", RequestedKind(req), req.total_gpus == 1 ? " GPU" : " GPUs",
-                      " (", free_total, " free on ", Plural(static_cast<int64_t>(up), "up node", "up nodes"), ")");
+  return absl::StrCat("waiting for ", req.total_gpus, " free", RequestedKind(req),
+                      req.total_gpus == 1 ? " GPU" : " GPUs", " (", free_total, " free on ",
+                      Plural(static_cast<int64_t>(up), "up node", "up nodes"), ")");
 }
 
 PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
@@ -77,8 +77,9 @@ PlacementResult FillInOrder(const ClusterState& cluster, const GangRequest& req,
     // What a policy blind to links can honour of --topology strict: a job
     // one node could hold waits for one node instead of being split.
     if (req.topology == v1::TOPOLOGY_MODE_STRICT) {
-      const bool one_node_holds_it = std::any_of(single_node_order.begin(), single_node_order.end(),
-                                                 [&](const GpuCandidate& c) { return c.slot->info.gpus_size() >= per_node; });
+      const bool one_node_holds_it =
+          std::any_of(single_node_order.begin(), single_node_order.end(),
+                      [&](const GpuCandidate& c) { return c.slot->info.gpus_size() >= per_node; });
       if (one_node_holds_it) {
         GangRequest one_node = req;
         one_node.nodes = 1;

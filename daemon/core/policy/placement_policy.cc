@@ -22,8 +22,8 @@ absl::StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(absl::strin
   if (name == "best-fit") return policy::MakeBestFitPolicy();
   if (name == "first-fit") return policy::MakeFirstFitPolicy();
   if (name == "spread") return policy::MakeSpreadPolicy();
-  return absl::InvalidArgumentError(absl::StrCat("unknown placement policy \"", name, "\" (known: ",
-                                                 absl::StrJoin(PlacementPolicyNames(), ", "), ")"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown placement policy \"", name,
+                                                 "\" (known: ", absl::StrJoin(PlacementPolicyNames(), ", "), ")"));
 }
 
 }  // namespace gpusched::core

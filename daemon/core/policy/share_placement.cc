@@ -17,10 +17,10 @@ struct NodeChoice {
   const NodeSlot* slot = nullptr;
   std::vector<int> positions;
   v1::GpuShareMode mode = v1::GPU_SHARE_MODE_TIMESLICE;  // the chosen GPUs' (all alike)
-  int64_t leftover_milli = 0;     // free share the chosen GPUs keep after the job
-  int64_t fresh_gpus = 0;         // chosen GPUs nobody shared before
-  int free_gpus = 0;              // whole GPUs free on the node before the job
-  int64_t peer_gbps = 0;          // the chosen GPUs' NodeSlot::FreePeerGbps
+  int64_t leftover_milli = 0;                            // free share the chosen GPUs keep after the job
+  int64_t fresh_gpus = 0;                                // chosen GPUs nobody shared before
+  int free_gpus = 0;                                     // whole GPUs free on the node before the job
+  int64_t peer_gbps = 0;                                 // the chosen GPUs' NodeSlot::FreePeerGbps
   auto Key() const { return std::tuple(leftover_milli, fresh_gpus, free_gpus, peer_gbps, slot->info.name()); }
 };
 
@@ -138,8 +138,7 @@ int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, con
 }
 
 // Every GPU of the node a share of one GPU could take now.
-void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t eligible,
-                   std::vector<NodeChoice>& out) {
+void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t eligible, std::vector<NodeChoice>& out) {
   for (uint64_t bits = eligible & slot.shareable_mask; bits != 0; bits &= bits - 1) {
     const int p = std::countr_zero(bits);
     if (ShareFits(slot, p, request)) out.push_back(OneGpuChoice(slot, p, request));

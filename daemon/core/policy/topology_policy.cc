@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/types/span.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "daemon/core/placement/gpu_chooser.h"
 #include "daemon/core/policy/blind_policies.h"
 #include "daemon/core/policy/gang_estimate.h"
@@ -242,9 +242,12 @@ class TopologyPolicy final : public PlacementPolicy {
     // req.nodes, so its first tier that holds it wins).
     int64_t most_usable = 1;
     for (const GpuCandidate& c : candidates) most_usable = std::max(most_usable, c.usable);
-    const size_t fewest_possible =
-        req.nodes > 0 ? static_cast<size_t>(req.nodes) : static_cast<size_t>((req.total_gpus + most_usable - 1) / most_usable);
-    auto settled = [&](const std::optional<Option>& best) { return best.has_value() && best->nodes() <= fewest_possible; };
+    const size_t fewest_possible = req.nodes > 0
+                                       ? static_cast<size_t>(req.nodes)
+                                       : static_cast<size_t>((req.total_gpus + most_usable - 1) / most_usable);
+    auto settled = [&](const std::optional<Option>& best) {
+      return best.has_value() && best->nodes() <= fewest_possible;
+    };
     std::optional<Option> best;
     std::vector<GpuCandidate>& grouped = grouped_;
     std::vector<size_t>& starts = group_starts_;
@@ -360,7 +363,7 @@ class TopologyPolicy final : public PlacementPolicy {
     placement::GpuChooser::TopologyId id;
   };
   placement::GpuChooser chooser_;
-  std::vector<CachedId> ids_;  // by NodeSlot::scan_index
+  std::vector<CachedId> ids_;                                                  // by NodeSlot::scan_index
   absl::flat_hash_map<uint64_t, placement::GpuChooser::TopologyId> by_graph_;  // by NodeSlot::gpu_graph
   // Scratch space of Place, kept between calls: candidates now and on the
   // idle cluster, and the spanning search's grouping of them.

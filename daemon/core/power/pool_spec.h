@@ -29,8 +29,8 @@ struct PoolSpec {
   // down by the daemon). Reserved pools are never powered down.
   std::string resume_program;
   std::string suspend_program;
-  absl::Duration resume_timeout = absl::Minutes(10);   // program run + agent registered with its GPUs
-  absl::Duration suspend_timeout = absl::Minutes(5);   // program run
+  absl::Duration resume_timeout = absl::Minutes(10);  // program run + agent registered with its GPUs
+  absl::Duration suspend_timeout = absl::Minutes(5);  // program run
   absl::Duration idle_before_suspend = absl::Minutes(10);
   int resumes_per_minute = 0;   // nodes; 0 = no limit. A gang's nodes always go together.
   int suspends_per_minute = 0;  // nodes; 0 = no limit

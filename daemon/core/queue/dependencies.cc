@@ -9,14 +9,10 @@ namespace {
 // What the dependency waits for, in words.
 std::string Awaited(const v1::Dependency& d) {
   switch (d.kind()) {
-    case v1::DEPENDENCY_KIND_AFTER:
-      return absl::StrCat("job ", d.job_id(), " to start");
-    case v1::DEPENDENCY_KIND_AFTER_OK:
-      return absl::StrCat("job ", d.job_id(), " to complete");
-    case v1::DEPENDENCY_KIND_AFTER_NOT_OK:
-      return absl::StrCat("job ", d.job_id(), " to fail");
-    default:
-      return absl::StrCat("job ", d.job_id(), " to end");
+    case v1::DEPENDENCY_KIND_AFTER: return absl::StrCat("job ", d.job_id(), " to start");
+    case v1::DEPENDENCY_KIND_AFTER_OK: return absl::StrCat("job ", d.job_id(), " to complete");
+    case v1::DEPENDENCY_KIND_AFTER_NOT_OK: return absl::StrCat("job ", d.job_id(), " to fail");
+    default: return absl::StrCat("job ", d.job_id(), " to end");
   }
 }
 
@@ -28,8 +24,8 @@ std::string DescribeDependency(const v1::Dependency& dependency) {
 
 absl::Status ValidateDependencies(const v1::JobSpec& spec, uint64_t own_id, const JobStateLookup& state_of) {
   if (spec.dependencies_size() > kMaxDependencies) {
-    return absl::InvalidArgumentError(absl::StrCat("spec.dependencies: ", spec.dependencies_size(),
-                                                   " dependencies, at most ", kMaxDependencies));
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.dependencies: ", spec.dependencies_size(), " dependencies, at most ", kMaxDependencies));
   }
   for (int i = 0; i < spec.dependencies_size(); ++i) {
     const v1::Dependency& d = spec.dependencies(i);
@@ -49,8 +45,8 @@ DependencyVerdict CheckDependencies(const v1::JobSpec& spec, const JobStateLooku
   for (const v1::Dependency& d : spec.dependencies()) {
     const std::optional<v1::JobState> state = state_of(d.job_id());
     if (!state.has_value()) {
-      return {DependencyVerdict::kNever, absl::StrCat("dependency ", DescribeDependency(d), ": job ", d.job_id(),
-                                                      " is unknown")};
+      return {DependencyVerdict::kNever,
+              absl::StrCat("dependency ", DescribeDependency(d), ": job ", d.job_id(), " is unknown")};
     }
     const bool ended = IsTerminal(*state);
     const bool completed = *state == v1::JOB_STATE_COMPLETED;
@@ -68,17 +64,14 @@ DependencyVerdict CheckDependencies(const v1::JobSpec& spec, const JobStateLooku
         met = ended && !completed;
         never = completed;
         break;
-      default:
-        met = ended;
-        break;
+      default: met = ended; break;
     }
     if (never) {
       return {DependencyVerdict::kNever, absl::StrCat("dependency never satisfied: job ", d.job_id(), " ended ",
                                                       StateName(*state), " (", DescribeDependency(d), ")")};
     }
     if (!met) {
-      return {DependencyVerdict::kWaiting,
-              absl::StrCat("waiting for ", Awaited(d), " (", DescribeDependency(d), ")")};
+      return {DependencyVerdict::kWaiting, absl::StrCat("waiting for ", Awaited(d), " (", DescribeDependency(d), ")")};
     }
   }
   return {};

@@ -36,7 +36,7 @@ class LimitLedger {
   // part of a GPU), by queue and by (queue, user).
   std::map<std::string, int64_t> queue_gpus_;
   std::map<std::pair<std::string, std::string>, int64_t> user_gpus_;
-  absl::flat_hash_map<uint64_t, int32_t> array_placed_;               // placed tasks, by array
+  absl::flat_hash_map<uint64_t, int32_t> array_placed_;  // placed tasks, by array
 };
 
 }  // namespace gpusched::core

@@ -112,15 +112,13 @@ std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy
 
 }  // namespace
 
-std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy,
-                                             const GangRequest& request,
+std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
                                              std::vector<PreemptionCandidate> candidates) {
   if (candidates.empty()) return std::nullopt;
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const PreemptionCandidate& a, const PreemptionCandidate& b) {
-                     return std::tuple(a.gpu_seconds_lost, a.tier, ~a.job_id) <
-                            std::tuple(b.gpu_seconds_lost, b.tier, ~b.job_id);
-                   });
+  std::stable_sort(
+      candidates.begin(), candidates.end(), [](const PreemptionCandidate& a, const PreemptionCandidate& b) {
+        return std::tuple(a.gpu_seconds_lost, a.tier, ~a.job_id) < std::tuple(b.gpu_seconds_lost, b.tier, ~b.job_id);
+      });
   if (policy.preemption_order() == PreemptionOrder::kLeastUtilizedNodes) {
     return PlanInOrder(cluster, policy, request, ByNode(cluster, candidates, /*least_utilized=*/true));
   }

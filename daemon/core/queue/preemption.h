@@ -40,8 +40,7 @@ struct PreemptionPlan {
 // With PreemptionOrder::kLeastUtilizedNodes (best-fit's compaction) only
 // one order is tried: the candidates grouped by node, the least utilized
 // nodes first.
-std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy,
-                                             const GangRequest& request,
+std::optional<PreemptionPlan> PlanPreemption(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
                                              std::vector<PreemptionCandidate> candidates);
 
 }  // namespace gpusched::core

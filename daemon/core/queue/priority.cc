@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace gpusched::core {
 
 v1::PriorityFactors PriorityScore::ToProto() const {
@@ -46,11 +45,12 @@ PriorityScore ScoreJob(const v1::JobSpec& spec, absl::Time submitted, double fai
     // Expected GPU-hours on a log scale: a 1-GPU job of minutes scores ~1,
     // 16 GPUs for a day ~0.1. Log, because run times span six orders of
     // magnitude and the rank should still tell an hour from a day.
-    const double gpu_hours = std::max<int64_t>(1, spec.resources().gpus()) *
-                             std::max(60.0, absl::ToDoubleSeconds(expected_run)) / 3600;
+    const double gpu_hours =
+        std::max<int64_t>(1, spec.resources().gpus()) * std::max(60.0, absl::ToDoubleSeconds(expected_run)) / 3600;
     s.short_work = 1.0 / (1.0 + std::log2(1.0 + gpu_hours));
   }
-  s.total = w.short_work * s.short_work + w.age * s.age + w.fair_share * s.fair_share + w.tier * s.tier + w.size * s.size + s.job;
+  s.total = w.short_work * s.short_work + w.age * s.age + w.fair_share * s.fair_share + w.tier * s.tier +
+            w.size * s.size + s.job;
   return s;
 }
 

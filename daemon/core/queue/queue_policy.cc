@@ -18,12 +18,9 @@ absl::Status Invalid(const std::string& where, const std::string& what) {
 
 absl::string_view PreemptModeName(PreemptMode mode) {
   switch (mode) {
-    case PreemptMode::kOff:
-      return "off";
-    case PreemptMode::kRequeue:
-      return "requeue";
-    case PreemptMode::kCancel:
-      return "cancel";
+    case PreemptMode::kOff: return "off";
+    case PreemptMode::kRequeue: return "requeue";
+    case PreemptMode::kCancel: return "cancel";
   }
   return "?";
 }

@@ -32,8 +32,8 @@ struct QueueSpec {
   std::string nodes;
   // And only nodes with all of these labels (key = value).
   std::map<std::string, std::string> node_labels;
-  int64_t max_gpus = 0;           // GPUs its running jobs may hold in all; 0 = no limit
-  int64_t max_gpus_per_user = 0;  // GPUs one user's running jobs in it may hold; 0 = no limit
+  int64_t max_gpus = 0;              // GPUs its running jobs may hold in all; 0 = no limit
+  int64_t max_gpus_per_user = 0;     // GPUs one user's running jobs in it may hold; 0 = no limit
   int64_t default_time_limit_s = 0;  // for jobs that set none; 0 = max_time_limit_s
   int64_t max_time_limit_s = 0;      // 0 = no limit of its own
   PreemptMode preempt_mode = PreemptMode::kRequeue;

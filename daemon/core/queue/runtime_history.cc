@@ -1,12 +1,11 @@
 #include "daemon/core/queue/runtime_history.h"
 
-#include "common/estimate_basis_text.h"
-
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/estimate_basis_text.h"
 
 namespace gpusched::core {
 
@@ -34,9 +33,7 @@ void RuntimeHistory::Group::Add(double seconds) {
   mean_s = static_cast<float>(sum / static_cast<double>(n));
 }
 
-std::string RuntimeHistory::NameKey(const v1::JobSpec& spec) {
-  return absl::StrCat(spec.user(), "\n", spec.name());
-}
+std::string RuntimeHistory::NameKey(const v1::JobSpec& spec) { return absl::StrCat(spec.user(), "\n", spec.name()); }
 
 std::string RuntimeHistory::UserSizeKey(const v1::JobSpec& spec) {
   return absl::StrCat(spec.user(), "\n", SizeClass(spec.resources().gpus()));

@@ -40,8 +40,8 @@ struct RuntimeEstimate {
 
 class RuntimeHistory {
  public:
-  static constexpr int kKept = 32;    // recent runs a group remembers
-  static constexpr int kEnough = 3;   // runs before a group's estimate is used
+  static constexpr int kKept = 32;   // recent runs a group remembers
+  static constexpr int kEnough = 3;  // runs before a group's estimate is used
   // Groups by user and name beyond this many are not made (each costs a
   // few hundred bytes): their jobs fall back to the coarser groups.
   static constexpr size_t kMaxNamedGroups = 100'000;

@@ -40,9 +40,8 @@ std::vector<std::vector<int>> DistinctGpuChoices(const PackNode& node, const Sha
     for (int g = 0; g < n; ++g) {
       if (node.gpu_free_milli[g] >= task.gpu_milli) fitting.push_back(g);
     }
-    std::stable_sort(fitting.begin(), fitting.end(), [&](int a, int b) {
-      return node.gpu_free_milli[a] < node.gpu_free_milli[b];
-    });
+    std::stable_sort(fitting.begin(), fitting.end(),
+                     [&](int a, int b) { return node.gpu_free_milli[a] < node.gpu_free_milli[b]; });
     fitting.resize(task.num_gpus);
     std::sort(fitting.begin(), fitting.end());
     choices.push_back(std::move(fitting));

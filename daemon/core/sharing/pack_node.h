@@ -17,9 +17,7 @@ struct PackNode {
   std::vector<int> gpu_free_milli;  // one entry per GPU, 0..kWholeGpuMilli
 
   int64_t FreeGpuMilli() const;
-  int64_t GpuCapacityMilli() const {
-    return int64_t{kWholeGpuMilli} * static_cast<int64_t>(gpu_free_milli.size());
-  }
+  int64_t GpuCapacityMilli() const { return int64_t{kWholeGpuMilli} * static_cast<int64_t>(gpu_free_milli.size()); }
 };
 
 // Whether the node can host the task now: CPU, memory, model, and num_gpus

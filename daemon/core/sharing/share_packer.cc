@@ -14,11 +14,8 @@ struct PolicyName {
   absl::string_view name;
 };
 constexpr PolicyName kPolicyNames[] = {
-    {PackingPolicy::kRandom, "random"},
-    {PackingPolicy::kBestFit, "best-fit"},
-    {PackingPolicy::kFgd, "fgd"},
-    {PackingPolicy::kFgdExact, "fgd-exact"},
-    {PackingPolicy::kFillFgd, "fill-fgd"},
+    {PackingPolicy::kRandom, "random"},      {PackingPolicy::kBestFit, "best-fit"}, {PackingPolicy::kFgd, "fgd"},
+    {PackingPolicy::kFgdExact, "fgd-exact"}, {PackingPolicy::kFillFgd, "fill-fgd"},
 };
 
 bool UsesFragment(PackingPolicy policy) {
@@ -62,8 +59,8 @@ double Ratio(int64_t part, int64_t whole) {
 // The node score FGD's authors give a placement, negated so that lower is
 // better: floor(100 * sigmoid(fall of expected fragment in whole GPUs)).
 double KubernetesFgdScore(int64_t fragment_sum_growth, int64_t mix_total) {
-  const double fall_gpus = -static_cast<double>(fragment_sum_growth) / static_cast<double>(mix_total) /
-                           static_cast<double>(kWholeGpuMilli);
+  const double fall_gpus =
+      -static_cast<double>(fragment_sum_growth) / static_cast<double>(mix_total) / static_cast<double>(kWholeGpuMilli);
   return -std::floor(100.0 / (1.0 + std::exp(-fall_gpus)));
 }
 
@@ -89,8 +86,7 @@ std::string PackingPolicyNames() {
   return absl::StrJoin(names, ", ");
 }
 
-SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy policy,
-                         uint64_t seed)
+SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy policy, uint64_t seed)
     : nodes_(std::move(nodes)),
       mix_(std::move(mix)),
       policy_(policy),
@@ -106,8 +102,7 @@ int64_t SharePacker::FragmentSumOf(int node) {
   return *cached;
 }
 
-std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
-                                                            const ShareRequest& task) const {
+std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const ShareRequest& task) const {
   const PackNode& before = nodes_[node];
   std::optional<Scored> best;
   for (std::vector<int>& gpus : DistinctGpuChoices(before, task)) {
@@ -115,8 +110,7 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
     Take(after, task, gpus);
     Scored s;
     switch (policy_) {
-      case PackingPolicy::kRandom:
-        break;
+      case PackingPolicy::kRandom: break;
       case PackingPolicy::kBestFit: {
         s.score = Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
                   Ratio(after.cpu_free_milli, after.cpu_capacity_milli);
@@ -129,8 +123,7 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
       case PackingPolicy::kFgdExact: {
         // fragment_sum_[node] is filled by BestOnNode before this runs.
         const int64_t growth = FragmentSum(after, mix_) - *fragment_sum_[node];
-        s.score = policy_ == PackingPolicy::kFgd ? KubernetesFgdScore(growth, mix_.total)
-                                                 : static_cast<double>(growth);
+        s.score = policy_ == PackingPolicy::kFgd ? KubernetesFgdScore(growth, mix_.total) : static_cast<double>(growth);
         break;
       }
       case PackingPolicy::kFillFgd: {
@@ -143,8 +136,8 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node,
           // FGD sees no cost in a CPU-only task until the CPU is gone; it
           // should go where CPU is left over once the free GPUs are fed.
           s.score = fgd;
-          s.tie_break = -static_cast<double>(after.cpu_free_milli -
-                                             kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli);
+          s.tie_break =
+              -static_cast<double>(after.cpu_free_milli - kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli);
         } else {
           s.tie_break = fgd;
         }

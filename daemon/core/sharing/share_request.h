@@ -23,14 +23,12 @@ struct ShareRequest {
   int64_t total_gpu_milli() const { return int64_t{num_gpus} * gpu_milli; }
 
   friend bool operator==(const ShareRequest& a, const ShareRequest& b) {
-    return a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib &&
-           a.num_gpus == b.num_gpus && a.gpu_milli == b.gpu_milli &&
-           a.allowed_models == b.allowed_models;
+    return a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.num_gpus == b.num_gpus &&
+           a.gpu_milli == b.gpu_milli && a.allowed_models == b.allowed_models;
   }
   template <typename H>
   friend H AbslHashValue(H h, const ShareRequest& r) {
-    return H::combine(std::move(h), r.cpu_milli, r.memory_mib, r.num_gpus, r.gpu_milli,
-                      r.allowed_models);
+    return H::combine(std::move(h), r.cpu_milli, r.memory_mib, r.num_gpus, r.gpu_milli, r.allowed_models);
   }
 };
 

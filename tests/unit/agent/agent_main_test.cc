@@ -5,9 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -113,9 +112,10 @@ TEST_CASE("gpusched-agent: registers what its flags say and exits 0 on SIGTERM a
   FakeDaemon daemon;
   for (int sig : {SIGTERM, SIGINT}) {
     const size_t before = daemon.WaitForRegistrations(0).size();
-    pid_t pid = Spawn({"--daemon", daemon.address(), "--node-name", "cli-node", "--fake-gpus", "3", "--gpu-model",
-                       "Test GPU", "--gpu-memory-mb", "1000", "--cpus", "4", "--memory-mb", "2048", "--label",
-                       "rack=r7", "--label", "leaf=l1", "--log-dir", dir / "logs", "--log-level", "warn"},
+    pid_t pid = Spawn({"--daemon",    daemon.address(), "--node-name",     "cli-node", "--fake-gpus", "3",
+                       "--gpu-model", "Test GPU",       "--gpu-memory-mb", "1000",     "--cpus",      "4",
+                       "--memory-mb", "2048",           "--label",         "rack=r7",  "--label",     "leaf=l1",
+                       "--log-dir",   dir / "logs",     "--log-level",     "warn"},
                       dir / "out");
     auto registrations = daemon.WaitForRegistrations(before + 1);
     REQUIRE(registrations.size() == before + 1);

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -145,7 +144,8 @@ TEST_CASE("after a broken stream the agent re-registers with its running jobs an
 
   // The job runs until the test creates the file "go".
   const std::string go = dir / "go";
-  REQUIRE(daemon->Send(Launch(MakeShellLaunch(5, "while [ ! -e " + go + " ]; do sleep 0.02; done; echo done; exit 3"))));
+  REQUIRE(
+      daemon->Send(Launch(MakeShellLaunch(5, "while [ ! -e " + go + " ]; do sleep 0.02; done; echo done; exit 3"))));
   REQUIRE(daemon->WaitForUpdate(5, Kind::KIND_STARTED));
 
   // The stream breaks; the job keeps running and is listed on the new registration.
@@ -320,8 +320,7 @@ TEST_CASE("the agent hands its node's NIC hints and, when asked, its NCCL topolo
   REQUIRE(daemon.Send(Launch(MakeShellLaunch(1, report, {3, 2}))));
   auto exited = daemon.WaitForUpdate(1, Kind::KIND_EXITED);
   REQUIRE(exited);
-  CHECK(ReadFile(dir / "logs/job-1/rank-0.log") ==
-        "topo=" + topo_file + " hca==mlx5_2,mlx5_3 gpus=3,2\n");
+  CHECK(ReadFile(dir / "logs/job-1/rank-0.log") == "topo=" + topo_file + " hca==mlx5_2,mlx5_3 gpus=3,2\n");
 
   // The job's own settings stay.
   v1::LaunchJob own = MakeShellLaunch(2, report, {0});
@@ -357,7 +356,8 @@ TEST_CASE("an agent whose lease runs out kills its jobs at once and reports them
   REQUIRE(agent.Start().ok());
   REQUIRE(WaitConnected(agent));
   // A job that ignores SIGTERM: only a SIGKILL ends it.
-  REQUIRE(daemon.Send(Launch(MakeShellLaunch(30, "trap '' TERM; echo $$ > " + (dir / "pid") + "; while :; do sleep 0.05; done"))));
+  REQUIRE(daemon.Send(
+      Launch(MakeShellLaunch(30, "trap '' TERM; echo $$ > " + (dir / "pid") + "; while :; do sleep 0.05; done"))));
   REQUIRE(daemon.WaitForUpdate(30, Kind::KIND_STARTED));
   const pid_t pid = ReadPid(dir / "pid");
   // Heartbeats every 50 ms, each acknowledged: four leases go by untouched.

@@ -6,9 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 
@@ -95,8 +94,8 @@ TEST_CASE("a container gets the device nodes of its GPUs only, found by the driv
   // No driver on the host (fake GPUs): no device nodes at all.
   CHECK(GpuDeviceNodes(host, &topo, {0, 1}, false).empty());
 
-  for (const char* node : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2",
-                           "/dev/nvidia3"}) {
+  for (const char* node :
+       {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"}) {
     Touch(dir / ("host" + std::string(node)));
   }
   // GPU 1 (bus 08) is minor 3, as on a machine where the driver numbered them otherwise.
@@ -198,7 +197,8 @@ TEST_CASE("a rank in a container runs under podman run, with the job's environme
   CHECK_THAT(env, !Catch::Contains("PATH=/usr/sbin:/usr/bin:/bin"));  // the image keeps its own PATH
 }
 
-TEST_CASE("on a node with the NVIDIA driver a container gets its GPUs' devices, the driver's libraries and nvidia-smi") {
+TEST_CASE(
+    "on a node with the NVIDIA driver a container gets its GPUs' devices, the driver's libraries and nvidia-smi") {
   TempDir dir;
   const ContainerSettings settings = Podman(dir);
   const topology::NodeTopology topo = GpusWithBusIds();

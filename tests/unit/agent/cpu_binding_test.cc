@@ -1,9 +1,7 @@
 #include "agent/runner/cpu_binding.h"
 
-#include <catch2/catch.hpp>
-#include "tests/skip.h"
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "agent/topology_discovery.h"
 #include "common/topology/cpu_list.h"
 #include "test_util.h"
+#include "tests/skip.h"
 
 using namespace gpusched::agent;
 using namespace gpusched::agent::testing;
@@ -52,10 +51,10 @@ std::vector<int> AgentCpus() {
 // CPU, and the others (the first again on a one-CPU machine).
 topology::NodeTopology ThisMachine(const std::vector<int>& cpus) {
   topology::NodeTopology topo(2, 0);
-  topo.numa_nodes() = {topology::NumaNode{0, {cpus.front()}, 0},
-                       topology::NumaNode{1, cpus.size() > 1 ? std::vector<int>(cpus.begin() + 1, cpus.end())
-                                                             : std::vector<int>{cpus.front()},
-                                          0}};
+  topo.numa_nodes() = {
+      topology::NumaNode{0, {cpus.front()}, 0},
+      topology::NumaNode{
+          1, cpus.size() > 1 ? std::vector<int>(cpus.begin() + 1, cpus.end()) : std::vector<int>{cpus.front()}, 0}};
   topo.gpus()[0].numa_node = 0;
   topo.gpus()[1].numa_node = 1;
   return topo;
@@ -75,8 +74,7 @@ std::string Expected(const std::vector<int>& cpus, bool bound) {
                       bound ? topology::FormatCpuList(cpus) : "", "]\n");
 }
 
-std::string RunAndRead(JobRunner& runner, UpdateRecorder& updates, const TempDir& dir, v1::LaunchJob launch,
-                       int rank) {
+std::string RunAndRead(JobRunner& runner, UpdateRecorder& updates, const TempDir& dir, v1::LaunchJob launch, int rank) {
   const uint64_t id = launch.job_id();
   runner.Launch(launch);
   auto exited = updates.WaitFor(id, Kind::KIND_EXITED);
@@ -209,9 +207,8 @@ TEST_CASE("CPU binding: on a node with NVML, a job runs near its GPU") {
   const std::vector<int> local = GpuLocalCpus(topo, gpu);
   const std::vector<int> expected = Intersect(local, cpus);
   const auto nccl = NcclNetworkEnv(topo, {gpu});
-  WARN("GPU " << gpu << " NUMA node " << topo.gpus()[0].numa_node << ", near CPUs "
-              << topology::FormatCpuList(local) << ", agent CPUs " << topology::FormatCpuList(cpus) << ", "
-              << topo.num_nics() << " NICs, NCCL hint "
+  WARN("GPU " << gpu << " NUMA node " << topo.gpus()[0].numa_node << ", near CPUs " << topology::FormatCpuList(local)
+              << ", agent CPUs " << topology::FormatCpuList(cpus) << ", " << topo.num_nics() << " NICs, NCCL hint "
               << (nccl.empty() ? "none" : nccl.begin()->first + "=" + nccl.begin()->second));
 
   TempDir dir;

@@ -9,9 +9,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "grpcpp/grpcpp.h"
-
 #include "gpusched/v1/agent.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 
 namespace gpusched::agent::testing {
 

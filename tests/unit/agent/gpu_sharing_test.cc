@@ -1,7 +1,6 @@
 #include "agent/runner/gpu_sharing.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "absl/status/status.h"
@@ -99,8 +98,9 @@ TEST_CASE("a share is refused on GPUs the node does not share the way it was pla
   SECTION("an exclusive GPU") {
     auto env = GpuShareEnvironment(ShareLaunch({0}, 300, 100, v1::GPU_SHARE_MODE_TIMESLICE), Mps(), nullptr, "node-a");
     REQUIRE_FALSE(env.ok());
-    CHECK(env.status().message() == "the job asks for 30% of GPU 0, but node-a does not share it (gpu_share_mode = "
-                                    "exclusive)");
+    CHECK(env.status().message() ==
+          "the job asks for 30% of GPU 0, but node-a does not share it (gpu_share_mode = "
+          "exclusive)");
   }
   SECTION("placed for MPS on a time-sliced GPU: its limits would not be enforced") {
     auto env = GpuShareEnvironment(ShareLaunch({1, 2}, 300, 100, v1::GPU_SHARE_MODE_MPS), Mps(), nullptr, "node-a");

@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <condition_variable>
 #include <mutex>

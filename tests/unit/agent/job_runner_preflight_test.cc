@@ -1,12 +1,11 @@
 // JobRunner's NCCL preflight, with a fake probe behind the real interface:
 // a job starts only after its GPUs pass, a failure is reported and nothing
 // runs, and a kill during the preflight starts nothing.
-#include <catch2/catch.hpp>
-
 #include <atomic>
-#include <filesystem>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <thread>

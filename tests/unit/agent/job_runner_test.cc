@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
-
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "test_util.h"
+#include "tests/skip.h"
 
 using namespace gpusched::agent;
 using namespace gpusched::agent::testing;
@@ -99,7 +98,8 @@ TEST_CASE("per-node launch: one process, whatever the GPU count") {
   TempDir dir;
   UpdateRecorder updates;
   JobRunner runner(RunnerOptions(dir), updates.Callback());
-  v1::LaunchJob launch = MakeShellLaunch(5, "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK LWS=$LOCAL_WORLD_SIZE", {0, 1, 2, 3});
+  v1::LaunchJob launch =
+      MakeShellLaunch(5, "echo RANK=$RANK LOCAL_RANK=$LOCAL_RANK LWS=$LOCAL_WORLD_SIZE", {0, 1, 2, 3});
   launch.mutable_spec()->set_launch_mode(v1::LAUNCH_MODE_PER_NODE);
   launch.set_rank_offset(1);
   launch.set_node_rank(1);
@@ -228,10 +228,10 @@ TEST_CASE("the job runs in its workdir, with the scheduler's environment and not
   UpdateRecorder updates;
   JobRunner runner(RunnerOptions(dir), updates.Callback());
   REQUIRE(mkdir((dir / "work").c_str(), 0755) == 0);
-  v1::LaunchJob launch = MakeShellLaunch(
-      12, "pwd; echo JOB=$GPUSCHED_JOB_ID NODE=$GPUSCHED_NODE LOGS=$GPUSCHED_LOG_DIR; "
-          "grep SigBlk /proc/self/status; ls /proc/self/fd | tr '\\n' ' '; echo; "
-          "read line; echo stdin-rc=$?");
+  v1::LaunchJob launch = MakeShellLaunch(12,
+                                         "pwd; echo JOB=$GPUSCHED_JOB_ID NODE=$GPUSCHED_NODE LOGS=$GPUSCHED_LOG_DIR; "
+                                         "grep SigBlk /proc/self/status; ls /proc/self/fd | tr '\\n' ' '; echo; "
+                                         "read line; echo stdin-rc=$?");
   launch.mutable_spec()->set_workdir(dir / "work");
   // A descriptor without O_CLOEXEC and a blocked SIGTERM, as the agent binary
   // has (it blocks SIGTERM for sigwait): neither may reach the job.

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +14,6 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-
 #include "agent/runner/job_runner.h"
 #include "agent/runner/process_start_time.h"
 #include "agent/runner/shim_protocol.h"
@@ -86,7 +84,8 @@ TEST_CASE("an adopted job can be killed, with its grace, by the runner that adop
   {
     UpdateRecorder first;
     JobRunner runner(RunnerOptions(dir), first.Callback());
-    runner.Launch(MakeShellLaunch(32, absl::StrCat("echo $$ > ", dir / "pid", "; trap 'echo term; exit 3' TERM; "
+    runner.Launch(MakeShellLaunch(32, absl::StrCat("echo $$ > ", dir / "pid",
+                                                   "; trap 'echo term; exit 3' TERM; "
                                                    "while true; do sleep 0.02; done")));
     REQUIRE(first.WaitFor(32, Kind::KIND_STARTED));
     ReadPid(dir / "pid");
@@ -169,7 +168,8 @@ TEST_CASE("a shim killed under a live runner: its ranks go too, and the job fail
   auto exited = updates.WaitFor(35, Kind::KIND_EXITED);
   REQUIRE(exited);
   CHECK(exited->exit_code() == 255);
-  CHECK_THAT(exited->message(), Catch::Contains(absl::StrCat("the job's shim (pid ", shim, ") died before its ranks ended")));
+  CHECK_THAT(exited->message(),
+             Catch::Contains(absl::StrCat("the job's shim (pid ", shim, ") died before its ranks ended")));
   CHECK(WaitForProcessGone(pid));
 }
 

@@ -1,7 +1,6 @@
 // What PrepareLaunch adds from the node's topology: NCCL hints, NCCL_TOPO_FILE,
 // CPU binding, and the GPU order every rank sees.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <vector>

@@ -5,13 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
-#include "tests/skip.h"
+#include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "test_util.h"
+#include "tests/skip.h"
 
 using namespace gpusched::agent;
 using namespace gpusched::agent::testing;
@@ -211,8 +210,9 @@ TEST_CASE("a launch that would run as uid 0 needs the daemon's leave, whatever t
     auto refused = PrepareLaunch(launch, Context(dir));
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.status().code() == absl::StatusCode::kPermissionDenied);
-    CHECK_THAT(std::string(refused.status().message()),
-               Catch::Contains("would run as uid 0 (user \"root\") on node-a, and the daemon does not allow jobs as root"));
+    CHECK_THAT(
+        std::string(refused.status().message()),
+        Catch::Contains("would run as uid 0 (user \"root\") on node-a, and the daemon does not allow jobs as root"));
   }
   launch.set_root_allowed(true);
   CHECK(PrepareLaunch(launch, Context(dir)).ok());

@@ -22,9 +22,10 @@ TEST_CASE("a log root is refused when another user could rename anything on the 
   REQUIRE(chmod(shared.c_str(), 0777) == 0);
   absl::Status above = CheckLogRoot(logs);
   CHECK(above.code() == absl::StatusCode::kFailedPrecondition);
-  CHECK(above.message() == "\"" + shared + "\", above the log directory, is writable by its group or by anyone "
-                           "(mode 0777): other users could redirect the agent's writes; chmod go-w it, or choose a "
-                           "directory only the agent writes");
+  CHECK(above.message() == "\"" + shared +
+                               "\", above the log directory, is writable by its group or by anyone "
+                               "(mode 0777): other users could redirect the agent's writes; chmod go-w it, or choose a "
+                               "directory only the agent writes");
   // Sticky, as /tmp is, and the agent's or root's: others cannot rename what is not theirs.
   REQUIRE(chmod(shared.c_str(), 01777) == 0);
   CHECK(CheckLogRoot(logs).ok());
@@ -35,8 +36,9 @@ TEST_CASE("a log root is refused when another user could rename anything on the 
   REQUIRE(chmod(logs.c_str(), 0755) == 0);
   if (geteuid() == 0) {
     REQUIRE(chown(logs.c_str(), 65534, 65534) == 0);
-    CHECK_THAT(std::string(CheckLogRoot(logs).message()),
-               Catch::StartsWith("log directory \"" + logs + "\" belongs to uid 65534, not to the agent's user or root"));
+    CHECK_THAT(
+        std::string(CheckLogRoot(logs).message()),
+        Catch::StartsWith("log directory \"" + logs + "\" belongs to uid 65534, not to the agent's user or root"));
   }
   CHECK_FALSE(CheckLogRoot(dir / "missing").ok());
 }

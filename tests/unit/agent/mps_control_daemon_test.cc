@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <string>
 

@@ -1,7 +1,6 @@
 #include "agent/runner/nccl_hints.h"
 
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <vector>

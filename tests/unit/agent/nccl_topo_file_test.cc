@@ -3,13 +3,12 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 
+#include "../topology/xml_test_reader.h"
 #include "absl/strings/match.h"
 #include "common/topology/nccl_topo_xml.h"
 #include "test_util.h"
-#include "../topology/xml_test_reader.h"
 
 using namespace gpusched::agent;
 using namespace gpusched::agent::testing;

@@ -33,7 +33,7 @@ TEST_CASE("the registered node: configured values win, the host fills the rest, 
   v1::NodeInfo node = DescribeNode(options, TwoGpus());
   CHECK(node.name() == "node-a");
   CHECK(node.address() == "10.0.0.7");
-  CHECK(node.cpus() > 0);       // nobody knew: the host's own
+  CHECK(node.cpus() > 0);  // nobody knew: the host's own
   CHECK(node.memory_mb() > 0);
   REQUIRE(node.gpus_size() == 2);
   CHECK(node.gpus(0).uuid() == "GPU-x");

@@ -39,8 +39,8 @@ TEST_CASE("an agent with MPS GPUs starts the MPS control daemon for them alone, 
   options.log_dir = dir.path();
   options.mps_control_program = GPUSCHED_FAKE_MPS_CONTROL;
   std::unique_ptr<MpsControlDaemon> mps;
-  auto sharing = Start(options, Node({v1::GPU_SHARE_MODE_EXCLUSIVE, v1::GPU_SHARE_MODE_MPS,
-                                      v1::GPU_SHARE_MODE_TIMESLICE}), &mps);
+  auto sharing =
+      Start(options, Node({v1::GPU_SHARE_MODE_EXCLUSIVE, v1::GPU_SHARE_MODE_MPS, v1::GPU_SHARE_MODE_TIMESLICE}), &mps);
   REQUIRE(sharing.ok());
   REQUIRE(mps != nullptr);
   CHECK(sharing->ModeOf(0) == v1::GPU_SHARE_MODE_EXCLUSIVE);

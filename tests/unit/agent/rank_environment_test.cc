@@ -1,7 +1,6 @@
 #include "agent/runner/rank_environment.h"
 
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <string>
 #include <vector>
@@ -59,15 +58,24 @@ TEST_CASE("rank environment: the scheduler's variables per mode, GPU count and n
       // srun-style: one process per GPU, all of the node's GPUs visible to each, in the given order.
       {"per-gpu, first process", v1::LAUNCH_MODE_PER_GPU, {3, 1, 2, 0}, 0, 1, 4, 0, 0, 4, "3,1,2,0", "0", "0", "4"},
       {"per-gpu, last process", v1::LAUNCH_MODE_PER_GPU, {3, 1, 2, 0}, 0, 1, 4, 0, 3, 4, "3,1,2,0", "3", "3", "4"},
-      {"unspecified mode means per-gpu", v1::LAUNCH_MODE_UNSPECIFIED, {5, 6}, 0, 1, 2, 0, 1, 2, "5,6", "1", "1",
-       "2"},
+      {"unspecified mode means per-gpu", v1::LAUNCH_MODE_UNSPECIFIED, {5, 6}, 0, 1, 2, 0, 1, 2, "5,6", "1", "1", "2"},
       // Second node of a 2x8 gang: global ranks continue from the offset.
-      {"per-gpu, second node", v1::LAUNCH_MODE_PER_GPU, {0, 1, 2, 3, 4, 5, 6, 7}, 1, 2, 16, 8, 2, 8,
-       "0,1,2,3,4,5,6,7", "10", "2", "8"},
+      {"per-gpu, second node",
+       v1::LAUNCH_MODE_PER_GPU,
+       {0, 1, 2, 3, 4, 5, 6, 7},
+       1,
+       2,
+       16,
+       8,
+       2,
+       8,
+       "0,1,2,3,4,5,6,7",
+       "10",
+       "2",
+       "8"},
       // torchrun-style: one process per node; LOCAL_WORLD_SIZE is the node's GPU count for --nproc-per-node.
       {"per-node, first node", v1::LAUNCH_MODE_PER_NODE, {0, 1, 2, 3}, 0, 2, 2, 0, 0, 1, "0,1,2,3", "0", "0", "4"},
-      {"per-node, second node", v1::LAUNCH_MODE_PER_NODE, {4, 5, 6, 7}, 1, 2, 2, 1, 0, 1, "4,5,6,7", "1", "0",
-       "4"},
+      {"per-node, second node", v1::LAUNCH_MODE_PER_NODE, {4, 5, 6, 7}, 1, 2, 2, 1, 0, 1, "4,5,6,7", "1", "0", "4"},
       // CPU-only: one process, and no GPU visible at all.
       {"cpu-only, per-gpu mode", v1::LAUNCH_MODE_PER_GPU, {}, 0, 1, 1, 0, 0, 1, "", "0", "0", "1"},
       {"cpu-only, per-node mode", v1::LAUNCH_MODE_PER_NODE, {}, 2, 3, 3, 2, 0, 1, "", "2", "0", "1"},

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "agent/route_address.h"
+
+#include <catch2/catch.hpp>
 
 using gpusched::agent::LocalAddressToward;
 

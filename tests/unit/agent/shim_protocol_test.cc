@@ -3,7 +3,6 @@
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 using namespace gpusched::agent;
@@ -80,9 +79,9 @@ TEST_CASE("a truncated or padded shim spec is refused, at every length") {
 TEST_CASE("a spec from another version names both, instead of being misread") {
   auto decoded = DecodeShimSpec("gpusched-shim-spec 2\n...");
   CHECK(decoded.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK_THAT(std::string(decoded.status().message()),
-             Catch::Contains("gpusched-shim-spec 3") && Catch::Contains("gpusched-shim-spec 2") &&
-                 Catch::Contains("different versions"));
+  CHECK_THAT(std::string(decoded.status().message()), Catch::Contains("gpusched-shim-spec 3") &&
+                                                          Catch::Contains("gpusched-shim-spec 2") &&
+                                                          Catch::Contains("different versions"));
 }
 
 TEST_CASE("a huge count in a corrupt spec is refused without allocating it") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -13,11 +14,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include <catch2/catch.hpp>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
-
 #include "common/topology/nvidia_smi_topo.h"
 
 namespace gpusched::agent::testing {

@@ -12,7 +12,6 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-
 #include "agent/runner/job_runner.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
@@ -59,8 +58,7 @@ v1::LaunchJob MakeShellLaunch(uint64_t job_id, const std::string& command, std::
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 // Polls until the file contains `text`.
-bool WaitForFileContaining(const std::string& path, const std::string& text,
-                           absl::Duration timeout = absl::Seconds(5));
+bool WaitForFileContaining(const std::string& path, const std::string& text, absl::Duration timeout = absl::Seconds(5));
 // The pid a job wrote to `path` (waits for the line; REQUIREs a number).
 pid_t ReadPid(const std::string& path);
 // Dead: no such process, or a zombie nobody reaps (PID 1 in a container may not).

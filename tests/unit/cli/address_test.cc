@@ -1,12 +1,12 @@
 // Where the CLI looks for gpuschedd: --addr > $GPUSCHED_ADDR > cli.toml > default.
-#include <catch2/catch.hpp>
+#include "cli/address.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "cli/address.h"
 #include "cli/config_file.h"
 #include "cli/errors.h"
 #include "test_context.h"
@@ -150,8 +150,8 @@ TEST_CASE("the whole command line uses the resolved address and reports a bad on
 }
 
 TEST_CASE("daemon addresses are HOST:PORT or a gRPC target with a scheme") {
-  for (const char* good : {"127.0.0.1:6870", "head-node:1", "[::1]:6870", "unix:/run/gpusched.sock",
-                           "dns:///sched.example:6870"}) {
+  for (const char* good :
+       {"127.0.0.1:6870", "head-node:1", "[::1]:6870", "unix:/run/gpusched.sock", "dns:///sched.example:6870"}) {
     INFO(good);
     CHECK(IsValidDaemonAddress(good));
   }

@@ -113,8 +113,8 @@ TEST_CASE("a task is found by its index even where indices skip; a missing one i
   AddArray(client);
   *client.jobs[8].mutable_spec() = PendingJob().spec();
   client.jobs[8].set_id(8);
-  for (const auto& [ref, id] : std::vector<std::pair<std::string, uint64_t>>{
-           {"17_0", 17}, {"17_2", 19}, {"17_4", 20}, {"17_6", 22}}) {
+  for (const auto& [ref, id] :
+       std::vector<std::pair<std::string, uint64_t>>{{"17_0", 17}, {"17_2", 19}, {"17_4", 20}, {"17_6", 22}}) {
     Invocation run = RunGpusched({"status", ref}, client, host);
     REQUIRE(run.exit_code == 0);
     CHECK(absl::StartsWith(run.out, "Job " + std::to_string(id) + " (sweep)\n"));

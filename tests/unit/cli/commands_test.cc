@@ -58,7 +58,9 @@ TEST_CASE("status filters become the ListJobs query") {
       {{"status", "-a", "--user", "bob"}, {}, "bob", ""},
       {{"status", "--state", "failed", "--state", "TIMEOUT"}, {v1::JOB_STATE_FAILED, v1::JOB_STATE_TIMEOUT}, "", ""},
       {{"status", "--queue", "research", "-u", "alice"},
-       {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING}, "alice", "research"},
+       {v1::JOB_STATE_PENDING, v1::JOB_STATE_STARTING, v1::JOB_STATE_RUNNING},
+       "alice",
+       "research"},
   }));
   FakeHost host;
   FakeSchedulerClient client;
@@ -133,15 +135,17 @@ TEST_CASE("status JOB says whether a GPU share is enforced: through MPS, or only
   Invocation run = RunGpusched({"status", "7"}, client, host);
   REQUIRE(run.exit_code == 0);
   CHECK_THAT(run.out, Catch::Contains("30% of each GPU and of its memory, shared by mps"));
-  CHECK_THAT(run.out, Catch::Contains(
-                          "30% and 10G of each GPU, through MPS as alice: enforced (compute threads and pinned memory)"));
+  CHECK_THAT(
+      run.out,
+      Catch::Contains("30% and 10G of each GPU, through MPS as alice: enforced (compute threads and pinned memory)"));
   for (v1::NodeAllocation& part : *job.mutable_allocation()->mutable_nodes()) {
     part.set_gpu_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
     part.clear_mps_user();
   }
   client.jobs[7] = job;
   run = RunGpusched({"status", "7"}, client, host);
-  CHECK_THAT(run.out, Catch::Contains("30% and 10G of each GPU, time-sliced: accounted by the scheduler, not enforced"));
+  CHECK_THAT(run.out,
+             Catch::Contains("30% and 10G of each GPU, time-sliced: accounted by the scheduler, not enforced"));
 }
 
 TEST_CASE("status JOB shows the detail, and the daemon's message when it refuses") {
@@ -167,8 +171,7 @@ TEST_CASE("an unreachable daemon exits 3 with one line, for every command") {
   client.fail_all = UnreachableError("127.0.0.1:6870");
   Invocation run = RunGpusched(args, client, host);
   CHECK(run.exit_code == 3);
-  CHECK(run.err ==
-        "gpusched: cannot reach gpuschedd at 127.0.0.1:6870 (is it running? set --addr or GPUSCHED_ADDR)\n");
+  CHECK(run.err == "gpusched: cannot reach gpuschedd at 127.0.0.1:6870 (is it running? set --addr or GPUSCHED_ADDR)\n");
   CHECK(client.cancels.size() <= 1);  // cancel stops at the first unreachable answer
 }
 
@@ -424,8 +427,8 @@ TEST_CASE("history lists finished jobs with their wait, run time and GPU-hours, 
   REQUIRE(client.lists.size() == 1);
   const auto& states = client.lists[0].states();
   CHECK(std::vector<int>(states.begin(), states.end()) ==
-        std::vector<int>{v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED,
-                         v1::JOB_STATE_TIMEOUT, v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED});
+        std::vector<int>{v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED, v1::JOB_STATE_TIMEOUT,
+                         v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED});
   // Oldest end first; 27 + 4 GPU-hours; mean wait (1 h + 10 min) / 2.
   CHECK(all.out.find("12 ") < all.out.find("13 "));
   CHECK_THAT(all.out, Catch::Contains("27.00") && Catch::Contains("4.00") &&

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "cli/client.h"
 #include "common/job_array.h"
 

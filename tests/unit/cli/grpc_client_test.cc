@@ -1,20 +1,19 @@
 // The gRPC client against a real in-process gRPC server playing gpuschedd:
 // requests arrive intact, the daemon's errors keep their message, and a
 // missing daemon is told apart from one that said no.
-#include <catch2/catch.hpp>
+#include "cli/grpc_client.h"
 
 #include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <grpcpp/grpcpp.h>
-
+#include <catch2/catch.hpp>
 #include <mutex>
 #include <thread>
 
 #include "cli/errors.h"
-#include "cli/grpc_client.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 #include "test_context.h"
 
@@ -127,14 +126,14 @@ TEST_CASE("a daemon that is not there is unreachable: exit 3 with the address") 
 
   Invocation run = RunAgainst({"--addr", address, "status"});
   CHECK(run.exit_code == 3);
-  CHECK(run.err == "gpusched: cannot reach gpuschedd at " + address +
-                       " (is it running? set --addr or GPUSCHED_ADDR)\n");
+  CHECK(run.err ==
+        "gpusched: cannot reach gpuschedd at " + address + " (is it running? set --addr or GPUSCHED_ADDR)\n");
 }
 
 TEST_CASE("requests reach the daemon intact and its refusals keep their message") {
   Server server;
-  Invocation run = RunAgainst({"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--",
-                               "python", "train.py"});
+  Invocation run =
+      RunAgainst({"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--", "python", "train.py"});
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "Submitted job 101\n");

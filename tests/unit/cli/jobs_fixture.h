@@ -1,7 +1,6 @@
 #pragma once
 
 #include "absl/time/time.h"
-
 #include "common/proto_time.h"
 #include "gpusched/v1/types.pb.h"
 #include "test_context.h"

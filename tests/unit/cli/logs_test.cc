@@ -1,8 +1,7 @@
 // `gpusched logs`: which node's file holds a rank, and following it to the end.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 

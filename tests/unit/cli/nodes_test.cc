@@ -1,16 +1,14 @@
 // `gpusched nodes` and `gpusched nodes show` against a fake daemon whose nodes
 // carry real machines' topologies.
+#include <catch2/catch.hpp>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
-
-#include "tests/unit/topology/fixture_util.h"
 
 #include "common/convert/topology_proto.h"
 #include "common/topology/nvidia_smi_topo.h"
 #include "google/protobuf/util/json_util.h"
 #include "jobs_fixture.h"
+#include "tests/unit/topology/fixture_util.h"
 
 using namespace gpusched;
 using namespace gpusched::cli::testing;
@@ -64,7 +62,7 @@ TEST_CASE("nodes lists GPU links, NVLink domain and labels, one word per cell") 
   CHECK_THAT(a100, Catch::Contains("6/8   A100-SXM4-80GB"));
   CHECK_THAT(a100, Catch::Contains("NV12/NVSwitch  nvl-7"));
   CHECK_THAT(a100, Catch::Contains("leaf=l3,rack=r1"));
-  CHECK_THAT(v100, Catch::Contains("NV1-NV2"));       // DGX-1's hybrid cube mesh
+  CHECK_THAT(v100, Catch::Contains("NV1-NV2"));  // DGX-1's hybrid cube mesh
   CHECK_THAT(l40s, Catch::Matches("g6e-01 +UP +2/4 +L40S +PCIe .*"));
   for (const std::string& row : {a100, v100, l40s}) {
     std::istringstream words(row);
@@ -220,11 +218,11 @@ TEST_CASE("pools shows each pool's class, nodes by power state, GPUs, cost per h
   CHECK(cells(header) == std::vector<std::string>{"POOL", "CLASS", "NODES", "POWERED_DOWN", "POWERING_UP", "UP",
                                                   "POWERING_DOWN", "OTHER", "GPUS-PAID", "GPUS-USED", "COST/H",
                                                   "DEMAND", "HEADROOM"});
-  CHECK(cells(first) == std::vector<std::string>{"burst", "on-demand", "3", "1", "1", "1", "0", "0", "16", "6",
-                                                 "40.00", "24/5m", "12"});
+  CHECK(cells(first) == std::vector<std::string>{"burst", "on-demand", "3", "1", "1", "1", "0", "0", "16", "6", "40.00",
+                                                 "24/5m", "12"});
   // A pool without programs is static: its class says so.
-  CHECK(cells(second) == std::vector<std::string>{"base", "reserved,static", "2", "0", "0", "2", "0", "0", "16",
-                                                  "0", "19.20", "0/0", "0"});
+  CHECK(cells(second) == std::vector<std::string>{"base", "reserved,static", "2", "0", "0", "2", "0", "0", "16", "0",
+                                                  "19.20", "0/0", "0"});
 
   Invocation json = RunGpusched({"pools", "--json"}, client, host);
   CHECK(json.exit_code == 0);

@@ -90,8 +90,10 @@ TEST_CASE("the job table shows one row per job with placement and time") {
   CHECK(RenderJobTable(jobs, TestNow()) ==
         "ID  NAME       USER   QUEUE     STATE    PRIORITY  GPUS  NODES                    TIME        REASON\n"
         "7   train-llm  alice  research  RUNNING  -         8     node-a[0,1] node-b[0-3]  1:02:03     -\n"
-        "8   -          bob    -         PENDING  10523     16    -                        1:05        waiting for 16 GPUs under one leaf switch\n"
-        "12  eval       carol  default   FAILED   -         1     node-c[5]                1-03:00:00  rank 0 exited with code 3\n");
+        "8   -          bob    -         PENDING  10523     16    -                        1:05        waiting for 16 "
+        "GPUs under one leaf switch\n"
+        "12  eval       carol  default   FAILED   -         1     node-c[5]                1-03:00:00  rank 0 exited "
+        "with code 3\n");
   CHECK(RenderJobTable({}, TestNow()) == "ID  NAME  USER  QUEUE  STATE  PRIORITY  GPUS  NODES  TIME  REASON\n");
 }
 
@@ -169,13 +171,16 @@ TEST_CASE("the detailed job view shows spec, times, allocation and events") {
   CHECK_THAT(view, !Catch::Contains("hunter2"));
   CHECK_THAT(view, !Catch::Contains("Starts by"));
   *job.mutable_estimated_start_time() = job.submit_time();
-  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
-             Catch::Contains("Starts by:   2024-05-01 11:00:00 (reserved by backfill from when running jobs are expected to end)\n"));
+  CHECK_THAT(
+      RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+      Catch::Contains(
+          "Starts by:   2024-05-01 11:00:00 (reserved by backfill from when running jobs are expected to end)\n"));
   job.clear_estimated_start_time();
   CHECK_THAT(view, !Catch::Contains("Stopping"));
   job.set_stopping_as(v1::JOB_STATE_CANCELLED);
-  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
-             Catch::Contains("State:       RUNNING\nStopping:    its processes are being stopped; it will end CANCELLED\n"));
+  CHECK_THAT(
+      RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+      Catch::Contains("State:       RUNNING\nStopping:    its processes are being stopped; it will end CANCELLED\n"));
   CHECK_THAT(view, !Catch::Contains("Exit code"));
 
   const std::string failed = RenderJobDetail(FailedJob(), TestNow(), absl::UTCTimeZone());
@@ -212,7 +217,8 @@ TEST_CASE("the detailed view of a pending job says what run time the pass expect
   CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
              Catch::Contains("Expected run: 01:00:00 (its time limit 01:00:00; jobs like it ran typically 02:00:00"));
   job.set_wait_cause(v1::WAIT_CAUSE_BEHIND_RESERVATION);
-  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()), Catch::Contains("Wait kind:   behind-reservation\n"));
+  CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()),
+             Catch::Contains("Wait kind:   behind-reservation\n"));
   job.clear_priority();  // not pending: nothing to say
   CHECK_THAT(RenderJobDetail(job, TestNow(), absl::UTCTimeZone()), !Catch::Contains("Expected run"));
 }

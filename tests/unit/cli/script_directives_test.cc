@@ -1,14 +1,14 @@
 // Directives in batch scripts: #GPUSCHED lines (any submit option) and the
 // #SBATCH options gpusched honours, read from the top of a --script, with
 // the command line winning; `status JOB` shows where each option came from.
-#include <catch2/catch.hpp>
+#include "cli/script_directives.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
-#include "cli/script_directives.h"
 #include "test_context.h"
 
 using namespace gpusched;
@@ -71,8 +71,8 @@ TEST_CASE("what gpusched cannot honour is refused, naming the line and saying wh
   CHECK(ErrorOf("#!/bin/sh\n#SBATCH --gpus 1\n#SBATCH --mem-per-cpu=4G\n") ==
         "job.sh:3: #SBATCH --mem-per-cpu is not honoured by gpusched: it reads only " +
             std::string(kHonouredSbatchOptions) + "; use a #GPUSCHED line for the others");
-  CHECK_THAT(ErrorOf("#SBATCH --error=slurm-%j.err\n"), Catch::Contains("job.sh:1: #SBATCH --error") &&
-                                                            Catch::Contains("goes with its stdout"));
+  CHECK_THAT(ErrorOf("#SBATCH --error=slurm-%j.err\n"),
+             Catch::Contains("job.sh:1: #SBATCH --error") && Catch::Contains("goes with its stdout"));
   CHECK_THAT(ErrorOf("#SBATCH --gres=gpu:8\n"), Catch::Contains("--gpus or --gpus-per-node"));
   CHECK_THAT(ErrorOf("#SBATCH --nodes=2-4\n"), Catch::Contains("exact node count"));
   CHECK_THAT(ErrorOf("#SBATCH -p a,b\n"), Catch::Contains("one queue"));
@@ -107,15 +107,17 @@ TEST_CASE("submit --script takes the script's options, the command line wins, an
   CHECK(spec.env().at("A") == "1");
   CHECK(spec.env().at("B") == "2");
   CHECK(spec.preflight());
-  CHECK(spec.script() == "#!/bin/bash\n#SBATCH --gpus=h100:8\n#SBATCH --time=1:00:00 --job-name=train\n"
-                         "#GPUSCHED --env A=1 --env B=2 --preflight\ntorchrun train.py\n");
+  CHECK(spec.script() ==
+        "#!/bin/bash\n#SBATCH --gpus=h100:8\n#SBATCH --time=1:00:00 --job-name=train\n"
+        "#GPUSCHED --env A=1 --env B=2 --preflight\ntorchrun train.py\n");
 
   std::map<std::string, std::pair<std::string, std::string>> sources;  // option -> (value, origin)
   for (const v1::OptionSource& s : spec.option_sources()) sources[s.option()] = {s.value(), s.origin()};
   CHECK(sources["--time"] == std::pair<std::string, std::string>{"4:00:00", "command line"});
   CHECK(sources["--gpus"] == std::pair<std::string, std::string>{"8", "script line 2: #SBATCH --gpus=h100:8"});
   CHECK(sources["--gpu-model"].second == "script line 2: #SBATCH --gpus=h100:8");
-  CHECK(sources["--name"] == std::pair<std::string, std::string>{"train", "script line 3: #SBATCH --time=1:00:00 --job-name=train"});
+  CHECK(sources["--name"] ==
+        std::pair<std::string, std::string>{"train", "script line 3: #SBATCH --time=1:00:00 --job-name=train"});
   CHECK(sources["--env"].first == "A=1 B=2");
   CHECK(sources["--preflight"] ==
         std::pair<std::string, std::string>{"", "script line 4: #GPUSCHED --env A=1 --env B=2 --preflight"});

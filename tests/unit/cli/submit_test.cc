@@ -1,6 +1,5 @@
 // `gpusched submit ...` as typed -> the SubmitJobRequest the daemon receives.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -39,16 +38,15 @@ std::string Describe(const std::vector<std::string>& args) {
 
 TEST_CASE("submit options become the JobSpec the daemon receives") {
   auto c = GENERATE(values<SpecCase>({
-      {{"submit", "--", "python", "train.py", "--lr", "3e-4"},
-       R"(argv: ["python", "train.py", "--lr", "3e-4"])"},
+      {{"submit", "--", "python", "train.py", "--lr", "3e-4"}, R"(argv: ["python", "train.py", "--lr", "3e-4"])"},
       // Without --, everything from the first word of the command on is the command.
       {{"submit", "--gpus", "2", "python", "train.py", "--gpus", "9", "--addr", "x"},
        R"(argv: ["python", "train.py", "--gpus", "9", "--addr", "x"] resources { gpus: 2 })"},
       {{"submit", "--gpus", "8", "--", "./run.sh"}, R"(argv: "./run.sh" resources { gpus: 8 })"},
       {{"submit", "--nodes", "2", "--gpus-per-node", "4", "--", "torchrun", "x.py"},
        R"(argv: ["torchrun", "x.py"] resources { nodes: 2 gpus_per_node: 4 })"},
-      {{"submit", "--gpus", "16", "--nodes", "2", "--gpus-per-node", "8", "--cpus-per-gpu", "12",
-        "--mem-per-gpu", "64G", "--", "x"},
+      {{"submit", "--gpus", "16", "--nodes", "2", "--gpus-per-node", "8", "--cpus-per-gpu", "12", "--mem-per-gpu",
+        "64G", "--", "x"},
        R"(argv: "x" resources { gpus: 16 nodes: 2 gpus_per_node: 8 cpus_per_gpu: 12 mem_per_gpu_mb: 65536 })"},
       {{"submit", "--mem-per-gpu", "512M", "--", "x"}, R"(argv: "x" resources { mem_per_gpu_mb: 512 })"},
       {{"submit", "--mem-per-gpu", "2048", "--", "x"}, R"(argv: "x" resources { mem_per_gpu_mb: 2048 })"},
@@ -88,7 +86,8 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
        R"(argv: "x" resources { gpus: 3 mig_profile: "1g.10gb" })"},
       // sbatch's --output: relative to the workdir, patterns expanded on the node.
       {{"submit", "--output", "slurm-%j.out", "--", "x"}, R"(argv: "x" output: "/home/alice/proj/slurm-%j.out")"},
-      {{"submit", "-o", "/logs/%x.out", "--workdir", "/w", "--", "x"}, R"(argv: "x" workdir: "/w" output: "/logs/%x.out")"},
+      {{"submit", "-o", "/logs/%x.out", "--workdir", "/w", "--", "x"},
+       R"(argv: "x" workdir: "/w" output: "/logs/%x.out")"},
       // A container image, its mounts (a relative source is from here) and its workdir.
       {{"submit", "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "python", "t.py"},
        R"(argv: ["python", "t.py"] container { image: "nvcr.io/nvidia/pytorch:24.05-py3" })"},
@@ -218,8 +217,14 @@ TEST_CASE("sizes parse as MB with binary suffixes and format back") {
     const char* text;
     int64_t mb;
   };
-  auto c = GENERATE(values<Case>({{"512", 512}, {"512M", 512}, {"512m", 512}, {"16G", 16384}, {"16GB", 16384},
-                                  {"1T", 1048576}, {"0", 0}, {" 8G ", 8192}}));
+  auto c = GENERATE(values<Case>({{"512", 512},
+                                  {"512M", 512},
+                                  {"512m", 512},
+                                  {"16G", 16384},
+                                  {"16GB", 16384},
+                                  {"1T", 1048576},
+                                  {"0", 0},
+                                  {" 8G ", 8192}}));
   INFO(c.text);
   auto mb = ParseSizeMb(c.text);
   REQUIRE(mb.ok());

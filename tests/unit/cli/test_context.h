@@ -58,8 +58,7 @@ struct Invocation {
 };
 
 // Runs the real command line against `client`, which stays owned by the test.
-inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedulerClient& client,
-                              FakeHost& host) {
+inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedulerClient& client, FakeHost& host) {
   Invocation result;
   std::ostringstream out, err;
   LocalContext ctx = host.Context();
@@ -77,9 +76,7 @@ inline Invocation RunGpusched(const std::vector<std::string>& args, FakeSchedule
       absl::StatusOr<v1::Node> DrainNode(const v1::DrainNodeRequest& r) override { return c.DrainNode(r); }
       absl::StatusOr<v1::Node> ResumeNode(const v1::ResumeNodeRequest& r) override { return c.ResumeNode(r); }
       absl::StatusOr<v1::Node> ProbeNode(const v1::ProbeNodeRequest& r) override { return c.ProbeNode(r); }
-      absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& r) override {
-        return c.InterruptNode(r);
-      }
+      absl::StatusOr<v1::Node> InterruptNode(const v1::InterruptNodeRequest& r) override { return c.InterruptNode(r); }
       absl::StatusOr<v1::ListPoolsResponse> ListPools() override { return c.ListPools(); }
       absl::StatusOr<v1::Job> HoldJob(const v1::HoldJobRequest& r) override { return c.HoldJob(r); }
       absl::StatusOr<v1::Job> ReleaseJob(const v1::ReleaseJobRequest& r) override { return c.ReleaseJob(r); }

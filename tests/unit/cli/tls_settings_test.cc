@@ -1,23 +1,23 @@
 // The CLI's TLS settings: each of tls_ca, tls_cert, tls_key from its flag,
 // then its variable, then the first cli.toml that sets it.
-#include <catch2/catch.hpp>
+#include "cli/tls_settings.h"
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 
 #include "cli/config_file.h"
 #include "cli/errors.h"
-#include "cli/tls_settings.h"
 #include "test_context.h"
 #include "tests/support/test_pki.h"
 
 using namespace gpusched::cli;
 using namespace gpusched::cli::testing;
+using Catch::Matchers::StartsWith;
 using gpusched::testing::CertAndKey;
 using gpusched::testing::TestCa;
-using Catch::Matchers::StartsWith;
 
 namespace {
 

@@ -1,7 +1,6 @@
 #include "common/container_policy.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 using gpusched::ContainerAllowed;

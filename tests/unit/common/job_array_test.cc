@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "common/job_array.h"
+
+#include <catch2/catch.hpp>
 
 using gpusched::ParseJobArraySpec;
 

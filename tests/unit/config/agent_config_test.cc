@@ -1,13 +1,13 @@
 // agent.toml: the shipped example, labels, and errors that point at the line.
+#include "agent/config/agent_config.h"
+
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "agent/config/agent_config.h"
 #include "agent/config/gpu_share_modes.h"
 #include "tests/support/test_pki.h"
 
@@ -100,7 +100,8 @@ TEST_CASE("agent.toml: share modes per GPU over the node's, and the MPS control 
   INFO(config.status().ToString());
   REQUIRE(config.ok());
   CHECK(config->gpu_share_mode == "timeslice");
-  CHECK(config->gpu_share_modes == std::vector<std::pair<std::string, std::string>>{{"0-3", "mps"}, {"7", "exclusive"}});
+  CHECK(config->gpu_share_modes ==
+        std::vector<std::pair<std::string, std::string>>{{"0-3", "mps"}, {"7", "exclusive"}});
   CHECK(config->mps_control_program == "nvidia-cuda-mps-control");
   CHECK(config->mps_dir == "/run/gpusched-mps");
   auto modes = ParseGpuShareModes(config->gpu_share_modes);
@@ -111,7 +112,8 @@ TEST_CASE("agent.toml: share modes per GPU over the node's, and the MPS control 
   REQUIRE(config.ok());
   CHECK(config->mps_control_program == "/etc/gpusched/bin/mps-control");
   CHECK(SplitGpuShareModesFlag("4-7=timeslice")->first == "4-7");
-  CHECK(SplitGpuShareModesFlag("mps").status().message() == "--gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps");
+  CHECK(SplitGpuShareModesFlag("mps").status().message() ==
+        "--gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps");
 }
 
 TEST_CASE("agent.toml: container settings, and a mount that is not an absolute path named at its line") {

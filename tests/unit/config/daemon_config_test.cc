@@ -1,14 +1,14 @@
 // gpuschedd.toml: the shipped example, and errors that point at the line.
+#include "daemon/config/daemon_config.h"
+
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
 #include "common/defaults.h"
-#include "daemon/config/daemon_config.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
@@ -212,8 +212,8 @@ TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and che
   CHECK(config->tls_cert == server.cert);
   CHECK(config->tls_key == server.key);
   CHECK(config->tls_client_ca == ca.cert());
-  CHECK(DescribeDaemonConfig(*config) == "valid, 3 settings: tls_cert=" + server.cert + " tls_key=" + server.key +
-                                             " tls_client_ca=" + ca.cert());
+  CHECK(DescribeDaemonConfig(*config) ==
+        "valid, 3 settings: tls_cert=" + server.cert + " tls_key=" + server.key + " tls_client_ca=" + ca.cert());
 
   auto error = [&](const std::string& name, const std::string& text) {
     auto bad = ReadDaemonConfig(dir.Write(name, text));

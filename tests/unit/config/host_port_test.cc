@@ -1,7 +1,7 @@
 // Addresses to listen on or dial, and which of them only this machine reaches.
-#include <catch2/catch.hpp>
-
 #include "common/config/host_port.h"
+
+#include <catch2/catch.hpp>
 
 using gpusched::config::IsHostPort;
 using gpusched::config::IsLoopbackAddress;
@@ -26,12 +26,14 @@ TEST_CASE("host_port: loopback addresses are 127/8, localhost, [::1] and unix so
     bool loopback;
   };
   const Case cases[] = {
-      {"127.0.0.1:6870", true},    {"127.1.2.3:0", true},      {"localhost:6870", true},
-      {"[::1]:6870", true},        {"unix:/tmp/g.sock", true}, {"0.0.0.0:6870", false},
-      {"10.0.0.5:6870", false},    {"[::]:6870", false},       {"head-node:6870", false},
-      {"128.0.0.1:6870", false},   {"127.0.0.256:1", false},   {"127.0.0:6870", false},
-      {"127.0.0.1.5:6870", false}, {"127.a.0.1:6870", false},  {"127.0.0.1", false},
-      {"localhost.evil.example:1", false},
+      {"127.0.0.1:6870", true},    {"127.1.2.3:0", true},
+      {"localhost:6870", true},    {"[::1]:6870", true},
+      {"unix:/tmp/g.sock", true},  {"0.0.0.0:6870", false},
+      {"10.0.0.5:6870", false},    {"[::]:6870", false},
+      {"head-node:6870", false},   {"128.0.0.1:6870", false},
+      {"127.0.0.256:1", false},    {"127.0.0:6870", false},
+      {"127.0.0.1.5:6870", false}, {"127.a.0.1:6870", false},
+      {"127.0.0.1", false},        {"localhost.evil.example:1", false},
   };
   for (const Case& c : cases) {
     INFO(c.address);

@@ -2,9 +2,8 @@
 // named at its file and line, so that the daemon does not start on it.
 #include <sys/stat.h>
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "daemon/config/daemon_config.h"
 #include "tests/support/temp_dir.h"
@@ -49,9 +48,10 @@ std::string ErrorOf(const Programs& p, const std::string& text) {
 TEST_CASE("gpuschedd.toml: a [[pool]] with every key") {
   Programs p;
   auto config = ParseDaemonConfig(
-      Pool(p, "min_nodes = 1\nmax_nodes = 3\nresume_timeout = \"15:00\"\nsuspend_timeout = \"2:00\"\n"
-              "idle_before_suspend = \"0:30\"\nresumes_per_minute = 4\nsuspends_per_minute = 2\n"
-              "headroom = 0.5\ntarget_utilization = 0.8\ndemand_window = \"30:00\"\nlabels = { zone = \"eu-1\" }\n"),
+      Pool(p,
+           "min_nodes = 1\nmax_nodes = 3\nresume_timeout = \"15:00\"\nsuspend_timeout = \"2:00\"\n"
+           "idle_before_suspend = \"0:30\"\nresumes_per_minute = 4\nsuspends_per_minute = 2\n"
+           "headroom = 0.5\ntarget_utilization = 0.8\ndemand_window = \"30:00\"\nlabels = { zone = \"eu-1\" }\n"),
       p.Config());
   INFO(config.status().ToString());
   REQUIRE(config.ok());
@@ -82,8 +82,9 @@ TEST_CASE("gpuschedd.toml: a [[pool]] with every key") {
 
 TEST_CASE("gpuschedd.toml: max_nodes defaults to every node of the pool; no programs is a static pool") {
   Programs p;
-  auto config = ParseDaemonConfig(Pool(p, "") + "\n[[pool]]\nname = \"base\"\nnodes = \"cpu[1-2]\"\n"
-                                                  "class = \"reserved\"\n",
+  auto config = ParseDaemonConfig(Pool(p, "") +
+                                      "\n[[pool]]\nname = \"base\"\nnodes = \"cpu[1-2]\"\n"
+                                      "class = \"reserved\"\n",
                                   p.Config());
   INFO(config.status().ToString());
   REQUIRE(config.ok());
@@ -124,11 +125,11 @@ TEST_CASE("gpuschedd.toml: pool mistakes name the file, the line and the key") {
              Contains("needs gpus"));
   CHECK_THAT(ErrorOf(p, Pool(p, "idle_before_suspend = \"soon\"\n")),
              StartsWith(at + "13:") && Contains("idle_before_suspend"));
-  CHECK_THAT(ErrorOf(p, Pool(p, "headroom = \"lots\"\n")), StartsWith(at + "13:") && Contains("headroom must be a number"));
+  CHECK_THAT(ErrorOf(p, Pool(p, "headroom = \"lots\"\n")),
+             StartsWith(at + "13:") && Contains("headroom must be a number"));
   CHECK_THAT(ErrorOf(p, Pool(p, "target_utilization = 1.5\n")),
              StartsWith(at + "13:") && Contains("target_utilization"));
-  CHECK_THAT(ErrorOf(p, Pool(p, "target_utilization = 0.01\n")),
-             StartsWith(at + "13:") && Contains("below 0.05"));
+  CHECK_THAT(ErrorOf(p, Pool(p, "target_utilization = 0.01\n")), StartsWith(at + "13:") && Contains("below 0.05"));
   CHECK_THAT(ErrorOf(p, Pool(p, "max_node = 2\n")), StartsWith(at + "13:") && Contains("unknown key max_node"));
   CHECK_THAT(ErrorOf(p, "pool = \"x\"\n"), StartsWith(at + "1:") && Contains("[[pool]]"));
 }

@@ -1,24 +1,24 @@
 // TLS settings: the PEM files are checked when read, each problem names the
 // setting and the file; the settings that need each other; and what a failed
 // connection means. The certificates are made by the openssl command line.
+#include "common/io/tls/tls_files.h"
+
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
 #include "common/io/tls/connect_failure_hint.h"
-#include "common/io/tls/tls_files.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/test_pki.h"
 
 using namespace gpusched::tls;
-using gpusched::testing::CertAndKey;
-using gpusched::testing::TestCa;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using gpusched::testing::CertAndKey;
+using gpusched::testing::TestCa;
 
 namespace {
 
@@ -156,11 +156,12 @@ TEST_CASE("tls: a failed connection says what the handshake most likely tells") 
   const std::string untrusted =
       "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:41234: Ssl handshake failed: "
       "SSL_ERROR_SSL: error:0A000086:SSL routines::certificate verify failed";
-  const std::string down = "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:1: Failed to "
-                           "connect to remote host: Connection refused";
+  const std::string down =
+      "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:1: Failed to "
+      "connect to remote host: Connection refused";
 
-  CHECK_THAT(TlsConnectHint(refused, true), StartsWith("TLS: the daemon refused the handshake") &&
-                                                Contains("signed by the daemon's tls_client_ca"));
+  CHECK_THAT(TlsConnectHint(refused, true),
+             StartsWith("TLS: the daemon refused the handshake") && Contains("signed by the daemon's tls_client_ca"));
   CHECK_THAT(TlsConnectHint(untrusted, true),
              StartsWith("TLS: the daemon's certificate is not signed by the CA in tls_ca"));
   CHECK_THAT(TlsConnectHint(refused, false), StartsWith("the daemon closed the connection at once: if it serves TLS"));

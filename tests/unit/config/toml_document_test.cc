@@ -1,13 +1,13 @@
 // The TOML reader: values and their lines, file order, syntax errors by line.
+#include "common/config/toml_document.h"
+
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "common/config/toml_document.h"
 #include "common/io/config_file/settings_file.h"
 
 using namespace gpusched::config;

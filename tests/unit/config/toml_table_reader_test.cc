@@ -1,9 +1,8 @@
 // Typed reads with errors that name the line, the key and what was expected.
-#include <string>
+#include "common/config/toml_table_reader.h"
 
 #include <catch2/catch.hpp>
-
-#include "common/config/toml_table_reader.h"
+#include <string>
 
 using namespace gpusched::config;
 
@@ -84,7 +83,8 @@ TEST_CASE("reader: paths are taken from the config file's directory") {
 }
 
 TEST_CASE("reader: a table of strings, inline or as a section") {
-  for (const std::string text : {"labels = { rack = \"r1\", leaf = \"l2\" }\n", "[labels]\nrack = \"r1\"\nleaf = \"l2\"\n"}) {
+  for (const std::string text :
+       {"labels = { rack = \"r1\", leaf = \"l2\" }\n", "[labels]\nrack = \"r1\"\nleaf = \"l2\"\n"}) {
     INFO(text);
     TomlValue doc = Parse(text);
     TomlTableReader r(doc, "a.toml", "");

@@ -1,12 +1,10 @@
 #include "common/convert/topology_proto.h"
 
+#include <catch2/catch.hpp>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "tests/unit/topology/fixture_util.h"
-
 #include "common/topology/nvidia_smi_topo.h"
+#include "tests/unit/topology/fixture_util.h"
 
 namespace convert = gpusched::convert;
 namespace topology = gpusched::topology;

@@ -97,10 +97,10 @@ TEST_CASE("short jobs backfill onto the reserved GPUs; longer ones go around the
   REQUIRE(NodeOf(h, other) == "b");
 
   uint64_t head = h.Submit(GpuJob(4));  // only a can give 4 in time: reserved there from the blocker's limit
-  uint64_t around = h.Submit(Limited(GpuJob(1), 3600));  // fits off the reserved GPUs: b's last one
+  uint64_t around = h.Submit(Limited(GpuJob(1), 3600));    // fits off the reserved GPUs: b's last one
   uint64_t long_job = h.Submit(Limited(GpuJob(1), 3600));  // only a's reserved GPU is left: would delay the head
   uint64_t short_job = h.Submit(Limited(GpuJob(1), 300));  // gone before the head starts: may take it
-  uint64_t unlimited = h.Submit(GpuJob(1));  // nothing left that cannot hurt the head
+  uint64_t unlimited = h.Submit(GpuJob(1));                // nothing left that cannot hurt the head
   h.Pass();
   CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
   CHECK(h.StateOf(around) == v1::JOB_STATE_STARTING);
@@ -122,8 +122,9 @@ TEST_CASE("short jobs backfill onto the reserved GPUs; longer ones go around the
   CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
 }
 
-TEST_CASE("without time limits nothing can be promised: smaller jobs pass the head until it has waited "
-          "head_blocks_after, then they wait for it") {
+TEST_CASE(
+    "without time limits nothing can be promised: smaller jobs pass the head until it has waited "
+    "head_blocks_after, then they wait for it") {
   CoreHarness h(SubmissionOrder());
   h.AddNode("a", 8);
   const uint64_t filler = h.Submit(GpuJob(5));  // no time limit

@@ -1,8 +1,7 @@
-#include "daemon/core/ever_fits.h"
-#include "daemon/core/policy/placement_policy.h"
-
 #include <catch2/catch.hpp>
 
+#include "daemon/core/ever_fits.h"
+#include "daemon/core/policy/placement_policy.h"
 #include "tests/unit/core/test_cluster.h"
 
 using namespace gpusched;

@@ -2,11 +2,11 @@
 // hardware kind share it, and a constraint matched per kind gives what it
 // gives matched per node.
 
-#include <random>
+#include "daemon/core/cluster_state.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 
-#include "daemon/core/cluster_state.h"
 #include "daemon/core/policy/node_fit.h"
 #include "tests/unit/core/test_cluster.h"
 
@@ -119,8 +119,8 @@ TEST_CASE("a candidate scored from the scan entry offers what the node itself of
             for (const NodeScan& n : cluster.scan()) {
               for (bool idle : {false, true}) {
                 const NodeSlot& slot = *n.slot;
-                INFO(slot.info.name() << " model '" << model << "' memory " << memory_mb << " cpus/GPU "
-                                      << cpus_per_gpu << " mem/GPU " << mem_per_gpu_mb << " queue " << queue_bit
+                INFO(slot.info.name() << " model '" << model << "' memory " << memory_mb << " cpus/GPU " << cpus_per_gpu
+                                      << " mem/GPU " << mem_per_gpu_mb << " queue " << queue_bit
                                       << (idle ? " idle" : " now"));
                 policy::GpuCandidate c;
                 const bool scored = policy::ScoreGpuCandidate(n, req, eligible, idle, 1, c);

@@ -80,7 +80,8 @@ TEST_CASE("a container job no node would run is refused at submit, saying what s
   v1::ContainerMount* mount = outside.mutable_container()->add_mounts();
   mount->set_source("/etc");
   mount->set_target("/host-etc");
-  CHECK_THAT(SubmitError(h, outside), Catch::Contains("mount source /etc is outside what node ctr allows to mount (/data)"));
+  CHECK_THAT(SubmitError(h, outside),
+             Catch::Contains("mount source /etc is outside what node ctr allows to mount (/data)"));
   mount->set_source("/data/team-a");
   CHECK(h.core.Submit(outside, "", h.fx).ok());
 

@@ -131,9 +131,10 @@ inline void PlannedPass(CoreHarness& h) {
     CHECK(job->allocation().nodes_size() == s.allocation.nodes_size());
     for (int i = 0; i < job->allocation().nodes_size() && i < s.allocation.nodes_size(); ++i) {
       CHECK(job->allocation().nodes(i).node() == s.allocation.nodes(i).node());
-      CHECK(std::vector<int32_t>(job->allocation().nodes(i).gpu_indices().begin(),
-                                 job->allocation().nodes(i).gpu_indices().end()) ==
-            std::vector<int32_t>(s.allocation.nodes(i).gpu_indices().begin(), s.allocation.nodes(i).gpu_indices().end()));
+      CHECK(
+          std::vector<int32_t>(job->allocation().nodes(i).gpu_indices().begin(),
+                               job->allocation().nodes(i).gpu_indices().end()) ==
+          std::vector<int32_t>(s.allocation.nodes(i).gpu_indices().begin(), s.allocation.nodes(i).gpu_indices().end()));
     }
   }
   for (const PlannedWait& w : plan.waits) {

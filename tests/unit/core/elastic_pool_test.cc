@@ -4,7 +4,6 @@
 // POWERED_DOWN with the reason; idle nodes power down within the pool's
 // rules; a restart carries on where it was.
 #include <algorithm>
-
 #include <catch2/catch.hpp>
 
 #include "tests/unit/core/core_harness.h"
@@ -59,10 +58,9 @@ TEST_CASE("a job that fits the running nodes boots nothing", "[pools]") {
 }
 
 TEST_CASE("resumes prefer reserved, then spot, then on-demand, then the cheaper pool", "[pools]") {
-  CoreHarness h(WithPools({Pool("od-dear", PoolClass::kOnDemand, 5.0, {"d1"}),
-                           Pool("od-cheap", PoolClass::kOnDemand, 2.0, {"c1"}),
-                           Pool("spot", PoolClass::kSpot, 1.0, {"s1"}),
-                           Pool("reserved", PoolClass::kReserved, 4.0, {"r1"})}));
+  CoreHarness h(WithPools(
+      {Pool("od-dear", PoolClass::kOnDemand, 5.0, {"d1"}), Pool("od-cheap", PoolClass::kOnDemand, 2.0, {"c1"}),
+       Pool("spot", PoolClass::kSpot, 1.0, {"s1"}), Pool("reserved", PoolClass::kReserved, 4.0, {"r1"})}));
   auto booted_for = [&](int64_t gpus) {
     h.fx = {};
     h.Submit(GpuJob(gpus));
@@ -119,8 +117,7 @@ TEST_CASE("a resume program that fails puts the nodes back to POWERED_DOWN and t
   h.fx = {};
   h.core.PowerProgramEnded(first, absl::AbortedError("/opt/resume exited with status 3"), h.fx);
   CHECK(StateOf(h, first.nodes[0]) == v1::NODE_STATE_POWERED_DOWN);
-  CHECK_THAT(h.core.FindNode(first.nodes[0])->reason(),
-             Contains("resume failed: /opt/resume exited with status 3"));
+  CHECK_THAT(h.core.FindNode(first.nodes[0])->reason(), Contains("resume failed: /opt/resume exited with status 3"));
   h.Pass();
   // Placed again: on a retry of the same node or on another, never lost.
   CHECK(Requests(h, PowerRequest::Kind::kResume).size() == 1);

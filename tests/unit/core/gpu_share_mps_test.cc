@@ -14,7 +14,8 @@ namespace {
 void AddNode(CoreHarness& h, const std::string& name, const std::vector<v1::GpuShareMode>& modes) {
   v1::RegisterNode reg;
   *reg.mutable_node() = MakeNode(name, static_cast<int>(modes.size()));
-  for (size_t i = 0; i < modes.size(); ++i) reg.mutable_node()->mutable_gpus(static_cast<int>(i))->set_share_mode(modes[i]);
+  for (size_t i = 0; i < modes.size(); ++i)
+    reg.mutable_node()->mutable_gpus(static_cast<int>(i))->set_share_mode(modes[i]);
   v1::RegisterAck ack;
   h.core.AgentRegistered(reg, h.fx, ack);
 }
@@ -120,7 +121,8 @@ TEST_CASE("a job's GPUs are all shared one way: two GPUs from a node with one of
   // Three GPUs alike this node never has.
   auto three = h.core.Submit(ShareJob("alice", 300, 3), "", h.fx);
   REQUIRE_FALSE(three.ok());
-  CHECK_THAT(std::string(three.status().message()), Catch::Contains("all shared one way, but the most any node could give is 2"));
+  CHECK_THAT(std::string(three.status().message()),
+             Catch::Contains("all shared one way, but the most any node could give is 2"));
 }
 
 TEST_CASE("asking for a sharing mechanism no node offers is refused at submit, naming the field") {

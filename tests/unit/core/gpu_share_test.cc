@@ -149,8 +149,9 @@ TEST_CASE("a share the cluster could never give is refused at submit, naming the
   CHECK(too_many.status().message() ==
         "resources.gpus: 3 GPUs with a share on one node (and its CPUs and memory), all shared one way, but the most "
         "any node could give is 2");
-  for (auto [milli, message] : {std::pair{0, ""}, std::pair{1001, "resources.gpu_share_milli: must be <= 1000, got 1001"},
-                                std::pair{-5, "resources.gpu_share_milli: must be >= 1, got -5"}}) {
+  for (auto [milli, message] :
+       {std::pair{0, ""}, std::pair{1001, "resources.gpu_share_milli: must be <= 1000, got 1001"},
+        std::pair{-5, "resources.gpu_share_milli: must be >= 1, got -5"}}) {
     if (milli == 0) continue;
     auto bad = h.core.Submit(ShareJob(milli), "", h.fx);
     REQUIRE_FALSE(bad.ok());

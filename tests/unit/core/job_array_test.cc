@@ -1,6 +1,5 @@
 // Job arrays, as short stories on a manual clock.
 #include <catch2/catch.hpp>
-
 #include <set>
 
 #include "tests/unit/core/core_harness.h"
@@ -51,12 +50,11 @@ TEST_CASE("an array of 20 tasks throttled to 8 runs at most 8 at once, in index 
   const uint64_t other = h.Submit(GpuJob(1));
   h.Pass();
   std::vector<uint64_t> started = InState(h, array, 20, v1::JOB_STATE_STARTING);
-  CHECK(started == std::vector<uint64_t>{array, array + 1, array + 2, array + 3, array + 4, array + 5, array + 6,
-                                         array + 7});
+  CHECK(started ==
+        std::vector<uint64_t>{array, array + 1, array + 2, array + 3, array + 4, array + 5, array + 6, array + 7});
   CHECK(LaunchedIndices(h) == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7});
   const v1::Job& waiting = h.Persisted(array + 8);
-  CHECK(waiting.reason() ==
-        "waiting for array " + std::to_string(array) + "'s limit: at most 8 of its tasks at once");
+  CHECK(waiting.reason() == "waiting for array " + std::to_string(array) + "'s limit: at most 8 of its tasks at once");
   CHECK(waiting.array().index() == 8);
   CHECK(waiting.array().count() == 20);
   // The throttle holds back the array only: 8 GPUs are still free for others.

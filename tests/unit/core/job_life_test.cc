@@ -36,8 +36,8 @@ TEST_CASE("a dependency chain: each job starts when the one before completes; a 
   uint64_t cleanup = h.Submit(After(v1::DEPENDENCY_KIND_AFTER_NOT_OK, train));
   h.Pass();
   CHECK(h.StateOf(train) == v1::JOB_STATE_PENDING);
-  CHECK(h.Persisted(train).reason() == "waiting for job " + std::to_string(prep) + " to complete (afterok:" +
-                                           std::to_string(prep) + ")");
+  CHECK(h.Persisted(train).reason() ==
+        "waiting for job " + std::to_string(prep) + " to complete (afterok:" + std::to_string(prep) + ")");
 
   RunToEnd(h, prep, 0);
   h.Pass();

@@ -54,15 +54,15 @@ TEST_CASE("CalibrationFailure names the worst pair below the threshold, against 
   CHECK(CalibrationFailure(topo, healthy, 0.5) == "");
 
   v1::NodeProbe slow = Calibration(4, 28, 1, 2, 5);
-  slow.mutable_pairs(0)->set_busbw_gbps(15);  // 0-1 is below half too, but less so than 1-2
+  slow.mutable_pairs(0)->set_busbw_gbps(15);        // 0-1 is below half too, but less so than 1-2
   slow.mutable_pairs(0)->set_estimated_gbps(1000);  // what the agent claims does not count
-  CHECK(CalibrationFailure(topo, slow, 0.5) ==
-        "GPUs 1-2 (SYS) measured 5.0 GB/s, below 50% of the 32.5 GB/s estimate");
+  CHECK(CalibrationFailure(topo, slow, 0.5) == "GPUs 1-2 (SYS) measured 5.0 GB/s, below 50% of the 32.5 GB/s estimate");
   CHECK(CalibrationFailure(topo, slow, 0) == "");  // comparisons off
 
   v1::NodeProbe failed;
   failed.set_error("GPUs 0-3: ncclCommInitAll: unhandled cuda error");
-  CHECK(CalibrationFailure(topo, failed, 0) == "the link calibration failed: GPUs 0-3: ncclCommInitAll: unhandled cuda error");
+  CHECK(CalibrationFailure(topo, failed, 0) ==
+        "the link calibration failed: GPUs 0-3: ncclCommInitAll: unhandled cuda error");
 
   v1::NodeProbe none;
   none.set_unavailable("no NCCL probe configured (--nccl-probe)");
@@ -296,7 +296,8 @@ TEST_CASE("A job without preflight is launched without one; a queue can ask for 
 namespace gpusched::core::testing {
 namespace {
 
-TEST_CASE("A calibration is judged once: the same one again neither re-drains a resumed node nor lifts a preflight's drain") {
+TEST_CASE(
+    "A calibration is judged once: the same one again neither re-drains a resumed node nor lifts a preflight's drain") {
   CoreHarness h;
   h.AddNode("a", 4);
   v1::NodeProbe slow = Calibration(4, 28, 0, 3, 4);

@@ -113,7 +113,8 @@ TEST_CASE("a MIG profile no node has, or more instances than a node has, is refu
   mixed.mutable_resources()->set_gpu_share_milli(300);
   auto both = h.core.Submit(mixed, "", h.fx);
   REQUIRE_FALSE(both.ok());
-  CHECK_THAT(std::string(both.status().message()), Catch::Contains("resources.mig_profile: a MIG instance is not shared"));
+  CHECK_THAT(std::string(both.status().message()),
+             Catch::Contains("resources.mig_profile: a MIG instance is not shared"));
   auto garbage = h.core.Submit(MigJob("3g 40gb;rm"), "", h.fx);
   REQUIRE_FALSE(garbage.ok());
   CHECK_THAT(std::string(garbage.status().message()), Catch::Contains("is not a MIG profile name"));

@@ -44,7 +44,9 @@ TEST_CASE("a node's name and labels are printable, and the name fits a node cert
 
 TEST_CASE("an agent's message is made fit for a table: control characters become spaces, and it is cut") {
   CHECK(ToDisplayText("exec \"x\":\nNo such file\x1b[31m", 100) == "exec \"x\": No such file [31m");
-  CHECK(ToDisplayText("a\xc2\x9b" "b", 100) == "a b");
+  CHECK(ToDisplayText("a\xc2\x9b"
+                      "b",
+                      100) == "a b");
   CHECK(ToDisplayText(std::string(2000, 'x'), kMaxReasonBytes).size() == kMaxReasonBytes);
   // Never inside a character: "é" is two bytes.
   CHECK(ToDisplayText("ab\xc3\xa9", 3) == "ab");

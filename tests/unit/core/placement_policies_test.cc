@@ -1,11 +1,10 @@
 // What every placement policy must do, whatever it prefers: the policy
 // factory, fixed shapes, all-or-nothing, GPU model/memory constraints; and
 // the best-fit behaviour the topology and best-fit policies promise.
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -74,9 +73,8 @@ TEST_CASE("nodes x gpus_per_node: exactly that shape on distinct nodes, ranks 0.
     int64_t nodes, per_node;
     std::set<std::string> only_from;  // every part on one of these
   } const cases[] = {
-      {2, 4, {"h1", "h3", "h4"}}, {3, 4, {"h1", "h3", "h4"}}, {4, 2, {"h1", "h2", "h3", "h4"}},
-      {2, 8, {"h1", "h4"}},       {1, 8, {"h1", "h4"}},       {1, 3, {"h1", "h3", "h4"}},
-      {3, 1, {"h1", "h2", "h3", "h4"}},
+      {2, 4, {"h1", "h3", "h4"}}, {3, 4, {"h1", "h3", "h4"}}, {4, 2, {"h1", "h2", "h3", "h4"}}, {2, 8, {"h1", "h4"}},
+      {1, 8, {"h1", "h4"}},       {1, 3, {"h1", "h3", "h4"}}, {3, 1, {"h1", "h2", "h3", "h4"}},
   };
   for (const std::string& name : core::PlacementPolicyNames()) {
     for (const Case& c : cases) {
@@ -106,8 +104,7 @@ TEST_CASE("nodes x gpus_per_node: exactly that shape on distinct nodes, ranks 0.
   }
 }
 
-TEST_CASE("a gang is all or nothing: 16 GPUs on 15 free places nothing, for every policy",
-          "[policy][all-or-nothing]") {
+TEST_CASE("a gang is all or nothing: 16 GPUs on 15 free places nothing, for every policy", "[policy][all-or-nothing]") {
   ClusterState cluster;
   for (const char* name : {"a", "b", "c"}) {
     AddNode(cluster, name, kHgxH200);
@@ -139,8 +136,7 @@ TEST_CASE("a gang is all or nothing: 16 GPUs on 15 free places nothing, for ever
   for (const char* name : {"a", "b", "c"}) CHECK(cluster.Find(name)->FreeGpus() == 5);
 }
 
-TEST_CASE("--topology strict: a job one node could hold is never split over nodes, by any policy",
-          "[policy][strict]") {
+TEST_CASE("--topology strict: a job one node could hold is never split over nodes, by any policy", "[policy][strict]") {
   ClusterState cluster;
   for (const char* name : {"a", "b"}) {
     AddNode(cluster, name, kHgxH200);

@@ -6,6 +6,7 @@
 // set through NodeTopology::network(), and put into a ClusterState the way
 // an agent's registration does (TopologyToProto -> UpsertNode).
 
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <fstream>
 #include <initializer_list>
@@ -14,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "common/convert/topology_proto.h"
 #include "common/topology/node_topology.h"
@@ -116,8 +115,7 @@ inline void AddUpNode(ClusterState& cluster, const v1::NodeInfo& info) {
   cluster.SetState(info.name(), v1::NODE_STATE_UP, "");
 }
 
-inline void AddNode(ClusterState& cluster, const std::string& name, const Machine& machine,
-                    const Labels& labels = {}) {
+inline void AddNode(ClusterState& cluster, const std::string& name, const Machine& machine, const Labels& labels = {}) {
   AddUpNode(cluster, NodeInfoFor(name, machine, labels));
 }
 

@@ -1,8 +1,7 @@
 // Queues, limits, multifactor priority, preemption and requeue, told as short
 // stories on a manual clock against the real SchedulerCore.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "common/proto_time.h"
 #include "tests/unit/core/core_harness.h"

@@ -191,7 +191,7 @@ TEST_CASE("an agent that comes back without a job's processes fails that job NOD
   h.Drain();
   v1::RegisterNode reg;
   *reg.mutable_node() = core::testing::MakeNode("b", 4);  // lists no running job
-  reg.add_running_job_ids(777);                          // and one the daemon never placed there
+  reg.add_running_job_ids(777);                           // and one the daemon never placed there
   v1::RegisterAck ack;
   h.core.AgentRegistered(reg, h.fx, ack);
   REQUIRE(ack.kill_job_ids_size() == 1);

@@ -12,10 +12,9 @@
 #include "tests/unit/core/core_invariants.h"
 
 using namespace gpusched;
+using core::testing::CheckInvariants;
 using core::testing::CoreHarness;
 using core::testing::GpuJob;
-using core::testing::CheckInvariants;
-
 
 TEST_CASE("random submit/cancel/exit/churn never double-books a GPU or splits a gang") {
   const uint32_t seed = GENERATE(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u);

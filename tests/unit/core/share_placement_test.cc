@@ -1,9 +1,10 @@
 // Where a share of a GPU goes among equally good fits: on the node with the
 // fewest whole GPUs free, and on it the GPU whose NVLink peers a gang would
 // miss least, so that shares leave idle nodes and NVLink islands whole.
+#include "daemon/core/policy/share_placement.h"
+
 #include <catch2/catch.hpp>
 
-#include "daemon/core/policy/share_placement.h"
 #include "tests/unit/core/policy_test_cluster.h"
 
 using namespace gpusched;

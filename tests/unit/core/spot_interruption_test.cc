@@ -115,7 +115,8 @@ TEST_CASE("a node suspended for idling before its deadline just loses its drain 
   h.fx = {};
   Wait(h, absl::Minutes(6), {"s1", "s2"});  // idle_before_suspend is 5 minutes
   REQUIRE(StateOf(h, "s1") == v1::NODE_STATE_POWERING_DOWN);
-  for (const PowerRequest& r : Requests(h, PowerRequest::Kind::kSuspend)) h.core.PowerProgramEnded(r, absl::OkStatus(), h.fx);
+  for (const PowerRequest& r : Requests(h, PowerRequest::Kind::kSuspend))
+    h.core.PowerProgramEnded(r, absl::OkStatus(), h.fx);
   REQUIRE(StateOf(h, "s1") == v1::NODE_STATE_POWERED_DOWN);
   h.fx = {};
   Wait(h, absl::Minutes(3), {"s2"});
@@ -206,15 +207,13 @@ TEST_CASE("--no-spot jobs and queues with spot = false never use spot nodes and 
   }
 }
 
-TEST_CASE("interrupting: unknown and powered-down nodes are refused, a booting one is taken back at once",
-          "[spot]") {
+TEST_CASE("interrupting: unknown and powered-down nodes are refused, a booting one is taken back at once", "[spot]") {
   CoreHarness h(WithPools({Pool("spot", PoolClass::kSpot, 1.0, {"s1", "s2"})}));
   CHECK(h.core.InterruptNode("nope", absl::Seconds(120), "", h.fx).status().code() == absl::StatusCode::kNotFound);
   auto down = h.core.InterruptNode("s1", absl::Seconds(120), "", h.fx);
   CHECK(down.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK_THAT(std::string(down.status().message()), Contains("nothing to take back"));
-  CHECK(h.core.InterruptNode("s1", absl::Hours(2), "", h.fx).status().code() ==
-        absl::StatusCode::kInvalidArgument);
+  CHECK(h.core.InterruptNode("s1", absl::Hours(2), "", h.fx).status().code() == absl::StatusCode::kInvalidArgument);
   const uint64_t job = h.Submit(GpuJob(8));
   h.Pass();
   const std::string booting = Requests(h, PowerRequest::Kind::kResume).at(0).nodes.at(0);

@@ -3,11 +3,10 @@
 // it stay under one leaf switch, and if it waits, does it say for what.
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <iterator>
 #include <memory>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "daemon/core/policy/gang_estimate.h"
 #include "daemon/core/policy/placement_policy.h"
@@ -73,10 +72,10 @@ struct NodeCase {
   const char* why;
   std::vector<int> busy;
   int k;
-  std::set<int> exactly;    // the chosen set; empty: not checked
-  std::set<int> within;     // every chosen GPU is one of these; empty: not checked
-  const char* worst_link;   // the allocation's worst_link
-  double gbps;              // its est_bus_bandwidth_gbps
+  std::set<int> exactly;   // the chosen set; empty: not checked
+  std::set<int> within;    // every chosen GPU is one of these; empty: not checked
+  const char* worst_link;  // the allocation's worst_link
+  double gbps;             // its est_bus_bandwidth_gbps
 };
 
 v1::Allocation CheckNodeCase(const Machine& machine, const NodeCase& c) {
@@ -112,15 +111,23 @@ TEST_CASE("DGX-1 V100 hybrid cube mesh: quads fully NVLinked, pairs on NV2, 8-GP
   // diagonals across (0-5, 0-6, ...) are SYS.
   const NodeCase cases[] = {
       {"an idle node: a 4-GPU job gets the fully NVLinked quad 0-3 (ring 25 GB/s over NV1)",
-       {}, 4, {0, 1, 2, 3}, {}, "NV1", 25},
+       {},
+       4,
+       {0, 1, 2, 3},
+       {},
+       "NV1",
+       25},
       {"an idle node: a pair gets an NV2 pair (50 GB/s), not an NV1 one", {}, 2, {}, {}, "NV2", 50},
-      {"GPU 0 busy: the pair goes next to it in quad 0-3, leaving quad 4-7 whole",
-       {0}, 2, {}, {1, 2, 3}, "NV2", 50},
+      {"GPU 0 busy: the pair goes next to it in quad 0-3, leaving quad 4-7 whole", {0}, 2, {}, {1, 2, 3}, "NV2", 50},
       {"quad 0-3 broken (GPU 1 busy): a quad job takes quad 4-7", {1}, 4, {4, 5, 6, 7}, {}, "NV1", 25},
       {"only NV1 pairs free (2-7 busy): PREFER still places the NV1 pair",
-       {2, 3, 4, 5, 6, 7}, 2, {0, 1}, {}, "NV1", 25},
-      {"all eight: the ring follows the NV2 8-cycle 0-3-2-1-5-6-7-4", {}, 8, {0, 1, 2, 3, 4, 5, 6, 7}, {}, "NV2",
-       50},
+       {2, 3, 4, 5, 6, 7},
+       2,
+       {0, 1},
+       {},
+       "NV1",
+       25},
+      {"all eight: the ring follows the NV2 8-cycle 0-3-2-1-5-6-7-4", {}, 8, {0, 1, 2, 3, 4, 5, 6, 7}, {}, "NV2", 50},
   };
   for (const NodeCase& c : cases) CheckNodeCase(kDgx1, c);
 
@@ -135,8 +142,7 @@ TEST_CASE("DGX-1 V100 hybrid cube mesh: quads fully NVLinked, pairs on NV2, 8-GP
     REQUIRE(pair.placed());
     const auto& part = pair.allocation().nodes(0);
     const core::NodeSlot* slot = cluster.Find("node");
-    CHECK(slot->topology.GpuLink(part.gpu_indices(0), part.gpu_indices(1)) ==
-          topology::Link{LinkKind::kNvLink, 2});
+    CHECK(slot->topology.GpuLink(part.gpu_indices(0), part.gpu_indices(1)) == topology::Link{LinkKind::kNvLink, 2});
     CHECK(part.gpu_indices(0) / 4 == part.gpu_indices(1) / 4);
   }
   SECTION("an 8-GPU ring only uses NVLink hops, in the order CUDA_VISIBLE_DEVICES lists") {
@@ -153,8 +159,7 @@ TEST_CASE("DGX-1 V100 hybrid cube mesh: quads fully NVLinked, pairs on NV2, 8-GP
   }
 }
 
-TEST_CASE("NVLinked pairs (0-1 NV4, 2-3 NV4, the rest SYS): a pair job never gets {1,2}",
-          "[policy][topology]") {
+TEST_CASE("NVLinked pairs (0-1 NV4, 2-3 NV4, the rest SYS): a pair job never gets {1,2}", "[policy][topology]") {
   topology::NodeTopology topo(4, 0);
   for (int g = 0; g < 4; ++g) {
     topo.gpus()[g].index = g;
@@ -172,10 +177,8 @@ TEST_CASE("NVLinked pairs (0-1 NV4, 2-3 NV4, the rest SYS): a pair job never get
     std::set<int> expected;
     const char* worst_link;
   } const cases[] = {
-      {{}, {0, 1}, "NV4"},
-      {{0}, {2, 3}, "NV4"},   // 1 is free but alone: the other bridged pair
-      {{3}, {0, 1}, "NV4"},
-      {{1}, {2, 3}, "NV4"},
+      {{}, {0, 1}, "NV4"},     {{0}, {2, 3}, "NV4"},  // 1 is free but alone: the other bridged pair
+      {{3}, {0, 1}, "NV4"},    {{1}, {2, 3}, "NV4"},
       {{0, 3}, {1, 2}, "SYS"},  // the only two free: PREFER places them anyway
   };
   for (const Case& c : cases) {
@@ -223,11 +226,21 @@ TEST_CASE("PCIe-only boxes: a pair stays inside one NUMA half when one is free",
   const NodeCase rtx[] = {
       {"idle: the pair takes one NUMA half", {}, 2, {}, {0, 1, 2, 3}, "SYS", sys},
       {"GPU 0 busy: the pair joins it in half 0-3", {0}, 2, {}, {1, 2, 3}, "SYS", sys},
-      {"GPUs 0-2 busy: lone GPU 3 would cross the sockets; the pair takes half 4-7", {0, 1, 2}, 2, {},
-       {4, 5, 6, 7}, "SYS", sys},
+      {"GPUs 0-2 busy: lone GPU 3 would cross the sockets; the pair takes half 4-7",
+       {0, 1, 2},
+       2,
+       {},
+       {4, 5, 6, 7},
+       "SYS",
+       sys},
       {"GPU 4 busy: the pair fills half 4-7", {4}, 2, {}, {5, 6, 7}, "SYS", sys},
-      {"only 3 and 7 free: crossing is the only way, and PREFER takes it", {0, 1, 2, 4, 5, 6}, 2, {3, 7}, {},
-       "SYS", sys},
+      {"only 3 and 7 free: crossing is the only way, and PREFER takes it",
+       {0, 1, 2, 4, 5, 6},
+       2,
+       {3, 7},
+       {},
+       "SYS",
+       sys},
   };
   for (const NodeCase& c : rtx) {
     v1::Allocation a = CheckNodeCase(kRtx4090, c);
@@ -266,7 +279,7 @@ ClusterState TwoLeaves() {
 // H200 node: 12 NICs of unknown speed (200 Gb/s assumed) for 8 GPUs.
 constexpr double kLeafGbps = 12 * 200 / 8.0 / 8;  // 37.5 GB/s per GPU
 constexpr double kSpineGbps = kLeafGbps / 2;
-constexpr double kH200NvLinkGbps = 18 * 25;       // NV18 Hopper
+constexpr double kH200NvLinkGbps = 18 * 25;  // NV18 Hopper
 
 }  // namespace
 
@@ -386,8 +399,7 @@ TEST_CASE("STRICT never places a gang worse than PREFER (or first-fit) would", "
 // is unique in the process: a policy used on a second cluster (simulator,
 // benchmarks, tests) must not reuse the first cluster's topology for a node
 // of the same name.
-TEST_CASE("a topology policy reused on a new cluster uses the new cluster's topology",
-          "[policy][topology][cache]") {
+TEST_CASE("a topology policy reused on a new cluster uses the new cluster's topology", "[policy][topology][cache]") {
   auto policy = Policy("topology");
   SECTION("RTX 4090 box, then a DGX-1 of the same name: the pair must still get NV2") {
     ClusterState before = OneNode(kRtx4090, "n");

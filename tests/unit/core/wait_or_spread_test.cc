@@ -1,10 +1,11 @@
 // Wait or spread (daemon/core/wait_or_spread.h) on a real DGX-1 topology: a
 // pair job when only an NV1 pair is free (25 GB/s), where the idle node
 // gives NV2 (50 GB/s).
+#include "daemon/core/wait_or_spread.h"
+
 #include <catch2/catch.hpp>
 
 #include "daemon/core/policy/placement_policy.h"
-#include "daemon/core/wait_or_spread.h"
 #include "tests/unit/core/policy_test_cluster.h"
 
 namespace gpusched::core {
@@ -86,9 +87,10 @@ TEST_CASE("a job whose best placement is free now never waits", "[wait_or_spread
   REQUIRE(policy.ok());
   auto now = (*policy)->Place(cluster, Gpus(2));
   REQUIRE(now.placed());
-  CHECK_FALSE(BetterByWaiting(cluster, **policy, 7, Gpus(2), now.allocation(), SpreadCost{absl::Hours(10), 0.5}, kNow,
-                              [] { return std::vector<ExpectedEnd>{}; })
-                  .has_value());
+  CHECK_FALSE(
+      BetterByWaiting(cluster, **policy, 7, Gpus(2), now.allocation(), SpreadCost{absl::Hours(10), 0.5}, kNow, [] {
+        return std::vector<ExpectedEnd>{};
+      }).has_value());
 }
 
 }  // namespace

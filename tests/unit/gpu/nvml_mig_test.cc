@@ -1,9 +1,8 @@
 // MIG discovery through NVML, against the fake libnvidia-ml's a100-mig
 // machine: two GPUs an operator partitioned, two left whole.
-#include "agent/gpu/nvml_mig_reader.h"
-
 #include <catch2/catch.hpp>
 
+#include "agent/gpu/nvml_mig_reader.h"
 #include "tests/unit/gpu/nvml_discover.h"
 #include "tests/unit/gpu/scoped_env.h"
 
@@ -32,8 +31,7 @@ TEST_CASE("a GPU in MIG mode reports its MIG devices: index, UUID, profile, inst
   const auto& split = topo.gpus()[0];
   CHECK(split.mig_enabled);
   REQUIRE(split.mig_devices.size() == 2);
-  CHECK(split.mig_devices[1] ==
-        MigDevice{1, "MIG-3g40gb00-0000-4000-8000-000000000001", "3g.40gb", 2, 0, 40192, 3});
+  CHECK(split.mig_devices[1] == MigDevice{1, "MIG-3g40gb00-0000-4000-8000-000000000001", "3g.40gb", 2, 0, 40192, 3});
   const auto& sevenths = topo.gpus()[1];
   REQUIRE(sevenths.mig_devices.size() == 7);
   for (const MigDevice& d : sevenths.mig_devices) {

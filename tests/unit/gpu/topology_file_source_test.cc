@@ -2,11 +2,10 @@
 
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 using gpusched::agent::TopologyFileOptions;
 using gpusched::agent::TopologyFileSource;

@@ -4,8 +4,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include "tests/skip.h"
 
+#include "tests/skip.h"
 #include "tests/support/subprocess.h"
 
 namespace {

@@ -1,9 +1,9 @@
 // CalibrateLinks and RunPreflight over a fake probe behind BandwidthProbe.
-#include <catch2/catch.hpp>
+#include "agent/nccl/link_calibration.h"
 
+#include <catch2/catch.hpp>
 #include <map>
 
-#include "agent/nccl/link_calibration.h"
 #include "agent/nccl/preflight_check.h"
 #include "common/topology/nvidia_smi_topo.h"
 #include "tests/support/subprocess.h"
@@ -35,8 +35,8 @@ class TableProbe : public BandwidthProbe {
 };
 
 topology::NodeTopology Dgx1() {
-  auto topo = topology::ParseNvidiaSmiTopo(
-      testing::ReadFile(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/dgx1-v100.txt"));
+  auto topo =
+      topology::ParseNvidiaSmiTopo(testing::ReadFile(std::string(GPUSCHED_FIXTURES_DIR) + "/topo/dgx1-v100.txt"));
   REQUIRE(topo.ok());
   for (auto& gpu : topo->gpus()) gpu.model = "Tesla V100-SXM2-16GB";
   return *topo;
@@ -82,8 +82,9 @@ TEST_CASE("RunPreflight passes at the minimum, fails below it or on a probe erro
   TableProbe at(100);
   PreflightOutcome pass = RunPreflight(at, {0, 1, 2, 3}, preflight);
   CHECK(pass.passed);
-  CHECK(pass.message == "NCCL all-reduce over GPUs 0,1,2,3: 100.0 GB/s bus bandwidth, at least the 100.0 GB/s "
-                        "needed (estimate 200.0 GB/s)");
+  CHECK(pass.message ==
+        "NCCL all-reduce over GPUs 0,1,2,3: 100.0 GB/s bus bandwidth, at least the 100.0 GB/s "
+        "needed (estimate 200.0 GB/s)");
   TableProbe below(99.9);
   CHECK_FALSE(RunPreflight(below, {0, 1}, preflight).passed);
   TableProbe broken(-1);

@@ -1,8 +1,7 @@
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "common/net/hostlist.h"
 
@@ -21,8 +20,7 @@ TEST_CASE("consecutive numbers collapse into ranges, padding kept") {
 
 TEST_CASE("names are grouped by the text around their last number") {
   CHECK(CompressHostlist({"gpu2", "login", "cpu1", "gpu1", "cpu2"}) == "gpu[1-2],login,cpu[1-2]");
-  CHECK(CompressHostlist({"rack1-gpu01", "rack1-gpu02", "rack2-gpu01"}) ==
-        "rack1-gpu[01-02],rack2-gpu01");
+  CHECK(CompressHostlist({"rack1-gpu01", "rack1-gpu02", "rack2-gpu01"}) == "rack1-gpu[01-02],rack2-gpu01");
   CHECK(CompressHostlist({"n1.ib", "n2.ib", "n1"}) == "n[1-2].ib,n1");
   // Differently padded numbers stay apart: "n08" and "n8" are other hosts.
   CHECK(CompressHostlist({"n8", "n08", "n9", "n09"}) == "n[8-9],n[08-09]");
@@ -38,10 +36,8 @@ TEST_CASE("compress is deterministic whatever the order within a group") {
 }
 
 TEST_CASE("expand and compress round-trip") {
-  for (const char* expr :
-       {"gpu[001-064]", "n[1-3,7,10-12]", "gpu[001-003,007],login", "n[8-10]",
-        "n[098-101]", "login", "rack1-gpu[01-04],rack2-gpu[01-04]", "n[0-1]",
-        "gb[001-018],gb[019-036].ib", "a,b,c"}) {
+  for (const char* expr : {"gpu[001-064]", "n[1-3,7,10-12]", "gpu[001-003,007],login", "n[8-10]", "n[098-101]", "login",
+                           "rack1-gpu[01-04],rack2-gpu[01-04]", "n[0-1]", "gb[001-018],gb[019-036].ib", "a,b,c"}) {
     INFO(expr);
     auto names = ExpandHostlist(expr);
     REQUIRE(names.ok());
@@ -55,8 +51,8 @@ TEST_CASE("expand and compress round-trip") {
 TEST_CASE("any list of host names survives compress then expand") {
   // Shuffled, duplicated, multi-number and oddly padded names: the expansion
   // gives back the same set, grouped and sorted.
-  Names names = {"gpu010", "gpu9", "login2", "gpu011", "gpu009", "rack2-n1",
-                 "rack1-n3", "gpu9", "gpu100", "head", "gpu0", "n99999999999999999999"};
+  Names names = {"gpu010",   "gpu9", "login2", "gpu011", "gpu009", "rack2-n1",
+                 "rack1-n3", "gpu9", "gpu100", "head",   "gpu0",   "n99999999999999999999"};
   auto back = ExpandHostlist(CompressHostlist(names));
   REQUIRE(back.ok());
   Names sorted_in = names;

@@ -1,6 +1,5 @@
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "common/net/hostlist.h"
 
@@ -44,8 +43,8 @@ TEST_CASE("reversed ranges are errors") {
 }
 
 TEST_CASE("bracket elements must be numbers or ranges of numbers") {
-  for (const char* expr : {"n[a-3]", "n[1-b]", "n[1-]", "n[-1]", "n[1-2-3]", "n[x]",
-                           "n[1 - 3]", "n[+1]", "n[1234567890123456789]"}) {
+  for (const char* expr :
+       {"n[a-3]", "n[1-b]", "n[1-]", "n[-1]", "n[1-2-3]", "n[x]", "n[1 - 3]", "n[+1]", "n[1234567890123456789]"}) {
     INFO(expr);
     CHECK_THAT(ErrorOf(expr), Contains("is not a number or a range of numbers"));
   }

@@ -21,8 +21,7 @@ TEST_CASE("plain names and single ranges expand in order") {
   CHECK(Expand("a,b,c") == Names{"a", "b", "c"});
   CHECK(Expand("n[1-3]") == Names{"n1", "n2", "n3"});
   CHECK(Expand("n[3]") == Names{"n3"});
-  CHECK(Expand("n[1-3,7,10-12]") ==
-        Names{"n1", "n2", "n3", "n7", "n10", "n11", "n12"});
+  CHECK(Expand("n[1-3,7,10-12]") == Names{"n1", "n2", "n3", "n7", "n10", "n11", "n12"});
 }
 
 TEST_CASE("zero padding follows the width of the lower bound") {
@@ -40,8 +39,7 @@ TEST_CASE("zero padding follows the width of the lower bound") {
 
 TEST_CASE("several brackets give the product, leftmost slowest") {
   CHECK(Expand("rack[1-2]-gpu[01-03]") ==
-        Names{"rack1-gpu01", "rack1-gpu02", "rack1-gpu03",
-              "rack2-gpu01", "rack2-gpu02", "rack2-gpu03"});
+        Names{"rack1-gpu01", "rack1-gpu02", "rack1-gpu03", "rack2-gpu01", "rack2-gpu02", "rack2-gpu03"});
   CHECK(Expand("[1-2]x[5,7]") == Names{"1x5", "1x7", "2x5", "2x7"});
   CHECK(Expand("n[1-2].ib") == Names{"n1.ib", "n2.ib"});
 }

@@ -2,9 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+using Catch::Matchers::Contains;
 using gpusched::KeyValue;
 using gpusched::SplitKeyValueLine;
-using Catch::Matchers::Contains;
 
 TEST_CASE("pairs split on whitespace, comments and blanks give nothing") {
   auto pairs = SplitKeyValueLine("  SwitchName=s1\tNodes=n[1-4]  LinkSpeed=400 # up");
@@ -35,8 +35,6 @@ TEST_CASE("malformed lines name the column") {
   CHECK_THAT(std::string(SplitKeyValueLine("SwitchName=s1 oops").status().message()),
              Contains("column 15: expected Key=Value, found \"oops\""));
   CHECK_THAT(std::string(SplitKeyValueLine("=x").status().message()), Contains("column 1"));
-  CHECK_THAT(std::string(SplitKeyValueLine("Nodes=\"n1").status().message()),
-             Contains("never closed"));
-  CHECK_THAT(std::string(SplitKeyValueLine("Nodes=\"n1\"x").status().message()),
-             Contains("column 11"));
+  CHECK_THAT(std::string(SplitKeyValueLine("Nodes=\"n1").status().message()), Contains("never closed"));
+  CHECK_THAT(std::string(SplitKeyValueLine("Nodes=\"n1\"x").status().message()), Contains("column 11"));
 }

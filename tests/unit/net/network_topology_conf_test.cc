@@ -1,8 +1,7 @@
 #include "common/net/network_topology_conf.h"
 
-#include <string>
-
 #include <catch2/catch.hpp>
+#include <string>
 
 using gpusched::NetworkTopologyConf;
 using gpusched::ParseNetworkTopologyConf;
@@ -13,8 +12,7 @@ namespace Catch {
 template <>
 struct StringMaker<NetworkLocation> {
   static std::string convert(const NetworkLocation& l) {
-    return "{rack=" + l.rack + " leaf=" + l.leaf + " spine=" + l.spine +
-           " nvlink_domain=" + l.nvlink_domain + "}";
+    return "{rack=" + l.rack + " leaf=" + l.leaf + " spine=" + l.spine + " nvlink_domain=" + l.nvlink_domain + "}";
   }
 };
 }  // namespace Catch
@@ -28,10 +26,8 @@ NetworkTopologyConf Parse(const std::string& text) {
   return *std::move(conf);
 }
 
-NetworkLocation Location(std::string rack, std::string leaf, std::string spine,
-                         std::string nvlink_domain) {
-  return NetworkLocation{std::move(rack), std::move(leaf), std::move(spine),
-                         std::move(nvlink_domain)};
+NetworkLocation Location(std::string rack, std::string leaf, std::string spine, std::string nvlink_domain) {
+  return NetworkLocation{std::move(rack), std::move(leaf), std::move(spine), std::move(nvlink_domain)};
 }
 
 // Two pods of 128 nodes: each spine over four leaf switches of 32 nodes.

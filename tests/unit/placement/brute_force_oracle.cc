@@ -24,8 +24,7 @@ bool LexicographicallyLower(uint64_t a, uint64_t b) { return Members(a) < Member
 
 }  // namespace
 
-BruteForceOracle::BruteForceOracle(const topology::NodeTopology& topo)
-    : topo_(topo), n_(topo.num_gpus()) {
+BruteForceOracle::BruteForceOracle(const topology::NodeTopology& topo) : topo_(topo), n_(topo.num_gpus()) {
   const uint64_t count = uint64_t{1} << n_;
   best_ring_.assign(count, 0);
   smallest_ring_.assign(count, {});

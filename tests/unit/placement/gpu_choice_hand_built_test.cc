@@ -103,7 +103,7 @@ TEST_CASE("rule 2: closer NICs, then fewer NUMA nodes") {
 
 TEST_CASE("a stale or mixed matrix never makes a pair look faster than its slower side") {
   NodeTopology topo = UniformNode(4, kPix, "NVIDIA A100-PCIE-40GB");
-  topo.SetGpuLink(0, 1, Nv(4));  // 1 -> 0 still says PIX
+  topo.SetGpuLink(0, 1, Nv(4));                 // 1 -> 0 still says PIX
   topo.SetGpuLink(2, 3, {LinkKind::kSelf, 0});  // nonsense off the diagonal
   std::optional<GpuChoice> pair = ChooseGpus(topo, MaskOf({0, 1}), 2);
   REQUIRE(pair);

@@ -2,10 +2,9 @@
 // every free mask and every k of every fixture and of seeded random nodes,
 // plus the invariants any answer must keep.
 #include <bit>
+#include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 #include "brute_force_oracle.h"
 #include "common/topology/link_bandwidth.h"
@@ -28,8 +27,7 @@ uint64_t SetOf(const std::vector<int>& gpus) {
 
 // "" when ChooseGpus(topo, free_mask, k) is what the rules demand; otherwise
 // what is wrong. One string per call keeps millions of checks cheap.
-std::string Mismatch(const NodeTopology& topo, const BruteForceOracle& oracle, uint64_t free_mask,
-                     int k) {
+std::string Mismatch(const NodeTopology& topo, const BruteForceOracle& oracle, uint64_t free_mask, int k) {
   std::ostringstream why;
   why << "free_mask=" << free_mask << " k=" << k << ": ";
   const std::optional<GpuChoice> choice = ChooseGpus(topo, free_mask, k);
@@ -114,8 +112,8 @@ TEST_CASE("seeded random nodes of 9-12 GPUs: exact search, rings checked by brut
           double ring = m < 2 ? 0 : 1e9;
           for (size_t i = 0; m >= 2 && i < m; ++i) {
             const int a = order[i], b = order[(i + 1) % m];
-            ring = std::min({ring, EstimatedGpuPairBandwidthGBps(topo, a, b),
-                             EstimatedGpuPairBandwidthGBps(topo, b, a)});
+            ring =
+                std::min({ring, EstimatedGpuPairBandwidthGBps(topo, a, b), EstimatedGpuPairBandwidthGBps(topo, b, a)});
           }
           return ring;
         };

@@ -1,8 +1,8 @@
-#include <random>
+#include "daemon/core/placement/gpu_chooser.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 
-#include "daemon/core/placement/gpu_chooser.h"
 #include "placement_test_util.h"
 #include "random_node.h"
 
@@ -12,8 +12,7 @@ using gpusched::topology::NodeTopology;
 
 namespace {
 
-void CheckSame(const std::shared_ptr<const GpuChoice>& cached,
-               const std::optional<GpuChoice>& direct) {
+void CheckSame(const std::shared_ptr<const GpuChoice>& cached, const std::optional<GpuChoice>& direct) {
   REQUIRE((cached != nullptr) == direct.has_value());
   if (!direct) return;
   CHECK(cached->gpus == direct->gpus);

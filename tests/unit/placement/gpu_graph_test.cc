@@ -1,6 +1,7 @@
+#include "daemon/core/placement/gpu_graph.h"
+
 #include <catch2/catch.hpp>
 
-#include "daemon/core/placement/gpu_graph.h"
 #include "placement_test_util.h"
 
 using namespace gpusched::core::placement;

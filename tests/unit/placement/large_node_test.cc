@@ -1,9 +1,8 @@
 // Nodes with more free GPUs than the exact search scores (up to 64): the
 // greedy search must still return exactly k free GPUs and an honest ring.
 #include <bit>
-#include <random>
-
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "common/topology/link_bandwidth.h"
 #include "daemon/core/placement/gpu_choice.h"
@@ -42,8 +41,7 @@ double RingOf(const NodeTopology& topo, const std::vector<int>& order) {
   double ring = 1e9;
   for (size_t i = 0; i < m; ++i) {
     const int a = order[i], b = order[(i + 1) % m];
-    ring = std::min({ring, EstimatedGpuPairBandwidthGBps(topo, a, b),
-                     EstimatedGpuPairBandwidthGBps(topo, b, a)});
+    ring = std::min({ring, EstimatedGpuPairBandwidthGBps(topo, a, b), EstimatedGpuPairBandwidthGBps(topo, b, a)});
   }
   return ring;
 }
@@ -109,8 +107,7 @@ TEST_CASE("seeded random nodes of 13-64 GPUs: k distinct free GPUs, honest ring"
     options.mixed_models = trial % 4 == 1;
     options.asymmetric_links = trial % 4 == 2;
     NodeTopology topo = RandomNode(rng, gpus, options);
-    const uint64_t free_mask =
-        std::uniform_int_distribution<uint64_t>(0, ~uint64_t{0})(rng) & AllFree(gpus);
+    const uint64_t free_mask = std::uniform_int_distribution<uint64_t>(0, ~uint64_t{0})(rng) & AllFree(gpus);
     const int free_gpus = std::popcount(free_mask);
     const int k = 1 + static_cast<int>(rng() % std::max(free_gpus, 1));
     INFO("trial " << trial << ": " << gpus << " GPUs, free_mask=" << free_mask << " k=" << k);
@@ -120,8 +117,7 @@ TEST_CASE("seeded random nodes of 13-64 GPUs: k distinct free GPUs, honest ring"
       continue;
     }
     REQUIRE(choice);
-    CHECK(choice->exact == ((free_gpus <= kMaxExactSearchFreeGpus || k == free_gpus) &&
-                            k <= kMaxExactRingGpus));
+    CHECK(choice->exact == ((free_gpus <= kMaxExactSearchFreeGpus || k == free_gpus) && k <= kMaxExactRingGpus));
     REQUIRE(choice->gpus.size() == static_cast<size_t>(k));
     uint64_t chosen = 0;
     for (int g : choice->gpus) chosen |= uint64_t{1} << g;

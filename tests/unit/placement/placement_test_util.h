@@ -5,12 +5,11 @@
 // nodes.
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "../topology/fixture_util.h"
 #include "common/topology/nvidia_smi_topo.h"
@@ -25,12 +24,9 @@ struct TopoFixture {
 // Every fixture in shared/fixtures/topo, each with the GPU its machine has.
 inline const std::vector<TopoFixture>& AllTopoFixtures() {
   static const std::vector<TopoFixture> fixtures = {
-      {"dgx1-v100.txt", "Tesla V100-SXM2-32GB"},
-      {"dgx-a100.txt", "NVIDIA A100-SXM4-40GB"},
-      {"hgx-h200-8gpu-12nic.txt", "NVIDIA H200"},
-      {"aws-p4d.24xlarge.txt", "NVIDIA A100-SXM4-40GB"},
-      {"aws-p5.48xlarge.txt", "NVIDIA H100 80GB HBM3"},
-      {"aws-g6e.12xlarge-4xL40S.txt", "NVIDIA L40S"},
+      {"dgx1-v100.txt", "Tesla V100-SXM2-32GB"},          {"dgx-a100.txt", "NVIDIA A100-SXM4-40GB"},
+      {"hgx-h200-8gpu-12nic.txt", "NVIDIA H200"},         {"aws-p4d.24xlarge.txt", "NVIDIA A100-SXM4-40GB"},
+      {"aws-p5.48xlarge.txt", "NVIDIA H100 80GB HBM3"},   {"aws-g6e.12xlarge-4xL40S.txt", "NVIDIA L40S"},
       {"pcie-8x-rtx4090.txt", "NVIDIA GeForce RTX 4090"},
   };
   return fixtures;
@@ -47,9 +43,7 @@ inline topology::NodeTopology LoadTopo(const std::string& file, const std::strin
   return *std::move(topo);
 }
 
-inline topology::NodeTopology LoadTopo(const TopoFixture& fixture) {
-  return LoadTopo(fixture.file, fixture.model);
-}
+inline topology::NodeTopology LoadTopo(const TopoFixture& fixture) { return LoadTopo(fixture.file, fixture.model); }
 
 // A node whose GPU pairs are all `link` until set otherwise.
 inline topology::NodeTopology UniformNode(int gpus, topology::Link link, const std::string& model,
@@ -76,13 +70,9 @@ inline uint64_t MaskOf(std::initializer_list<int> gpus) {
   return mask;
 }
 
-inline uint64_t AllFree(int gpus) {
-  return gpus >= 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1;
-}
+inline uint64_t AllFree(int gpus) { return gpus >= 64 ? ~uint64_t{0} : (uint64_t{1} << gpus) - 1; }
 
-inline uint64_t AllFreeBut(int gpus, std::initializer_list<int> busy) {
-  return AllFree(gpus) & ~MaskOf(busy);
-}
+inline uint64_t AllFreeBut(int gpus, std::initializer_list<int> busy) { return AllFree(gpus) & ~MaskOf(busy); }
 
 inline std::vector<int> Sorted(std::vector<int> v) {
   std::sort(v.begin(), v.end());

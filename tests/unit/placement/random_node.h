@@ -16,15 +16,13 @@ struct RandomNodeOptions {
   bool asymmetric_links = false;  // GpuLink(i, j) != GpuLink(j, i) sometimes
 };
 
-inline topology::NodeTopology RandomNode(std::mt19937& rng, int gpus,
-                                         RandomNodeOptions options = {}) {
+inline topology::NodeTopology RandomNode(std::mt19937& rng, int gpus, RandomNodeOptions options = {}) {
   using topology::Link;
   using topology::LinkKind;
-  const Link kinds[] = {{LinkKind::kNvLink, 1}, {LinkKind::kNvLink, 2}, {LinkKind::kNvLink, 4},
-                        {LinkKind::kNvLink, 12}, {LinkKind::kPix, 0},  {LinkKind::kPxb, 0},
-                        {LinkKind::kPhb, 0},     {LinkKind::kNode, 0}, {LinkKind::kSys, 0}};
-  const char* models[] = {"Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-40GB", "NVIDIA H200",
-                          "NVIDIA L40S", ""};
+  const Link kinds[] = {{LinkKind::kNvLink, 1},  {LinkKind::kNvLink, 2}, {LinkKind::kNvLink, 4},
+                        {LinkKind::kNvLink, 12}, {LinkKind::kPix, 0},    {LinkKind::kPxb, 0},
+                        {LinkKind::kPhb, 0},     {LinkKind::kNode, 0},   {LinkKind::kSys, 0}};
+  const char* models[] = {"Tesla V100-SXM2-32GB", "NVIDIA A100-SXM4-40GB", "NVIDIA H200", "NVIDIA L40S", ""};
   auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
 
   const int nics = pick(4);

@@ -1,11 +1,11 @@
+#include "daemon/core/placement/ring_search.h"
+
 #include <algorithm>
 #include <bit>
+#include <catch2/catch.hpp>
 #include <limits>
 #include <random>
 
-#include <catch2/catch.hpp>
-
-#include "daemon/core/placement/ring_search.h"
 #include "placement_test_util.h"
 #include "random_node.h"
 
@@ -22,8 +22,7 @@ std::vector<int> Members(uint32_t local, const std::vector<int>& members) {
 
 // Best bottleneck and the smallest order reaching it, over all permutations
 // that start at the lowest GPU.
-std::pair<BandwidthLevel, std::vector<int>> BruteForceRing(const GpuGraph& g,
-                                                           std::vector<int> order) {
+std::pair<BandwidthLevel, std::vector<int>> BruteForceRing(const GpuGraph& g, std::vector<int> order) {
   std::sort(order.begin(), order.end());
   BandwidthLevel best = 0;
   std::vector<int> smallest = order;
@@ -101,8 +100,7 @@ TEST_CASE("above 16 GPUs the ring is nearest-neighbour: every GPU once, stronges
   std::vector<int> all(20);
   for (int i = 0; i < 20; ++i) all[i] = 19 - i;
   const std::vector<int> order = BestRingOrder(g, all);
-  CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
-                                  10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
+  CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19});
   CHECK(g.LevelGBps(RingBottleneck(g, order)) == Approx(50 * 0.65));
   CHECK(RingBottleneck(g, {}) == 0);
   CHECK(RingBottleneck(g, {3}) == 0);

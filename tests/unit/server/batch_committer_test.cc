@@ -1,10 +1,10 @@
 #include "daemon/server/batch_committer.h"
 
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <future>
-#include <thread>
 #include <mutex>
+#include <thread>
 
 using namespace gpusched;
 

@@ -1,6 +1,7 @@
+#include "daemon/server/caller.h"
+
 #include <catch2/catch.hpp>
 
-#include "daemon/server/caller.h"
 #include "daemon/server/local_callers.h"
 
 using gpusched::server::Caller;

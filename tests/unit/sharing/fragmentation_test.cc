@@ -1,7 +1,8 @@
 // FGD's fragment measure, on nodes small enough to check by hand.
+#include "daemon/core/sharing/fragmentation.h"
+
 #include <catch2/catch.hpp>
 
-#include "daemon/core/sharing/fragmentation.h"
 #include "tests/unit/sharing/sharing_test_util.h"
 
 using namespace gpusched::core::sharing;

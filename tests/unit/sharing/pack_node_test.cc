@@ -1,7 +1,8 @@
 // What one node can host and the distinct ways it can host it.
+#include "daemon/core/sharing/pack_node.h"
+
 #include <catch2/catch.hpp>
 
-#include "daemon/core/sharing/pack_node.h"
 #include "tests/unit/sharing/sharing_test_util.h"
 
 using namespace gpusched::core::sharing;

@@ -1,10 +1,10 @@
 // SharePacker: what each policy prefers, on nodes small enough to reason
 // about, and its caches held to a packer built fresh at every step.
-#include <random>
+#include "daemon/core/sharing/share_packer.h"
 
 #include <catch2/catch.hpp>
+#include <random>
 
-#include "daemon/core/sharing/share_packer.h"
 #include "tests/unit/sharing/sharing_test_util.h"
 
 using namespace gpusched::core::sharing;
@@ -87,9 +87,8 @@ TEST_CASE("a task that fits nowhere is refused and changes nothing") {
 }
 
 TEST_CASE("policy names parse back, and an unknown one does not") {
-  for (PackingPolicy policy :
-       {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact,
-        PackingPolicy::kFillFgd}) {
+  for (PackingPolicy policy : {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd,
+                               PackingPolicy::kFgdExact, PackingPolicy::kFillFgd}) {
     CHECK(ParsePackingPolicy(PackingPolicyName(policy)) == policy);
   }
   CHECK_FALSE(ParsePackingPolicy("tetris"));
@@ -127,8 +126,8 @@ TEST_CASE("oracle: a long-lived packer places exactly as one built fresh from th
     nodes.back().cpu_capacity_milli = 4000 * gpus;
     nodes.back().model = static_cast<int>(rng() % 2);
   }
-  const std::vector<ShareRequest> kinds = {Task(0, 0, 3000), Task(1, 250, 1000), Task(1, 470, 2000),
-                                           Task(1, 810, 500), Task(1, 1000, 4000), Task(2, 1000, 6000),
+  const std::vector<ShareRequest> kinds = {Task(0, 0, 3000),     Task(1, 250, 1000),  Task(1, 470, 2000),
+                                           Task(1, 810, 500),    Task(1, 1000, 4000), Task(2, 1000, 6000),
                                            Task(8, 1000, 16000), Task(2, 300, 1000)};
   std::vector<ShareRequest> requests;
   for (int i = 0; i < 400; ++i) requests.push_back(kinds[rng() % kinds.size()]);

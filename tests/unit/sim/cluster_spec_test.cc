@@ -1,18 +1,18 @@
+#include "daemon/sim/cluster_spec.h"
+
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/sim_cluster.h"
 #include "tests/unit/sim/read_file.h"
 #include "tests/unit/sim/test_specs.h"
 
 using namespace gpusched::sim;
-using gpusched::sim::testing::ReadFile;
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
+using gpusched::sim::testing::ReadFile;
 using testing::L40sType;
 using testing::TinySpec;
 
@@ -51,8 +51,9 @@ TEST_CASE("cluster spec: node types, nodes and the network") {
   CHECK(n1.gpus(0).model() == "NVIDIA L40S");
   CHECK(n1.topology().network().leaf() == "leaf1");
   CHECK(n1.cpus() == 48);
-  CHECK(cluster->summary == "3 nodes, 12 GPUs: 3 x l40s (aws-g6e.12xlarge-4xL40S.txt); 1 leaf switches, "
-                            "0 spine switches, 0 NVLink domains");
+  CHECK(cluster->summary ==
+        "3 nodes, 12 GPUs: 3 x l40s (aws-g6e.12xlarge-4xL40S.txt); 1 leaf switches, "
+        "0 spine switches, 0 NVLink domains");
 }
 
 TEST_CASE("cluster spec: the shipped examples load") {
@@ -82,8 +83,7 @@ TEST_CASE("cluster spec: errors name the line and the key") {
   CHECK_THAT(ErrorOf("colour = \"red\"\n"), StartsWith("line 1: unknown key colour in the top level (expected name)"));
   CHECK_THAT(ErrorOf(L40sType() + "speed = 3\n"),
              StartsWith("line 8: unknown key speed in [[node_type]] (expected name, topology, gpu_model"));
-  CHECK_THAT(ErrorOf("\n[[node_type]]\nname = \"x\"\n"),
-             StartsWith("line 2: [[node_type]] needs topology = \"...\""));
+  CHECK_THAT(ErrorOf("\n[[node_type]]\nname = \"x\"\n"), StartsWith("line 2: [[node_type]] needs topology = \"...\""));
   CHECK_THAT(ErrorOf("[[node_type]]\nname = \"x\"\ntopology = \"t\"\ngpu_model = \"m\"\ngpu_memory_mb = \"80G\"\n"),
              StartsWith("line 5: gpu_memory_mb must be an integer, got a string"));
   CHECK_THAT(ErrorOf("[[node_type]]\nname = \"x\"\ntopology = \"t\"\ngpu_model = \"m\"\ngpu_memory_mb = 0\n"),
@@ -93,8 +93,7 @@ TEST_CASE("cluster spec: errors name the line and the key") {
              StartsWith("line 10: unknown node_type \"h100\""));
   CHECK_THAT(ErrorOf(L40sType() + kNodes + "[[nodes]]\nnames = \"n2\"\ntype = \"l40s\"\n"),
              StartsWith("line 12: node n2 is defined twice"));
-  CHECK_THAT(ErrorOf(L40sType() + "[[nodes]]\nnames = \"n[3-1]\"\ntype = \"l40s\"\n"),
-             StartsWith("line 9: names: "));
+  CHECK_THAT(ErrorOf(L40sType() + "[[nodes]]\nnames = \"n[3-1]\"\ntype = \"l40s\"\n"), StartsWith("line 9: names: "));
   CHECK_THAT(ErrorOf(L40sType() + kNodes + "[switch]\n"), StartsWith("line 11: [switch] should be [[switch]]"));
   // TOML itself forbids this one; the message is toml++'s.
   CHECK_THAT(ErrorOf(L40sType() + kNodes + "[nodes]\n"),
@@ -112,8 +111,7 @@ TEST_CASE("cluster spec: network errors point at the table that caused them") {
   CHECK_THAT(ErrorOf(base + "[[switch]]\nname = \"leaf1\"\nnodes = \"n[1-2]\"\n" +
                      "[[switch]]\nname = \"leaf2\"\nnodes = \"n1\"\n"),
              StartsWith("line 14: node \"n1\" is already under switch \"leaf1\" (line 11)"));
-  CHECK_THAT(ErrorOf(base + "[[switch]]\nname = \"spine\"\nswitches = \"leafX\"\n"),
-             Contains("line 11: "));
+  CHECK_THAT(ErrorOf(base + "[[switch]]\nname = \"spine\"\nswitches = \"leafX\"\n"), Contains("line 11: "));
   CHECK_THAT(ErrorOf(base + "[[switch]]\nname = \"leaf1\"\nnodes = \"n[1-3]\"\n"),
              StartsWith("line 11: switch leaf1 lists node n3, which no [[nodes]] table defines"));
   CHECK_THAT(ErrorOf(base + "[[nvlink_domain]]\nname = \"nvl1\"\nnodes = \"n9\"\n"),

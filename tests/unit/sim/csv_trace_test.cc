@@ -1,8 +1,7 @@
-#include <string>
+#include "daemon/sim/csv_trace.h"
 
 #include <catch2/catch.hpp>
-
-#include "daemon/sim/csv_trace.h"
+#include <string>
 
 using namespace gpusched::sim;
 using Catch::Matchers::StartsWith;
@@ -50,9 +49,10 @@ TEST_CASE("csv trace: rows become jobs, sorted and rebased; skips are counted") 
 }
 
 TEST_CASE("csv trace: columns may come in any order, extra columns are ignored") {
-  auto trace = ParseCsvTrace("queue,status,extra,duration_s,num_gpus,submit_time_s,user,job_id\n"
-                             "q,,x,10,2,5,u,j1\n",
-                             {});
+  auto trace = ParseCsvTrace(
+      "queue,status,extra,duration_s,num_gpus,submit_time_s,user,job_id\n"
+      "q,,x,10,2,5,u,j1\n",
+      {});
   REQUIRE(trace.ok());
   REQUIRE(trace->jobs.size() == 1);
   CHECK(trace->jobs[0].gpus == 2);
@@ -62,7 +62,8 @@ TEST_CASE("csv trace: columns may come in any order, extra columns are ignored")
 TEST_CASE("csv trace: malformed input names the line and the field") {
   CHECK_THAT(ErrorOf("a,0,1,10,,q,\nb,x,1,10,,q,\n"),
              StartsWith("line 3: field submit_time_s: expected a whole number >= 0, got \"x\""));
-  CHECK_THAT(ErrorOf("a,0,-1,10,,q,\n"), StartsWith("line 2: field num_gpus: expected a whole number >= 0, got \"-1\""));
+  CHECK_THAT(ErrorOf("a,0,-1,10,,q,\n"),
+             StartsWith("line 2: field num_gpus: expected a whole number >= 0, got \"-1\""));
   CHECK_THAT(ErrorOf("a,0,1.5,10,,q,\n"), StartsWith("line 2: field num_gpus: expected a whole number"));
   CHECK_THAT(ErrorOf("a,0,1,ten,,q,\n"), StartsWith("line 2: field duration_s: expected a whole number"));
   CHECK_THAT(ErrorOf("a,,1,10,,q,\n"), StartsWith("line 2: field submit_time_s: is empty"));

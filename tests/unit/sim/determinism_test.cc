@@ -1,12 +1,11 @@
 // Two replays of the same inputs give the same bytes: table and files.
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"

@@ -1,21 +1,21 @@
 // The workload-inflation experiment: what arrives, what is measured, what
 // the placement log says, and that no policy ever oversubscribes a node.
+#include "daemon/sim/inflation.h"
+
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-#include "tests/skip.h"
-
 #include "absl/container/flat_hash_map.h"
-#include "daemon/sim/inflation.h"
 #include "daemon/sim/sharing_command.h"
+#include "tests/skip.h"
 #include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;
-using gpusched::sim::testing::ReadFile;
 using gpusched::core::sharing::PackingPolicy;
+using gpusched::sim::testing::ReadFile;
 
 namespace {
 
@@ -105,7 +105,8 @@ TEST_CASE("inflation: a pod restricted to a model lands only on that model") {
   }
 }
 
-TEST_CASE("inflation on the openb trace: no policy oversubscribes a GPU or a node's CPU or memory, and FGD packs best") {
+TEST_CASE(
+    "inflation on the openb trace: no policy oversubscribes a GPU or a node's CPU or memory, and FGD packs best") {
   if (!std::filesystem::is_directory(kOpenb)) GPUSCHED_SKIP("no " << kOpenb);
   auto nodes = LoadOpenbNodes(kOpenb + "/openb_node_list_gpu_node.csv");
   auto pods = LoadOpenbPods(kOpenb + "/openb_pod_list_default.csv");

@@ -1,12 +1,12 @@
 // The Alibaba openb node and pod lists: the published files load, and a
 // broken row fails naming its line and field.
+#include "daemon/sim/openb_trace.h"
+
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
 
-#include <catch2/catch.hpp>
 #include "tests/skip.h"
-
-#include "daemon/sim/openb_trace.h"
 
 using namespace gpusched::sim;
 

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace gpusched::sim::testing {
 

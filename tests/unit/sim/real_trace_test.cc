@@ -1,11 +1,9 @@
 // The real trace of shared/traces: every file loads; a slice replays.
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-
-#include <catch2/catch.hpp>
-#include "tests/skip.h"
 
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/csv_trace.h"
@@ -13,6 +11,7 @@
 #include "daemon/sim/sim_cluster.h"
 #include "daemon/sim/simulator.h"
 #include "daemon/sim/trace_file.h"
+#include "tests/skip.h"
 #include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;

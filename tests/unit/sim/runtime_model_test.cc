@@ -1,7 +1,8 @@
+#include "daemon/sim/runtime_model.h"
+
 #include <catch2/catch.hpp>
 
 #include "daemon/sim/cluster_spec.h"
-#include "daemon/sim/runtime_model.h"
 #include "daemon/sim/sim_cluster.h"
 #include "tests/unit/sim/test_specs.h"
 

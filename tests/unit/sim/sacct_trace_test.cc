@@ -1,10 +1,10 @@
+#include "daemon/sim/sacct_trace.h"
+
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "daemon/sim/sacct_trace.h"
 #include "daemon/sim/trace_file.h"
 
 using namespace gpusched::sim;
@@ -40,9 +40,9 @@ TEST_CASE("sacct: the hand-made sample export") {
     const char* user;
   };
   const Want want[] = {{"1001", 0, 1, 2 * 3600, "alice"},
-                       {"1002", 1800, 8, 26 * 3600, "bob"},   // typed and untyped gres: the total counts once
+                       {"1002", 1800, 8, 26 * 3600, "bob"},       // typed and untyped gres: the total counts once
                        {"1003", 3600, 2, 45 * 60 + 30, "carol"},  // typed gres only; failed jobs are kept
-                       {"1006_3", 7200, 4, 300, "erin"}};      // empty AllocTRES: ReqTRES
+                       {"1006_3", 7200, 4, 300, "erin"}};         // empty AllocTRES: ReqTRES
   for (size_t i = 0; i < 4; ++i) {
     INFO(want[i].id);
     CHECK(trace->jobs[i].id == want[i].id);
@@ -75,9 +75,10 @@ TEST_CASE("sacct: durations and TRES strings") {
 }
 
 TEST_CASE("sacct: without Elapsed, End - Start") {
-  auto trace = ParseSacctTrace("JobID|Submit|Start|End|ReqTRES\n"
-                               "7|2024-01-01T00:00:00|2024-01-01T00:10:00|2024-01-01T01:10:00|gres/gpu=2\n",
-                               {});
+  auto trace = ParseSacctTrace(
+      "JobID|Submit|Start|End|ReqTRES\n"
+      "7|2024-01-01T00:00:00|2024-01-01T00:10:00|2024-01-01T01:10:00|gres/gpu=2\n",
+      {});
   REQUIRE(trace.ok());
   REQUIRE(trace->jobs.size() == 1);
   CHECK(trace->jobs[0].duration_s == 3600);

@@ -1,4 +1,7 @@
 // Hand-built traces on a tiny cluster, with answers worked out by hand.
+#include "daemon/sim/simulator.h"
+
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -6,14 +9,11 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
 #include "daemon/sim/pools_file.h"
 #include "daemon/sim/report_files.h"
 #include "daemon/sim/sim_cluster.h"
-#include "daemon/sim/simulator.h"
 #include "tests/unit/sim/test_specs.h"
 
 using namespace gpusched;
@@ -50,8 +50,8 @@ TraceJob Job(const std::string& id, int64_t submit_s, int64_t gpus, int64_t dura
 TEST_CASE("simulate: strict FIFO order and exact completion times on two 4-GPU nodes") {
   // j3 needs both nodes: it waits for j1 (t=100) although j2 ends at 50, and
   // j4 (1 GPU) waits behind j3 although GPUs are free from 50 to 100: no backfill.
-  const Trace trace = Jobs({Job("j1", 0, 4, 100), Job("j2", 0, 4, 50), Job("j3", 10, 8, 30), Job("j4", 20, 1, 5),
-                            Job("j5", 200, 2, 10)});
+  const Trace trace = Jobs(
+      {Job("j1", 0, 4, 100), Job("j2", 0, 4, 50), Job("j3", 10, 8, 30), Job("j4", 20, 1, 5), Job("j5", 200, 2, 10)});
   struct Want {
     double submit, start, end;
   };
@@ -286,9 +286,8 @@ TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused")
 }
 
 TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the file and line") {
-  for (const char* name :
-       {"static", "mean-sized", "ondemand", "ondemand-quick", "ondemand-headroom", "ondemand-utilization", "mix",
-        "mix-spot"}) {
+  for (const char* name : {"static", "mean-sized", "ondemand", "ondemand-quick", "ondemand-headroom",
+                           "ondemand-utilization", "mix", "mix-spot"}) {
     INFO(name);
     auto pools = ReadSimPoolsFile(std::string(GPUSCHED_SIM_POOLS_DIR) + "/" + name + ".toml");
     INFO(pools.status().ToString());
@@ -308,10 +307,12 @@ TEST_CASE("simulate --pools: the shipped pool files parse; mistakes name the fil
   std::ofstream(bad) << "boot_failure_rate = 2\n[[pool]]\nname = \"x\"\nnodes = \"h[1-2]\"\nresume_program = \"/x\"\n";
   auto refused = ReadSimPoolsFile(bad);
   REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(std::string(refused.status().message()), Catch::StartsWith(bad + ":1:") && Catch::Contains("boot_failure_rate"));
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::StartsWith(bad + ":1:") && Catch::Contains("boot_failure_rate"));
   std::ofstream(bad) << "[[pool]]\nname = \"x\"\nnodes = \"h[1-2]\"\nresume_program = \"/x\"\n";
   refused = ReadSimPoolsFile(bad);
   REQUIRE_FALSE(refused.ok());
-  CHECK_THAT(std::string(refused.status().message()), Catch::StartsWith(bad + ":4:") && Catch::Contains("resume_program"));
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::StartsWith(bad + ":4:") && Catch::Contains("resume_program"));
   std::filesystem::remove(bad);
 }

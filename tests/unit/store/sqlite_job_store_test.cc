@@ -1,10 +1,11 @@
+#include "daemon/store/sqlite_job_store.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 
 #include "common/proto_time.h"
 #include "daemon/store/migrations.h"
 #include "daemon/store/sqlite_job_reader.h"
-#include "daemon/store/sqlite_job_store.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;
@@ -128,8 +129,8 @@ TEST_CASE("ListJobs filters by state, user and queue, and pages by id") {
   REQUIRE(store.ok());
   store::StoreBatch batch;
   for (uint64_t id = 1; id <= 25; ++id) {
-    batch.jobs.push_back(MakeJob(id, id % 2 ? v1::JOB_STATE_PENDING : v1::JOB_STATE_COMPLETED,
-                                 id % 5 == 0 ? "bob" : "alice"));
+    batch.jobs.push_back(
+        MakeJob(id, id % 2 ? v1::JOB_STATE_PENDING : v1::JOB_STATE_COMPLETED, id % 5 == 0 ? "bob" : "alice"));
   }
   REQUIRE((*store)->Commit(batch).ok());
   auto reader = store::SqliteJobReader::Open(path);
@@ -228,10 +229,12 @@ TEST_CASE("recovery returns the latest runs that ended on their own, oldest firs
       *job.mutable_end_time() = ToProtoTime(absl::FromUnixSeconds(1'700'000'100 + seconds));
       return job;
     };
-    batch.jobs = {ran(MakeJob(1, v1::JOB_STATE_COMPLETED), 60), ran(MakeJob(2, v1::JOB_STATE_FAILED), 5),
+    batch.jobs = {ran(MakeJob(1, v1::JOB_STATE_COMPLETED), 60),
+                  ran(MakeJob(2, v1::JOB_STATE_FAILED), 5),
                   ran(MakeJob(3, v1::JOB_STATE_CANCELLED), 999),  // stopped: says nothing of its run time
-                  MakeJob(4, v1::JOB_STATE_FAILED),                 // never started
-                  ran(MakeJob(5, v1::JOB_STATE_COMPLETED), 3600), MakeJob(6, v1::JOB_STATE_PENDING)};
+                  MakeJob(4, v1::JOB_STATE_FAILED),               // never started
+                  ran(MakeJob(5, v1::JOB_STATE_COMPLETED), 3600),
+                  MakeJob(6, v1::JOB_STATE_PENDING)};
     REQUIRE((*store)->Commit(batch).ok());
   }
   auto store = store::SqliteJobStore::Open(path);

@@ -22,14 +22,10 @@ TEST_CASE("GPU generation comes from the model string") {
 }
 
 TEST_CASE("NVLink estimates: 25 GB/s per link per direction") {
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 12}, GpuGeneration::kAmpere) ==
-        Approx(300.0));
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 18}, GpuGeneration::kHopper) ==
-        Approx(450.0));
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 2}, GpuGeneration::kVolta) ==
-        Approx(50.0));
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 1}, GpuGeneration::kVolta) ==
-        Approx(25.0));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 12}, GpuGeneration::kAmpere) == Approx(300.0));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 18}, GpuGeneration::kHopper) == Approx(450.0));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 2}, GpuGeneration::kVolta) == Approx(50.0));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 1}, GpuGeneration::kVolta) == Approx(25.0));
 }
 
 TEST_CASE("PCIe estimates follow the generation and the path") {
@@ -38,31 +34,26 @@ TEST_CASE("PCIe estimates follow the generation and the path") {
   CHECK(PcieX16GBps(GpuGeneration::kAda) == Approx(25.0));
   CHECK(PcieX16GBps(GpuGeneration::kHopper) == Approx(50.0));
   CHECK(PcieX16GBps(GpuGeneration::kUnknown) == Approx(25.0));
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kPix, 0}, GpuGeneration::kHopper) ==
-        Approx(50.0));
-  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kSys, 0}, GpuGeneration::kAmpere) ==
-        Approx(16.25));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kPix, 0}, GpuGeneration::kHopper) == Approx(50.0));
+  CHECK(EstimatedLinkBandwidthGBps({LinkKind::kSys, 0}, GpuGeneration::kAmpere) == Approx(16.25));
   CHECK(EstimatedLinkBandwidthGBps({LinkKind::kSelf, 0}, GpuGeneration::kAmpere) == 0);
 }
 
 TEST_CASE("estimates follow the class order within NVLink and within PCIe") {
-  const Link pcie[] = {{LinkKind::kPix, 0}, {LinkKind::kPxb, 0}, {LinkKind::kPhb, 0},
-                       {LinkKind::kNode, 0}, {LinkKind::kSys, 0}};
-  for (GpuGeneration gen : {GpuGeneration::kUnknown, GpuGeneration::kVolta,
-                            GpuGeneration::kAmpere, GpuGeneration::kAda,
+  const Link pcie[] = {
+      {LinkKind::kPix, 0}, {LinkKind::kPxb, 0}, {LinkKind::kPhb, 0}, {LinkKind::kNode, 0}, {LinkKind::kSys, 0}};
+  for (GpuGeneration gen : {GpuGeneration::kUnknown, GpuGeneration::kVolta, GpuGeneration::kAmpere, GpuGeneration::kAda,
                             GpuGeneration::kHopper}) {
     INFO(GpuGenerationName(gen));
     for (size_t i = 0; i + 1 < sizeof(pcie) / sizeof(pcie[0]); ++i) {
-      CHECK(EstimatedLinkBandwidthGBps(pcie[i], gen) >
-            EstimatedLinkBandwidthGBps(pcie[i + 1], gen));
+      CHECK(EstimatedLinkBandwidthGBps(pcie[i], gen) > EstimatedLinkBandwidthGBps(pcie[i + 1], gen));
     }
     for (int n = 1; n < 18; ++n) {
       CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, n + 1}, gen) >
             EstimatedLinkBandwidthGBps({LinkKind::kNvLink, n}, gen));
     }
     // The NVLink widths real machines have beat every PCIe path.
-    CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 4}, gen) >
-          EstimatedLinkBandwidthGBps(pcie[0], gen));
+    CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 4}, gen) > EstimatedLinkBandwidthGBps(pcie[0], gen));
   }
   // DGX-1's NV1 beats its Gen3 PCIe, as LinkRank says.
   CHECK(EstimatedLinkBandwidthGBps({LinkKind::kNvLink, 1}, GpuGeneration::kVolta) >

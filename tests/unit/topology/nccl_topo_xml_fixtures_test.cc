@@ -2,7 +2,6 @@
 // outputs has the structure of the real NCCL topology files in
 // shared/fixtures/nccl-topo, and places devices as the model's links say.
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 #include <string>
@@ -23,11 +22,13 @@ struct Fixture {
   bool nvswitch;  // the machine's NVLinks go through NVSwitch
 };
 
-const Fixture kFixtures[] = {
-    {"aws-g6e.12xlarge-4xL40S.txt", false}, {"aws-p4d.24xlarge.txt", true},
-    {"aws-p5.48xlarge.txt", true},          {"dgx-a100.txt", true},
-    {"dgx1-v100.txt", false},               {"hgx-h200-8gpu-12nic.txt", true},
-    {"pcie-8x-rtx4090.txt", false}};
+const Fixture kFixtures[] = {{"aws-g6e.12xlarge-4xL40S.txt", false},
+                             {"aws-p4d.24xlarge.txt", true},
+                             {"aws-p5.48xlarge.txt", true},
+                             {"dgx-a100.txt", true},
+                             {"dgx1-v100.txt", false},
+                             {"hgx-h200-8gpu-12nic.txt", true},
+                             {"pcie-8x-rtx4090.txt", false}};
 
 NodeTopology Model(const Fixture& f) {
   std::string text = ReadTopoFixture(f.file);
@@ -187,14 +188,13 @@ TEST_CASE("devices share a bridge exactly as their PCIe link classes say") {
         const bool a_gpu = a < topo.num_gpus(), b_gpu = b < topo.num_gpus();
         const int ai = a_gpu ? a : a - topo.num_gpus();
         const int bi = b_gpu ? b : b - topo.num_gpus();
-        Link l = a_gpu && b_gpu   ? topo.GpuLink(ai, bi)
+        Link l = a_gpu && b_gpu     ? topo.GpuLink(ai, bi)
                  : !a_gpu && !b_gpu ? topo.NicLink(ai, bi)
                  : a_gpu            ? topo.GpuNicLink(ai, bi)
                                     : topo.GpuNicLink(bi, ai);
         if (l.kind == LinkKind::kNvLink) continue;  // says nothing about PCIe
         XmlPath pa = path(a_gpu, ai), pb = path(b_gpu, bi);
-        INFO((a_gpu ? "GPU" : "NIC") << ai << "-" << (b_gpu ? "GPU" : "NIC") << bi << " "
-                                     << FormatLink(l));
+        INFO((a_gpu ? "GPU" : "NIC") << ai << "-" << (b_gpu ? "GPU" : "NIC") << bi << " " << FormatLink(l));
         switch (l.kind) {
           case LinkKind::kPix:
             CHECK(ParentBridge(pa) != nullptr);
@@ -252,10 +252,8 @@ TEST_CASE("DGX-1: one <nvlink> per NVLinked peer with its NV1/NV2 count") {
 }
 
 TEST_CASE("NVSwitch machines: one <nvlink> to the switch per GPU with its NV<n>") {
-  const std::pair<const char*, int> kMachines[] = {{"dgx-a100.txt", 12},
-                                                   {"aws-p4d.24xlarge.txt", 12},
-                                                   {"aws-p5.48xlarge.txt", 18},
-                                                   {"hgx-h200-8gpu-12nic.txt", 18}};
+  const std::pair<const char*, int> kMachines[] = {
+      {"dgx-a100.txt", 12}, {"aws-p4d.24xlarge.txt", 12}, {"aws-p5.48xlarge.txt", 18}, {"hgx-h200-8gpu-12nic.txt", 18}};
   for (const auto& [file, count] : kMachines) {
     INFO(file);
     const XmlNode root = WriteAndRead(Model(file));
@@ -274,8 +272,7 @@ TEST_CASE("NVSwitch machines: one <nvlink> to the switch per GPU with its NV<n>"
 }
 
 TEST_CASE("PCIe-only machines have no <nvlink>") {
-  const std::pair<const char*, int> kMachines[] = {{"aws-g6e.12xlarge-4xL40S.txt", 4},
-                                                   {"pcie-8x-rtx4090.txt", 8}};
+  const std::pair<const char*, int> kMachines[] = {{"aws-g6e.12xlarge-4xL40S.txt", 4}, {"pcie-8x-rtx4090.txt", 8}};
   for (const auto& [file, gpus] : kMachines) {
     INFO(file);
     XmlNode root = WriteAndRead(Model(file));
@@ -294,8 +291,7 @@ TEST_CASE("DGX A100: 4 NUMA CPUs plus the unknown one for the storage NICs") {
   CHECK(ids == std::vector<std::string>{"1", "3", "5", "7", "-1"});
   // CPUs 48-63 (word 1) and 176-191 (word 5) over 8 words, the node's
   // highest CPU being 255.
-  CHECK(cpus[1]->AttrOr("affinity") ==
-        "00000000,00000000,ffff0000,00000000,00000000,00000000,ffff0000,00000000");
+  CHECK(cpus[1]->AttrOr("affinity") == "00000000,00000000,ffff0000,00000000,00000000,00000000,ffff0000,00000000");
   CHECK(cpus[4]->Attr("affinity") == nullptr);
 
   // GPU0, GPU1, mlx5_0 and mlx5_1 are all PXB to each other: one top bridge,
@@ -312,9 +308,7 @@ TEST_CASE("DGX A100: 4 NUMA CPUs plus the unknown one for the storage NICs") {
   // every GPU): a bridge each under the unknown CPU.
   const std::vector<const XmlNode*> storage = Children(*cpus[4], "pci");
   REQUIRE(storage.size() == 2);
-  auto net_name = [](const XmlNode& pci) {
-    return Children(*Children(pci, "nic").at(0), "net").at(0)->AttrOr("name");
-  };
+  auto net_name = [](const XmlNode& pci) { return Children(*Children(pci, "nic").at(0), "net").at(0)->AttrOr("name"); };
   REQUIRE(storage[0]->children.size() == 2);
   CHECK(net_name(storage[0]->children[0]) == "mlx5_4");
   CHECK(net_name(storage[0]->children[1]) == "mlx5_5");
@@ -360,9 +354,11 @@ TEST_CASE("p4d.24xlarge: same shape as AWS's own topology file once the EFA NICs
     topo.nics()[n].name = topo.nics()[n].device = "rdmap" + std::to_string(16 * (n + 1)) + "s27";
     topo.nics()[n].numa_node = n / 2;
     for (int g = 0; g < 8; ++g) {
-      topo.SetGpuNicLink(g, n, Link{g / 2 == n ? LinkKind::kPix
-                                    : g / 4 == n / 2 ? LinkKind::kNode
-                                                     : LinkKind::kSys, 0});
+      topo.SetGpuNicLink(g, n,
+                         Link{g / 2 == n       ? LinkKind::kPix
+                              : g / 4 == n / 2 ? LinkKind::kNode
+                                               : LinkKind::kSys,
+                              0});
     }
     for (int m = 0; m < 4; ++m) {
       if (m != n) topo.SetNicLink(n, m, Link{n / 2 == m / 2 ? LinkKind::kNode : LinkKind::kSys, 0});

@@ -15,8 +15,7 @@
 namespace gpusched::testing {
 
 inline std::string ReadNcclTopoFixture(const std::string& name) {
-  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/nccl-topo/" + name,
-                   std::ios::binary);
+  std::ifstream in(std::string(GPUSCHED_FIXTURES_DIR) + "/nccl-topo/" + name, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -26,18 +25,16 @@ inline std::string ReadNcclTopoFixture(const std::string& name) {
 // there is another format).
 inline const std::vector<std::string>& RealNcclTopoFiles() {
   static const std::vector<std::string> kFiles = {
-      "aws-g5.48xl-topo.xml", "aws-p4d-24xl-topo.xml", "aws-p4de-24xl-topo.xml",
-      "azure-ncv4-topo.xml",  "azure-ndv2-topo.xml",   "azure-ndv4-topo.xml",
-      "azure-ndv5-topo.xml"};
+      "aws-g5.48xl-topo.xml", "aws-p4d-24xl-topo.xml", "aws-p4de-24xl-topo.xml", "azure-ncv4-topo.xml",
+      "azure-ndv2-topo.xml",  "azure-ndv4-topo.xml",   "azure-ndv5-topo.xml"};
   return kFiles;
 }
 
 // What NCCL's loader accepts below each element (ncclTopoXmlLoad* in xml.cc).
 inline std::string NcclGrammarViolation(const XmlNode& node) {
   static const std::map<std::string, std::set<std::string>> kAllowed = {
-      {"system", {"cpu"}},       {"cpu", {"pci", "nic"}},
-      {"pci", {"pci", "gpu", "nic"}}, {"gpu", {"nvlink"}},
-      {"nic", {"net"}},          {"nvlink", {}},
+      {"system", {"cpu"}}, {"cpu", {"pci", "nic"}}, {"pci", {"pci", "gpu", "nic"}},
+      {"gpu", {"nvlink"}}, {"nic", {"net"}},        {"nvlink", {}},
       {"net", {}}};
   auto it = kAllowed.find(node.name);
   if (it == kAllowed.end()) return "unexpected element <" + node.name + ">";
@@ -63,8 +60,7 @@ inline std::string ElementKind(const XmlNode& node) {
 }
 
 // kind -> attribute names used anywhere below (and at) `node`.
-inline void CollectAttributeNames(const XmlNode& node,
-                                  std::map<std::string, std::set<std::string>>* out) {
+inline void CollectAttributeNames(const XmlNode& node, std::map<std::string, std::set<std::string>>* out) {
   std::set<std::string>& names = (*out)[ElementKind(node)];
   for (const auto& [key, value] : node.attributes) names.insert(key);
   for (const XmlNode& child : node.children) CollectAttributeNames(child, out);

@@ -22,9 +22,7 @@ NodeTopology Parse(const std::string& name) {
 }
 
 std::string G(const NodeTopology& t, int i, int j) { return FormatLink(t.GpuLink(i, j)); }
-std::string N(const NodeTopology& t, int gpu, int nic) {
-  return FormatLink(t.GpuNicLink(gpu, nic));
-}
+std::string N(const NodeTopology& t, int gpu, int nic) { return FormatLink(t.GpuNicLink(gpu, nic)); }
 std::string NN(const NodeTopology& t, int a, int b) { return FormatLink(t.NicLink(a, b)); }
 
 void CheckAllGpuPairs(const NodeTopology& t, const std::string& expected) {
@@ -36,10 +34,9 @@ void CheckAllGpuPairs(const NodeTopology& t, const std::string& expected) {
   }
 }
 
-const char* kFixtures[] = {"aws-g6e.12xlarge-4xL40S.txt", "aws-p4d.24xlarge.txt",
-                           "aws-p5.48xlarge.txt",        "dgx-a100.txt",
-                           "dgx1-v100.txt",              "hgx-h200-8gpu-12nic.txt",
-                           "pcie-8x-rtx4090.txt"};
+const char* kFixtures[] = {
+    "aws-g6e.12xlarge-4xL40S.txt", "aws-p4d.24xlarge.txt", "aws-p5.48xlarge.txt", "dgx-a100.txt", "dgx1-v100.txt",
+    "hgx-h200-8gpu-12nic.txt",     "pcie-8x-rtx4090.txt"};
 
 }  // namespace
 

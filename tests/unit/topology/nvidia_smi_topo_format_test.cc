@@ -3,7 +3,6 @@
 #include "common/topology/nvidia_smi_topo_format.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -17,10 +16,9 @@ using gpusched::testing::ReadTopoFixture;
 
 namespace {
 
-const char* kFixtures[] = {"aws-g6e.12xlarge-4xL40S.txt", "aws-p4d.24xlarge.txt",
-                           "aws-p5.48xlarge.txt",        "dgx-a100.txt",
-                           "dgx1-v100.txt",              "hgx-h200-8gpu-12nic.txt",
-                           "pcie-8x-rtx4090.txt"};
+const char* kFixtures[] = {
+    "aws-g6e.12xlarge-4xL40S.txt", "aws-p4d.24xlarge.txt", "aws-p5.48xlarge.txt", "dgx-a100.txt", "dgx1-v100.txt",
+    "hgx-h200-8gpu-12nic.txt",     "pcie-8x-rtx4090.txt"};
 
 NodeTopology Parse(const std::string& text) {
   absl::StatusOr<NodeTopology> topo = ParseNvidiaSmiTopo(text);
@@ -29,9 +27,7 @@ NodeTopology Parse(const std::string& text) {
   return *std::move(topo);
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  return absl::StrSplit(text, '\n');
-}
+std::vector<std::string> Lines(const std::string& text) { return absl::StrSplit(text, '\n'); }
 
 }  // namespace
 

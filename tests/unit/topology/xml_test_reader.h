@@ -78,8 +78,8 @@ class Reader {
   bool Starts(std::string_view p) const { return s_.substr(pos_, p.size()) == p; }
   static bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
   static bool IsNameChar(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-' || c == '.' || c == ':';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.' || c == ':';
   }
   void SkipSpace() {
     while (pos_ < s_.size() && IsSpace(s_[pos_])) ++pos_;
@@ -114,20 +114,25 @@ class Reader {
       size_t semi = raw.find(';', i);
       if (semi == std::string_view::npos) return Err("unterminated entity");
       std::string_view ent = raw.substr(i + 1, semi - i - 1);
-      if (ent == "amp") *out += '&';
-      else if (ent == "lt") *out += '<';
-      else if (ent == "gt") *out += '>';
-      else if (ent == "quot") *out += '"';
-      else if (ent == "apos") *out += '\'';
+      if (ent == "amp")
+        *out += '&';
+      else if (ent == "lt")
+        *out += '<';
+      else if (ent == "gt")
+        *out += '>';
+      else if (ent == "quot")
+        *out += '"';
+      else if (ent == "apos")
+        *out += '\'';
       else if (ent.size() > 1 && ent[0] == '#') {
         const bool hex = ent[1] == 'x';
         std::string_view digits = ent.substr(hex ? 2 : 1);
         uint32_t v = 0;
         for (char c : digits) {
-          int d = (c >= '0' && c <= '9')               ? c - '0'
-                  : hex && (c >= 'a' && c <= 'f')      ? c - 'a' + 10
-                  : hex && (c >= 'A' && c <= 'F')      ? c - 'A' + 10
-                                                       : -1;
+          int d = (c >= '0' && c <= '9')          ? c - '0'
+                  : hex && (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                  : hex && (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                                  : -1;
           if (d < 0 || v > 0x7f) return Err("bad character reference &" + std::string(ent) + ";");
           v = v * (hex ? 16 : 10) + d;
         }
@@ -203,8 +208,6 @@ class Reader {
 
 }  // namespace xml_reader_internal
 
-inline XmlReadResult ReadXml(std::string_view text) {
-  return xml_reader_internal::Reader(text).Read();
-}
+inline XmlReadResult ReadXml(std::string_view text) { return xml_reader_internal::Reader(text).Read(); }
 
 }  // namespace gpusched::testing

@@ -30,7 +30,7 @@ struct FakeGpu {
   unsigned long long memory_bytes = 0;
   int cc_major = 0, cc_minor = 0;
   unsigned pcie_max_gen = 0, pcie_curr_gen = 0, pcie_width = 0;
-  bool mig = false;  // MIG mode; asked only on MIG-capable machines
+  bool mig = false;           // MIG mode; asked only on MIG-capable machines
   std::vector<FakeMig> migs;  // its MIG devices, when in MIG mode
   std::vector<int> cpus;
   std::vector<FakeLink> links;  // active NVLinks, link 0 upwards

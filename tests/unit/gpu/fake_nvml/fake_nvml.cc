@@ -135,24 +135,15 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlShutdown() {
 
 FAKE_NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t rc) {
   switch (rc) {
-    case NVML_SUCCESS:
-      return "Success";
-    case NVML_ERROR_UNINITIALIZED:
-      return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT:
-      return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED:
-      return "Not Supported";
-    case NVML_ERROR_NOT_FOUND:
-      return "Not Found";
-    case NVML_ERROR_INSUFFICIENT_SIZE:
-      return "Insufficient Size";
-    case NVML_ERROR_DRIVER_NOT_LOADED:
-      return "Driver Not Loaded";
-    case NVML_ERROR_GPU_IS_LOST:
-      return "GPU is lost";
-    default:
-      return "Unknown Error";
+    case NVML_SUCCESS: return "Success";
+    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
+    case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
+    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
+    default: return "Unknown Error";
   }
 }
 
