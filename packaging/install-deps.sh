@@ -17,6 +17,7 @@ packages=(
   systemd              # tests: systemd-analyze verify on the units
   dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs
   procps psmisc
+  clang-format  # tests: every C++ file as .clang-format writes it (Debian 12's clang-format 14)
   podman runc busybox-static  # jobs in container images; tests import a busybox image (no registry needed)
 )
 
