@@ -8,7 +8,8 @@
 namespace gpusched::server {
 
 // The daemon's end of one agent's connection (AgentLink in DESIGN.md): the
-// gRPC stream in the daemon, something else in the simulator.
+// gRPC stream (AgentStream), or a test's recording fake. The simulator has
+// no daemon and drives the core with its own simulated agents instead.
 class AgentChannel {
  public:
   virtual ~AgentChannel() = default;
