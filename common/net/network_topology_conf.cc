@@ -306,9 +306,9 @@ class NetworkTopologyConfBuilder {
         for (int j = parent_of(i); j != i; j = parent_of(j)) first = std::min(first, j);
         std::vector<absl::string_view> names = {switches[first].name};
         for (int j = parent_of(first); j != first; j = parent_of(j)) {
-          names.push_back(switches[j].name);
+          names.emplace_back(switches[j].name);
         }
-        names.push_back(switches[first].name);
+        names.emplace_back(switches[first].name);
         return LineError(switches[first].line,
                          absl::StrCat("switches form a cycle, each under the next: ", absl::StrJoin(names, " -> ")));
       }

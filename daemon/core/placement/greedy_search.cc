@@ -34,6 +34,7 @@ uint64_t GrowFrom(const GpuGraph& graph, int seed, uint64_t free_mask, int k) {
       if (chosen & Bit(x)) continue;
       if (best < 0 || rank(x) > rank(best)) best = x;  // ascending: lowest wins ties
     }
+    if (best < 0) break;  // fewer free GPUs than k: the caller sees fewer bits than it asked for
     chosen |= Bit(best);
     domains |= graph.DomainBit(best);
     for (int x : free_gpus) {

@@ -136,8 +136,9 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const Shar
           // FGD sees no cost in a CPU-only task until the CPU is gone; it
           // should go where CPU is left over once the free GPUs are fed.
           s.score = fgd;
-          s.tie_break =
-              -static_cast<double>(after.cpu_free_milli - kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli);
+          // In whole CPU thousandths: what is left below one does not matter.
+          const int64_t cpu_milli_for_free_gpus = kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli;
+          s.tie_break = -static_cast<double>(after.cpu_free_milli - cpu_milli_for_free_gpus);
         } else {
           s.tie_break = fgd;
         }
