@@ -86,8 +86,9 @@ void FairShare::Restore(const v1::FairShareUsage& usage) {
       // A stored figure that is not a usage at all is dropped, not believed.
       if (!(used >= kForgetBelowGpuSeconds) || !std::isfinite(used)) continue;
       ledger->usage[name] = used;
-      ledger->total += used;
     }
+    // Summed in name order, not in the stored map's (hashed) order.
+    for (const auto& [name, used] : ledger->usage) ledger->total += used;
   }
 }
 

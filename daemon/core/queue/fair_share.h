@@ -1,10 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -47,7 +48,10 @@ class FairShare {
 
  private:
   struct Ledger {
-    absl::flat_hash_map<std::string, double> usage;  // decayed GPU-seconds
+    // Decayed GPU-seconds, in name order: the total is summed in one order
+    // in every process, so that a replay gives the same priorities bit for
+    // bit (a hash map's order changes with its per-process seed).
+    std::map<std::string, double, std::less<>> usage;
     double total = 0;
     size_t parties = 0;  // with usage or waiting jobs
     double Factor(const std::string& who) const;
