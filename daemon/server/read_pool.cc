@@ -1,5 +1,6 @@
 #include "daemon/server/read_pool.h"
 
+#include "common/io/logging/logging.h"
 #include "daemon/store/sqlite_job_reader.h"
 
 namespace gpusched::server {
@@ -29,22 +30,31 @@ ReadPool::~ReadPool() {
 void ReadPool::Post(Read read) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(std::move(read));
+    queue_.push_back({std::move(read), std::chrono::steady_clock::now()});
   }
   wake_.notify_one();
 }
 
 void ReadPool::Run(store::JobReader& reader) {
   while (true) {
-    Read read;
+    Queued next;
     {
       std::unique_lock<std::mutex> lock(mu_);
       wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
       if (queue_.empty()) return;
-      read = std::move(queue_.front());
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
-    read(reader);
+    const auto started = std::chrono::steady_clock::now();
+    next.read(reader);
+    const auto finished = std::chrono::steady_clock::now();
+    if (finished - next.posted >= kSlowRead) {
+      static const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
+      using std::chrono::duration_cast;
+      using std::chrono::milliseconds;
+      log->warn("slow read: queued {} ms, ran {} ms", duration_cast<milliseconds>(started - next.posted).count(),
+                duration_cast<milliseconds>(finished - started).count());
+    }
   }
 }
 

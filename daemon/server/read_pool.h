@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -20,6 +21,9 @@ namespace gpusched::server {
 class ReadPool {
  public:
   using Read = std::function<void(store::JobReader&)>;
+  // A read that waited or ran this long is logged: a client's deadline is
+  // usually a few seconds, and the log should say which of the two it was.
+  static constexpr std::chrono::milliseconds kSlowRead{1000};
 
   static absl::StatusOr<std::unique_ptr<ReadPool>> Open(const std::string& db_path, int threads);
   ~ReadPool();
@@ -33,7 +37,11 @@ class ReadPool {
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Read> queue_;
+  struct Queued {
+    Read read;
+    std::chrono::steady_clock::time_point posted;
+  };
+  std::deque<Queued> queue_;
   bool stopping_ = false;
 };
 

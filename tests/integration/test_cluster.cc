@@ -34,7 +34,11 @@ namespace {
 
 void Sleep(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
-std::unique_ptr<grpc::ClientContext> Context(int seconds = 5) {
+// A guard against a hung daemon, not a timing check: shared CI machines
+// stall for seconds now and then, and a test should not fail on that.
+constexpr int kCallDeadlineSeconds = 30;
+
+std::unique_ptr<grpc::ClientContext> Context(int seconds = kCallDeadlineSeconds) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
   return ctx;
@@ -209,7 +213,7 @@ v1::Job TestCluster::GetJob(uint64_t id) const {
   request.set_job_id(id);
   v1::Job job;
   grpc::Status status = stub_->GetJob(Context().get(), request, &job);
-  INFO("GetJob " << id << ": " << status.error_message());
+  INFO("GetJob " << id << ": " << status.error_message() << "\ndaemon log:\n" << (status.ok() ? "" : daemon_->Log()));
   REQUIRE(status.ok());
   return job;
 }
