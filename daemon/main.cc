@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/config/host_port.h"
 #include "common/defaults.h"
+#include "common/flags/setting_flags.h"
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
 #include "common/io/systemd/systemd_notifier.h"
@@ -27,6 +28,7 @@
 #include "common/net/network_topology_conf.h"
 #include "daemon/config/daemon_config.h"
 #include "daemon/config/network_topology_file.h"
+#include "daemon/config/serve_settings.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
@@ -93,6 +95,47 @@ int RunServe(DaemonOptions options, const sigset_t& signals) {
   return 0;
 }
 
+// What `serve` runs with: the settings (flags over the file) in the daemon's
+// own units, the file's queues and pools, and the network and TLS files read.
+absl::StatusOr<DaemonOptions> ServeOptions(const gpusched::daemon::ServeSettings& s,
+                                           const gpusched::daemon::DaemonConfig& file) {
+  DaemonOptions options;
+  options.listen_address = s.listen;
+  options.state_dir = s.state_dir;
+  options.metrics_listen = s.metrics_listen;
+  options.unix_socket = s.socket;
+  options.admins = std::set<std::string>(s.admins.begin(), s.admins.end());
+  options.allow_unauthenticated_tcp = s.allow_unauthenticated_tcp;
+  options.tick = absl::Milliseconds(s.tick_ms);
+  gpusched::core::CoreOptions& core = options.core;
+  core.allow_root_jobs = s.allow_root_jobs;
+  core.kill_grace = absl::Milliseconds(s.kill_grace_ms);
+  core.node_not_responding_after = absl::Milliseconds(s.node_not_responding_ms);
+  core.node_down_after = absl::Milliseconds(std::max(s.node_down_ms, s.node_not_responding_ms));
+  core.head_blocks_after = absl::Hours(s.head_blocks_after_h);
+  core.probe.drain_below = static_cast<double>(s.probe_drain_below_percent) / 100;
+  core.probe.preflight_min = static_cast<double>(s.preflight_min_percent) / 100;
+  core.placement_policy = s.placement_policy;
+  core.share_packing = *gpusched::core::ParseSharePacking(s.share_packing);
+  core.defaults.topology = s.default_topology == "strict" ? gpusched::v1::TOPOLOGY_MODE_STRICT
+                           : s.default_topology == "any"  ? gpusched::v1::TOPOLOGY_MODE_ANY
+                                                          : gpusched::v1::TOPOLOGY_MODE_PREFER;
+  // Queues and pools have no flags: a cluster's queue layout, and the nodes
+  // and programs of its pools, belong in one file.
+  if (file.queues) core.queues = *file.queues;
+  core.pools = file.pools;
+  if (!s.network_topology.empty()) {
+    auto network = gpusched::daemon::ReadNetworkTopologyFile(s.network_topology);
+    if (!network.ok()) return network.status();
+    core.network = *std::move(network);
+  }
+  auto tls = gpusched::tls::LoadTls({.cert = s.tls_cert, .key = s.tls_key, .ca = s.tls_client_ca},
+                                    gpusched::tls::kServerTlsKeys);
+  if (!tls.ok()) return tls.status();
+  options.tls = *std::move(tls);
+  return options;
+}
+
 // `gpuschedd check-config FILE`: 0 and one line when the file is good, else 1
 // and the message naming the line.
 int CheckConfig(const std::string& path) {
@@ -109,7 +152,7 @@ int InitState(const std::string& config_path, std::string state_dir) {
     std::string used;
     auto file = gpusched::daemon::LoadServeConfig(config_path, &used);
     if (!file.ok()) return Fail(file.status());
-    state_dir = file->state_dir.value_or(gpusched::daemon::kDefaultStateDir);
+    state_dir = file->settings.values.state_dir;
   }
   absl::Status s = gpusched::server::Daemon::InitState(state_dir);
   if (absl::IsAlreadyExists(s)) {
@@ -204,110 +247,18 @@ int main(int argc, char** argv) {
   CLI::App app{"gpuschedd: the gpusched scheduler daemon"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpuschedd ") + gpusched::kVersion);
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error");
-
-  DaemonOptions options;
-  using gpusched::daemon::kKillGraceMs, gpusched::daemon::kTickMs, gpusched::daemon::kNodeNotRespondingMs,
-      gpusched::daemon::kNodeDownMs, gpusched::daemon::kProbeDrainBelowPercent, gpusched::daemon::kPreflightMinPercent;
-  int64_t kill_grace_ms = kKillGraceMs.default_value;
-  int64_t tick_ms = kTickMs.default_value;
-  int64_t not_responding_ms = kNodeNotRespondingMs.default_value;
-  int64_t down_ms = kNodeDownMs.default_value;
-  int64_t head_blocks_after_h = gpusched::daemon::kHeadBlocksAfterH.default_value;
-  int64_t probe_drain_below_percent = kProbeDrainBelowPercent.default_value;
-  int64_t preflight_min_percent = kPreflightMinPercent.default_value;
-
   CLI::App* serve = app.add_subcommand("serve", "run the daemon");
-  options.state_dir = gpusched::daemon::kDefaultStateDir;
+  gpusched::daemon::ServeSettings settings;
+  gpusched::flags::AddSettingFlags(serve, gpusched::daemon::ServeSettingsTable(), &settings);
   std::string config_path;
   serve
       ->add_option("--config", config_path,
                    "settings file; every key is the flag of the same name, and a flag given here wins "
                    "(default: /etc/gpusched/gpuschedd.toml when it exists)")
       ->check(CLI::ExistingFile);
-  serve->add_option("--listen", options.listen_address, "address to serve gRPC on")->capture_default_str();
-  serve->add_option("--state-dir", options.state_dir, "directory of the SQLite state file")->capture_default_str();
-  serve->add_option("--kill-grace-ms", kill_grace_ms, "SIGTERM to SIGKILL on cancel and time limit")
-      ->check(CLI::Range(kKillGraceMs.min, kKillGraceMs.max))
-      ->capture_default_str();
-  serve->add_option("--tick-ms", tick_ms, "period of time-limit checks")
-      ->check(CLI::Range(kTickMs.min, kTickMs.max))
-      ->capture_default_str();
-  serve->add_option("--node-not-responding-ms", not_responding_ms, "silence before a node takes no new jobs")
-      ->check(CLI::Range(kNodeNotRespondingMs.min, kNodeNotRespondingMs.max))
-      ->capture_default_str();
-  serve
-      ->add_option("--head-blocks-after-h", head_blocks_after_h,
-                   "hours a job that can start neither now nor by a reservation (the jobs it waits for have no "
-                   "time limits) lets smaller jobs pass it before it holds them back until it starts; 0 = strict "
-                   "queue order")
-      ->check(CLI::Range(gpusched::daemon::kHeadBlocksAfterH.min, gpusched::daemon::kHeadBlocksAfterH.max))
-      ->capture_default_str();
-  serve->add_option("--node-down-ms", down_ms, "silence before a node is DOWN and its gangs end NODE_FAIL")
-      ->check(CLI::Range(kNodeDownMs.min, kNodeDownMs.max))
-      ->capture_default_str();
-  serve
-      ->add_option("--probe-drain-below-percent", probe_drain_below_percent,
-                   "drain a node whose NCCL link calibration measures a GPU pair below this share of its "
-                   "link's estimate (0: never)")
-      ->check(CLI::Range(kProbeDrainBelowPercent.min, kProbeDrainBelowPercent.max))
-      ->capture_default_str();
-  serve
-      ->add_option("--preflight-min-percent", preflight_min_percent,
-                   "a job's NCCL preflight fails below this share of its GPUs' estimated ring bandwidth: "
-                   "the job is requeued and the node drained (0: only a probe error fails)")
-      ->check(CLI::Range(kPreflightMinPercent.min, kPreflightMinPercent.max))
-      ->capture_default_str();
-
-  std::string placement_policy = gpusched::core::kDefaultPlacementPolicy;
-  serve->add_option("--metrics-listen", options.metrics_listen,
-                    "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6871); off when not given");
-  serve->add_option(
-      "--socket", options.unix_socket,
-      "also serve the CLI on this Unix socket, telling users apart by uid (e.g. /run/gpusched/gpuschedd.sock)");
-  std::vector<std::string> admins;
-  serve->add_option("--admin", admins,
-                    "a user who may act on anyone's jobs and the nodes (repeatable; root always may)");
-  serve->add_flag("--allow-unauthenticated-tcp", options.allow_unauthenticated_tcp,
-                  "single-user setups only: TCP callers without a client certificate act as the daemon's user "
-                  "(an admin), and any agent may register");
-  serve->add_flag("--allow-root-jobs", options.core.allow_root_jobs, "jobs may run as root");
-  serve->add_flag("--init", options.init_state,
+  bool init_state = false;
+  serve->add_flag("--init", init_state,
                   "where there is no state database (or a 0-byte one), start a new, empty one instead of refusing");
-  serve
-      ->add_option("--placement-policy", placement_policy,
-                   "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread")
-      ->check(CLI::IsMember(gpusched::core::PlacementPolicyNames()))
-      ->capture_default_str();
-  std::string share_packing = gpusched::core::kDefaultSharePacking;
-  serve
-      ->add_option("--share-packing", share_packing,
-                   "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole) or fgd (least "
-                   "growth of the fragmentation expected for the cluster's jobs)")
-      ->check(CLI::IsMember(gpusched::core::SharePackingNames()))
-      ->capture_default_str();
-  std::string default_topology = "prefer";
-  serve
-      ->add_option("--default-topology", default_topology,
-                   "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "
-                   "idle cluster's best) or any")
-      ->check(CLI::IsMember({"prefer", "strict", "any"}))
-      ->capture_default_str();
-  std::string network_topology_file;
-  serve
-      ->add_option("--network-topology", network_topology_file,
-                   "the cluster network in Slurm topology.conf terms: SwitchName=leaf01 Nodes=gpu[001-032], "
-                   "SwitchName=spine01 Switches=leaf[01-02], BlockName=nvl01 Nodes=gb[001-018]; "
-                   "where it names a node it wins over the node's labels")
-      ->check(CLI::ExistingFile);
-  gpusched::tls::TlsFiles tls_files;
-  serve->add_option("--tls-cert", tls_files.cert,
-                    "PEM certificate (then its chain) to serve gRPC over TLS with; with --tls-key");
-  serve->add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
-  serve->add_option("--tls-client-ca", tls_files.ca,
-                    "PEM CA certificates: every client (agents, CLI) must present a certificate signed by one "
-                    "(mutual TLS); without it, clients are not asked for one");
 
   CLI::App* dev = app.add_subcommand("dev", "daemon + two agents with fake GPUs on loopback, for a first look");
   std::string dev_state_dir;
@@ -356,80 +307,30 @@ int main(int argc, char** argv) {
   if (*init) return InitState(init_config_path, init_state_dir);
   std::string config_used;
   if (*serve) {
-    // gpuschedd.toml under the command line: a key counts where its flag was not given.
     auto file = gpusched::daemon::LoadServeConfig(config_path, &config_used);
     if (!file.ok()) return Fail(file.status());
-    auto unless_flag = [](CLI::App* command, const char* flag, const auto& value, auto& target) {
-      if (value.has_value() && command->get_option(flag)->count() == 0) target = *value;
-    };
-    unless_flag(&app, "--log-level", file->log_level, log_level);
-    unless_flag(serve, "--listen", file->listen, options.listen_address);
-    unless_flag(serve, "--state-dir", file->state_dir, options.state_dir);
-    unless_flag(serve, "--kill-grace-ms", file->kill_grace_ms, kill_grace_ms);
-    unless_flag(serve, "--tick-ms", file->tick_ms, tick_ms);
-    unless_flag(serve, "--node-not-responding-ms", file->node_not_responding_ms, not_responding_ms);
-    unless_flag(serve, "--node-down-ms", file->node_down_ms, down_ms);
-    unless_flag(serve, "--head-blocks-after-h", file->head_blocks_after_h, head_blocks_after_h);
-    unless_flag(serve, "--probe-drain-below-percent", file->probe_drain_below_percent, probe_drain_below_percent);
-    unless_flag(serve, "--preflight-min-percent", file->preflight_min_percent, preflight_min_percent);
-    unless_flag(serve, "--metrics-listen", file->metrics_listen, options.metrics_listen);
-    unless_flag(serve, "--socket", file->socket, options.unix_socket);
-    unless_flag(serve, "--admin", file->admins, admins);
-    unless_flag(serve, "--allow-unauthenticated-tcp", file->allow_unauthenticated_tcp,
-                options.allow_unauthenticated_tcp);
-    unless_flag(serve, "--allow-root-jobs", file->allow_root_jobs, options.core.allow_root_jobs);
-    unless_flag(serve, "--placement-policy", file->placement_policy, placement_policy);
-    unless_flag(serve, "--share-packing", file->share_packing, share_packing);
-    unless_flag(serve, "--default-topology", file->default_topology, default_topology);
-    unless_flag(serve, "--network-topology", file->network_topology, network_topology_file);
-    unless_flag(serve, "--tls-cert", file->tls_cert, tls_files.cert);
-    unless_flag(serve, "--tls-key", file->tls_key, tls_files.key);
-    unless_flag(serve, "--tls-client-ca", file->tls_client_ca, tls_files.ca);
-    // Queues have no flags: a cluster's queue layout belongs in one file.
-    if (file->queues) options.core.queues = *file->queues;
-    // Pools neither: their nodes and programs are a file's to name.
-    options.core.pools = file->pools;
+    gpusched::flags::ApplyFileUnderFlags(serve, gpusched::daemon::ServeSettingsTable(), file->settings, &settings);
+    gpusched::SetLogLevel(settings.log_level);
+    if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);
+    auto options = ServeOptions(settings, *file);
+    if (!options.ok()) return Fail(options.status());
+    options->init_state = init_state;
+    // A refused client shows up only in gRPC's own log line; say what it means.
+    gpusched::RouteGrpcLogsToSpdlog(settings.tls_client_ca.empty()
+                                        ? ""
+                                        : "a client without a certificate signed by tls_client_ca (or speaking "
+                                          "plaintext) was refused");
+    if (options->tls) {
+      gpusched::GetLogger("daemon")->info(
+          "TLS with certificate {}; {}", settings.tls_cert,
+          settings.tls_client_ca.empty() ? "clients are not asked for certificates"
+                                         : "clients must present a certificate signed by " + settings.tls_client_ca);
+    }
+    return RunServe(*std::move(options), signals);
   }
-  gpusched::SetLogLevel(log_level);
-  if (!config_used.empty()) gpusched::GetLogger("daemon")->info("settings from {}", config_used);
+  gpusched::SetLogLevel(settings.log_level);
   if (simulate.chosen()) return RunSimulateCommand(simulate.Options(), signals);
   if (simulate_sharing.chosen()) return RunSimulateSharingCommand(simulate_sharing.Options(), signals);
-  options.core.kill_grace = absl::Milliseconds(kill_grace_ms);
-  options.tick = absl::Milliseconds(tick_ms);
-  options.core.node_not_responding_after = absl::Milliseconds(not_responding_ms);
-  options.core.node_down_after = absl::Milliseconds(std::max(down_ms, not_responding_ms));
-  options.core.head_blocks_after = absl::Hours(head_blocks_after_h);
-  options.core.probe.drain_below = static_cast<double>(probe_drain_below_percent) / 100;
-  options.core.probe.preflight_min = static_cast<double>(preflight_min_percent) / 100;
-
-  options.core.placement_policy = placement_policy;
-  options.core.share_packing = *gpusched::core::ParseSharePacking(share_packing);
-  options.admins = std::set<std::string>(admins.begin(), admins.end());
-  options.core.defaults.topology = default_topology == "strict" ? gpusched::v1::TOPOLOGY_MODE_STRICT
-                                   : default_topology == "any"  ? gpusched::v1::TOPOLOGY_MODE_ANY
-                                                                : gpusched::v1::TOPOLOGY_MODE_PREFER;
-  if (!network_topology_file.empty()) {
-    auto network = gpusched::daemon::ReadNetworkTopologyFile(network_topology_file);
-    if (!network.ok()) return Fail(network.status());
-    options.core.network = *std::move(network);
-  }
-  if (*serve) {
-    auto tls = gpusched::tls::LoadTls(tls_files, gpusched::tls::kServerTlsKeys);
-    if (!tls.ok()) return Fail(tls.status());
-    options.tls = *std::move(tls);
-    // A refused client shows up only in gRPC's own log line; say what it means.
-    gpusched::RouteGrpcLogsToSpdlog(
-        tls_files.ca.empty() ? ""
-                             : "a client without a certificate signed by tls_client_ca (or speaking plaintext) "
-                               "was refused");
-    if (options.tls) {
-      gpusched::GetLogger("daemon")->info("TLS with certificate {}; {}", tls_files.cert,
-                                          tls_files.ca.empty()
-                                              ? "clients are not asked for certificates"
-                                              : "clients must present a certificate signed by " + tls_files.ca);
-    }
-    return RunServe(options, signals);
-  }
   // dev stays plaintext on loopback: its agents live in this process, and
   // it is one user's cluster, made on first use. Its TCP callers are admins
   // unasked, so a port other machines can reach would hand them this user.
@@ -440,6 +341,10 @@ int main(int argc, char** argv) {
         "this user, so it listens on 127.0.0.1, localhost or [::1] only (gpuschedd serve, with TLS, is for other "
         "machines)")));
   }
+  // dev's defaults are serve's, but for what it sets here.
+  auto defaults = ServeOptions(gpusched::daemon::ServeSettings{}, gpusched::daemon::DaemonConfig{});
+  if (!defaults.ok()) return Fail(defaults.status());
+  DaemonOptions options = *std::move(defaults);
   options.init_state = true;
   options.allow_unauthenticated_tcp = true;
   options.core.allow_root_jobs = true;

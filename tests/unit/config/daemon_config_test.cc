@@ -10,8 +10,10 @@
 
 #include "common/defaults.h"
 #include "daemon/core/policy/placement_policy.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
+#include "tests/unit/config/settings_example.h"
 
 using namespace gpusched::daemon;
 using Catch::Matchers::Contains;
@@ -32,28 +34,19 @@ std::string ErrorOf(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("gpuschedd.toml: the shipped example sets every default, and only the defaults") {
+TEST_CASE("gpuschedd.toml: the shipped example shows every setting of the table, set to its default or commented") {
   auto config = ReadDaemonConfig(kExample);
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->listen == gpusched::kDefaultDaemonAddress);
-  CHECK(config->state_dir == kDefaultStateDir);
-  CHECK(config->log_level == "info");
-  CHECK(config->placement_policy == gpusched::core::kDefaultPlacementPolicy);
-  CHECK(config->share_packing == gpusched::core::kDefaultSharePacking);
-  CHECK(config->default_topology == "prefer");
-  CHECK(config->tick_ms == kTickMs.default_value);
-  CHECK(config->kill_grace_ms == kKillGraceMs.default_value);
-  CHECK(config->node_not_responding_ms == kNodeNotRespondingMs.default_value);
-  CHECK(config->node_down_ms == kNodeDownMs.default_value);
-  CHECK(config->probe_drain_below_percent == kProbeDrainBelowPercent.default_value);
-  CHECK(config->preflight_min_percent == kPreflightMinPercent.default_value);
+  CHECK(gpusched::config::TableProblems(ServeSettingsTable()).empty());
+  const std::vector<std::string> problems =
+      gpusched::testing::ExampleProblems(ServeSettingsTable(), config->settings, gpusched::testing::ReadFile(kExample));
+  for (const std::string& problem : problems) UNSCOPED_INFO(problem);
+  CHECK(problems.empty());
   // Optional settings without a default are shown commented out.
-  CHECK_FALSE(config->network_topology.has_value());
-  CHECK_FALSE(config->metrics_listen.has_value());
-  CHECK_FALSE(config->tls_cert.has_value());
-  CHECK_FALSE(config->tls_key.has_value());
-  CHECK_FALSE(config->tls_client_ca.has_value());
+  CHECK(config->settings.Sets("tick_ms"));
+  CHECK_FALSE(config->settings.Sets("network_topology"));
+  CHECK_FALSE(config->settings.Sets("tls_cert"));
   // [priority] at its defaults, and no queue but the implicit one.
   REQUIRE(config->queues.has_value());
   const gpusched::core::QueuePolicy defaults = gpusched::core::QueuePolicy::Default();
@@ -127,8 +120,7 @@ TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
 TEST_CASE("gpuschedd.toml: an empty file sets nothing") {
   auto config = ParseDaemonConfig("# nothing yet\n", "x.toml");
   REQUIRE(config.ok());
-  CHECK_FALSE(config->listen.has_value());
-  CHECK_FALSE(config->tick_ms.has_value());
+  CHECK(config->settings.keys_set.empty());
   CHECK(DescribeDaemonConfig(*config) == "valid, sets nothing (every setting at its default)");
 }
 
@@ -166,7 +158,7 @@ TEST_CASE("gpuschedd.toml: network_topology is read relative to the file, its er
   auto config = ReadDaemonConfig(good);
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->network_topology == (dir.path() / "topology.conf").string());
+  CHECK(config->settings.values.network_topology == (dir.path() / "topology.conf").string());
   REQUIRE(config->network != nullptr);
   CHECK(config->network->Locate("gpu03")->spine == "spine01");
   CHECK_THAT(DescribeDaemonConfig(*config),
@@ -195,7 +187,8 @@ TEST_CASE("gpuschedd.toml: --config must exist; the default path may be absent")
   auto loaded = LoadServeConfig(path, &used);
   REQUIRE(loaded.ok());
   CHECK(used == path);
-  CHECK(loaded->tick_ms == 100);
+  CHECK(loaded->settings.values.tick_ms == 100);
+  CHECK(loaded->settings.keys_set == std::vector<std::string>{"tick_ms"});
 }
 
 TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and checked, each problem at its key's line") {
@@ -209,9 +202,9 @@ TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and che
   auto config = ReadDaemonConfig(good);
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->tls_cert == server.cert);
-  CHECK(config->tls_key == server.key);
-  CHECK(config->tls_client_ca == ca.cert());
+  CHECK(config->settings.values.tls_cert == server.cert);
+  CHECK(config->settings.values.tls_key == server.key);
+  CHECK(config->settings.values.tls_client_ca == ca.cert());
   CHECK(DescribeDaemonConfig(*config) ==
         "valid, 3 settings: tls_cert=" + server.cert + " tls_key=" + server.key + " tls_client_ca=" + ca.cert());
 
@@ -237,8 +230,8 @@ TEST_CASE("gpuschedd.toml: TLS files are taken from the file's directory and che
 TEST_CASE("gpuschedd.toml: socket and admins, and their mistakes") {
   auto config = ParseDaemonConfig("socket = \"/run/gpusched/d.sock\"\nadmins = [\"alice\", \"bob\"]\n", "/x/d.toml");
   REQUIRE(config.ok());
-  CHECK(config->socket == "/run/gpusched/d.sock");
-  CHECK(config->admins == std::vector<std::string>{"alice", "bob"});
+  CHECK(config->settings.values.socket == "/run/gpusched/d.sock");
+  CHECK(config->settings.values.admins == std::vector<std::string>{"alice", "bob"});
   const std::string at = "/etc/gpusched/gpuschedd.toml:";
   CHECK(ErrorOf("admins = \"alice\"\n") == at + "1: admins must be an array, got a string");
   CHECK(ErrorOf("admins = [\"alice\", 3]\n") == at + "1: admins must be an array of strings, as [\"alice\", \"bob\"]");
