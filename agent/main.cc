@@ -22,6 +22,7 @@
 #include "agent/node_info.h"
 #include "agent/topology_discovery.h"
 #include "common/defaults.h"
+#include "common/flags/setting_flags.h"
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
 #include "common/io/systemd/systemd_notifier.h"
@@ -31,8 +32,6 @@
 namespace {
 
 constexpr int kUsageError = 2;
-using gpusched::agent::kCpus, gpusched::agent::kFakeGpus, gpusched::agent::kGpuMemoryMb,
-    gpusched::agent::kHeartbeatIntervalMs, gpusched::agent::kMemoryMb, gpusched::agent::kContainerPullTimeoutS;
 
 int UsageError(const std::string& message) {
   std::cerr << "gpusched-agent: " << message << " (see --help)\n";
@@ -51,6 +50,46 @@ int Discover(gpusched::agent::AgentOptions options, gpusched::agent::DiscoverFor
   }
   std::cout << gpusched::agent::DiscoverReport(gpusched::agent::DescribeNode(options, *discovered), format);
   return 0;
+}
+
+// The settings (flags over the file) in the agent's own terms; labels,
+// per-GPU modes and TLS are added by the caller.
+gpusched::agent::AgentOptions AgentOptionsFrom(const gpusched::agent::AgentSettings& s) {
+  using gpusched::agent::GpuSource;
+  gpusched::agent::AgentOptions options;
+  options.daemon_address = s.daemon;
+  options.node_name = s.node_name;
+  options.advertise_address = s.advertise_address;
+  options.gpu_source = s.gpu_source == "nvml"   ? GpuSource::kNvml
+                       : s.gpu_source == "file" ? GpuSource::kFile
+                       : s.gpu_source == "fake" ? GpuSource::kFake
+                                                : GpuSource::kAuto;
+  options.topology_file = s.topology_file;
+  options.nvml_library = s.nvml_library;
+  options.fake_gpus = static_cast<int>(s.fake_gpus);
+  options.gpu_model = s.gpu_model;
+  options.gpu_memory_mb = s.gpu_memory_mb;
+  options.cpus = s.cpus;
+  options.memory_mb = s.memory_mb;
+  options.log_dir = s.log_dir;
+  options.cpu_bind = s.cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
+  gpusched::ParseShareModeName(s.gpu_share_mode, &options.gpu_share_mode);
+  options.mps_control_program = s.mps_control_program;
+  options.mps_dir = s.mps_dir;
+  options.nccl_topo_file = s.nccl_topo_file;
+  options.nccl_probe = s.nccl_probe;
+  options.calibrate_on_start = s.calibrate_on_start;
+  options.shim_program = s.shim;
+  options.keep_jobs_on_stop = s.keep_jobs_on_stop;
+  options.containers.runtime = s.container_runtime;
+  options.containers.oci_runtime = s.container_oci_runtime;
+  options.containers.registries = s.container_registries;
+  options.containers.mount_sources = s.container_mounts;
+  options.containers.run_args = s.container_run_args;
+  options.containers.pull_timeout = absl::Seconds(s.container_pull_timeout_s);
+  options.metrics_listen = s.metrics_listen;
+  options.heartbeat_interval = absl::Milliseconds(s.heartbeat_interval_ms);
+  return options;
 }
 
 // `gpusched-agent check-config FILE`: 0 and one line when the file is good,
@@ -91,123 +130,24 @@ int WaitForStopSignal(const sigset_t& signals, const gpusched::agent::Agent& age
 }  // namespace
 
 int main(int argc, char** argv) {
-  gpusched::agent::AgentOptions options;
-  const char* env_address = std::getenv(gpusched::kDaemonAddressEnv);
-  options.daemon_address = env_address && *env_address ? env_address : gpusched::kDefaultDaemonAddress;
-  options.log_dir = gpusched::agent::kDefaultAgentLogDir;
-  std::vector<std::string> labels;
-  int64_t heartbeat_ms = absl::ToInt64Milliseconds(options.heartbeat_interval);
-  std::string log_level = "info";
-
   CLI::App app{"gpusched node agent: registers this node with gpuschedd and runs the jobs it is sent"};
   app.set_version_flag("--version", gpusched::kVersion);
-  app.add_option("--daemon", options.daemon_address,
-                 absl::StrCat("gpuschedd address, host:port (default: $", gpusched::kDaemonAddressEnv, ", else ",
-                              gpusched::kDefaultDaemonAddress, ")"));
-  gpusched::tls::TlsFiles tls_files;
-  app.add_option("--tls-ca", tls_files.ca,
-                 "PEM CA certificates that signed the daemon's certificate: connect over TLS (default: plaintext)");
-  app.add_option("--tls-cert", tls_files.cert,
-                 "PEM certificate (then its chain) to prove this node to a daemon that requires client "
-                 "certificates; with --tls-key and --tls-ca");
-  app.add_option("--tls-key", tls_files.key, "PEM private key of --tls-cert, unencrypted");
-  app.add_option("--node-name", options.node_name, "name of this node (default: the host name)");
-  app.add_option("--advertise-address", options.advertise_address,
-                 "address other nodes reach this one at; MASTER_ADDR when this node holds rank 0 (default: this host's "
-                 "address on the route to the daemon)")
-      ->capture_default_str();
-  std::string gpu_source = "auto";
-  app.add_option("--gpu-source", gpu_source,
-                 "where the GPUs come from: auto (--topology-file, else --fake-gpus, else NVML, else none), "
-                 "nvml, file or fake")
-      ->check(CLI::IsMember({"auto", "nvml", "file", "fake"}))
-      ->capture_default_str();
-  app.add_option("--topology-file", options.topology_file,
-                 "a saved `nvidia-smi topo -m` output: GPUs wired like that machine, without its GPUs")
-      ->check(CLI::ExistingFile);
-  app.add_option("--nvml-library", options.nvml_library,
-                 "NVML library to load (default libnvidia-ml.so.1, found the usual way)");
-  app.add_option("--fake-gpus", options.fake_gpus, "pretend this node has N GPUs (no topology: every pair SYS)")
-      ->check(CLI::Range(kFakeGpus.min, kFakeGpus.max))
-      ->capture_default_str();
-  app.add_option("--gpu-model", options.gpu_model, "model name of file or fake GPUs")->capture_default_str();
-  app.add_option("--gpu-memory-mb", options.gpu_memory_mb, "memory of each file or fake GPU in MB")
-      ->check(CLI::Range(kGpuMemoryMb.min, kGpuMemoryMb.max))
-      ->capture_default_str();
-  app.add_option("--cpus", options.cpus, "CPUs to offer (default: detect)")->check(CLI::Range(kCpus.min, kCpus.max));
-  app.add_option("--memory-mb", options.memory_mb, "memory to offer in MB (default: detect)")
-      ->check(CLI::Range(kMemoryMb.min, kMemoryMb.max));
-  app.add_option("--log-dir", options.log_dir, "job logs go to <dir>/job-<id>/rank-<R>.log")->capture_default_str();
-  std::string cpu_bind = "numa";
-  app.add_option("--cpu-bind", cpu_bind,
-                 "numa: run each job process on the CPUs of its GPU's NUMA node (within the agent's own CPUs); "
-                 "none: leave processes where the agent runs")
-      ->check(CLI::IsMember({"none", "numa"}))
-      ->capture_default_str();
-  std::string gpu_share_mode = "exclusive";
-  app.add_option("--gpu-share-mode", gpu_share_mode,
-                 "how this node's GPUs are shared: exclusive (one job per GPU), timeslice (jobs asking for a "
-                 "share of a GPU take turns on it; their shares and memory limits are accounted, not enforced) "
-                 "or mps (jobs run as clients of the agent's MPS control daemon, held to their share and memory "
-                 "limit); GPUs in MIG mode are shared as their MIG instances (mig) whatever this says")
-      ->check(CLI::IsMember({"exclusive", "timeslice", "mps", "mig"}))
-      ->capture_default_str();
+  gpusched::agent::AgentSettings settings;
+  // The daemon's address: --daemon, then $GPUSCHED_ADDR, then the file (as for the CLI).
+  const char* env_address = std::getenv(gpusched::kDaemonAddressEnv);
+  const bool address_from_env = env_address != nullptr && *env_address != '\0';
+  if (address_from_env) settings.daemon = env_address;
+  gpusched::flags::AddSettingFlags(&app, gpusched::agent::AgentSettingsTable(), &settings);
   std::vector<std::string> gpu_share_modes;
   app.add_option("--gpu-share-modes", gpu_share_modes,
                  "GPUS=MODE, per GPU over --gpu-share-mode (repeatable): e.g. 0-3=mps 4-7=timeslice");
-  app.add_option("--mps-control-program", options.mps_control_program,
-                 "the MPS control daemon the agent runs for its MPS GPUs (a name in PATH or a path)")
-      ->capture_default_str();
-  app.add_option("--mps-dir", options.mps_dir,
-                 "where the MPS control daemon's pipe/ and log/ directories go (default <log-dir>/mps)");
-  app.add_flag("--nccl-topo-file", options.nccl_topo_file,
-               "write this node's topology to <log-dir>/nccl-topo.xml and set NCCL_TOPO_FILE for jobs that set "
-               "none (meant for NVML-discovered nodes)");
-  options.nccl_probe = "auto";
-  app.add_option("--nccl-probe", options.nccl_probe,
-                 "the NCCL probe for link calibration and job preflights: auto (gpusched-nccl-probe next to this "
-                 "program, on NVML nodes), a path, or \"\" for none")
-      ->capture_default_str();
-  app.add_option("--calibrate-on-start", options.calibrate_on_start,
-                 "measure the GPU links with the NCCL probe as the agent starts (true/false)")
-      ->capture_default_str();
-  app.add_option("--shim", options.shim_program,
-                 "the gpusched-shim that holds each job's processes (default: the one next to this program)");
-  options.keep_jobs_on_stop = true;
-  app.add_option("--keep-jobs-on-stop", options.keep_jobs_on_stop,
-                 "on SIGTERM, leave running jobs to their shims for the next agent to adopt (a restart or an "
-                 "upgrade); false: kill them (true/false)")
-      ->capture_default_str();
-  app.add_option("--container-runtime", options.containers.runtime,
-                 "run jobs that name an image with this container runtime (podman, or a path); empty: none");
-  app.add_option("--container-oci-runtime", options.containers.oci_runtime,
-                 "podman --runtime for job containers (runc where cgroups are hybrid v1/v2, which crun refuses)");
-  app.add_option("--container-registry", options.containers.registries,
-                 "a registry job images may come from (repeatable; none given: any)");
-  app.add_option("--container-mount", options.containers.mount_sources,
-                 "a host path jobs may mount into their containers, with what lies below it (repeatable)");
-  app.add_option("--container-run-arg", options.containers.run_args,
-                 "one more podman run argument for every job container, as --container-run-arg=--ulimit "
-                 "(repeatable, in order)");
-  int64_t container_pull_timeout_s = 900;
-  app.add_option("--container-pull-timeout-s", container_pull_timeout_s, "how long pulling a job's image may take")
-      ->check(CLI::Range(kContainerPullTimeoutS.min, kContainerPullTimeoutS.max))
-      ->capture_default_str();
+  std::vector<std::string> labels;
   app.add_option("--label", labels, "node label key=value (repeatable)");
-  app.add_option("--metrics-listen", options.metrics_listen,
-                 "serve Prometheus metrics at http://ADDR:PORT/metrics (e.g. 0.0.0.0:6872): running jobs and, with "
-                 "NVML, per-GPU utilization, memory, temperature and power in DCGM exporter names; off when not given");
-  app.add_option("--heartbeat-interval-ms", heartbeat_ms, "heartbeat interval until the daemon sets one")
-      ->check(CLI::Range(kHeartbeatIntervalMs.min, kHeartbeatIntervalMs.max))
-      ->capture_default_str();
   bool discover = false;
   std::string discover_format = "text";
   app.add_flag("--discover", discover, "print this node as it would register (GPUs, NICs, NUMA, link matrix) and exit");
   app.add_option("--discover-format", discover_format, "text, json (the NodeInfo) or nccl-xml (NCCL_TOPO_FILE)")
       ->check(CLI::IsMember({"text", "json", "nccl-xml"}))
-      ->capture_default_str();
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
 
   std::string config_path;
@@ -236,43 +176,12 @@ int main(int argc, char** argv) {
     std::cerr << "gpusched-agent: " << file.status().message() << "\n";
     return 1;
   }
-  auto unless_flag = [&app](const char* flag, const auto& value, auto& target) {
-    if (value.has_value() && app.get_option(flag)->count() == 0) target = *value;
-  };
-  // The daemon address: --daemon, then $GPUSCHED_ADDR, then the file (as for the CLI).
-  if (env_address == nullptr || *env_address == '\0') unless_flag("--daemon", file->daemon, options.daemon_address);
-  unless_flag("--node-name", file->node_name, options.node_name);
-  unless_flag("--advertise-address", file->advertise_address, options.advertise_address);
-  unless_flag("--gpu-source", file->gpu_source, gpu_source);
-  unless_flag("--topology-file", file->topology_file, options.topology_file);
-  unless_flag("--nvml-library", file->nvml_library, options.nvml_library);
-  unless_flag("--fake-gpus", file->fake_gpus, options.fake_gpus);
-  unless_flag("--gpu-model", file->gpu_model, options.gpu_model);
-  unless_flag("--gpu-memory-mb", file->gpu_memory_mb, options.gpu_memory_mb);
-  unless_flag("--cpus", file->cpus, options.cpus);
-  unless_flag("--memory-mb", file->memory_mb, options.memory_mb);
-  unless_flag("--log-dir", file->log_dir, options.log_dir);
-  unless_flag("--cpu-bind", file->cpu_bind, cpu_bind);
-  unless_flag("--gpu-share-mode", file->gpu_share_mode, gpu_share_mode);
-  unless_flag("--mps-control-program", file->mps_control_program, options.mps_control_program);
-  unless_flag("--mps-dir", file->mps_dir, options.mps_dir);
-  unless_flag("--nccl-topo-file", file->nccl_topo_file, options.nccl_topo_file);
-  unless_flag("--nccl-probe", file->nccl_probe, options.nccl_probe);
-  unless_flag("--calibrate-on-start", file->calibrate_on_start, options.calibrate_on_start);
-  unless_flag("--shim", file->shim, options.shim_program);
-  unless_flag("--keep-jobs-on-stop", file->keep_jobs_on_stop, options.keep_jobs_on_stop);
-  unless_flag("--metrics-listen", file->metrics_listen, options.metrics_listen);
-  unless_flag("--container-runtime", file->container_runtime, options.containers.runtime);
-  unless_flag("--container-oci-runtime", file->container_oci_runtime, options.containers.oci_runtime);
-  unless_flag("--container-registry", file->container_registries, options.containers.registries);
-  unless_flag("--container-mount", file->container_mounts, options.containers.mount_sources);
-  unless_flag("--container-run-arg", file->container_run_args, options.containers.run_args);
-  unless_flag("--container-pull-timeout-s", file->container_pull_timeout_s, container_pull_timeout_s);
-  unless_flag("--heartbeat-interval-ms", file->heartbeat_interval_ms, heartbeat_ms);
-  unless_flag("--log-level", file->log_level, log_level);
-  unless_flag("--tls-ca", file->tls_ca, tls_files.ca);
-  unless_flag("--tls-cert", file->tls_cert, tls_files.cert);
-  unless_flag("--tls-key", file->tls_key, tls_files.key);
+  const std::string daemon_before_file = settings.daemon;
+  gpusched::flags::ApplyFileUnderFlags(&app, gpusched::agent::AgentSettingsTable(), file->settings, &settings);
+  if (address_from_env && app.get_option("--daemon")->count() == 0) {
+    settings.daemon = daemon_before_file;
+  }
+  gpusched::agent::AgentOptions options = AgentOptionsFrom(settings);
   // Labels merge: --label rack=r02 replaces the file's rack and keeps the rest.
   for (const auto& [key, value] : file->labels) options.labels[key] = value;
   for (const std::string& label : labels) {
@@ -282,10 +191,6 @@ int main(int argc, char** argv) {
     }
     options.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
-  options.heartbeat_interval = absl::Milliseconds(heartbeat_ms);
-  options.containers.pull_timeout = absl::Seconds(container_pull_timeout_s);
-  options.cpu_bind = cpu_bind == "none" ? gpusched::agent::CpuBindMode::kNone : gpusched::agent::CpuBindMode::kNuma;
-  gpusched::ParseShareModeName(gpu_share_mode, &options.gpu_share_mode);
   // The flags replace the file's table as a whole: per GPU, one source.
   std::vector<std::pair<std::string, std::string>> per_gpu = file->gpu_share_modes;
   if (!gpu_share_modes.empty()) per_gpu.clear();
@@ -297,11 +202,7 @@ int main(int argc, char** argv) {
   auto modes = gpusched::agent::ParseGpuShareModes(per_gpu);
   if (!modes.ok()) return UsageError(std::string(modes.status().message()));
   for (const auto& [index, word] : *modes) gpusched::ParseShareModeName(word, &options.gpu_share_modes[index]);
-  options.gpu_source = gpu_source == "nvml"   ? gpusched::agent::GpuSource::kNvml
-                       : gpu_source == "file" ? gpusched::agent::GpuSource::kFile
-                       : gpu_source == "fake" ? gpusched::agent::GpuSource::kFake
-                                              : gpusched::agent::GpuSource::kAuto;
-  gpusched::SetLogLevel(log_level);
+  gpusched::SetLogLevel(settings.log_level);
   if (!config_used.empty()) gpusched::GetLogger("agent")->info("settings from {}", config_used);
   if (discover) {
     return Discover(std::move(options), discover_format == "json"       ? gpusched::agent::DiscoverFormat::kJson
@@ -310,7 +211,8 @@ int main(int argc, char** argv) {
   }
   // Checked here, before anything starts: a wrong file must not look like a
   // daemon that refuses us.
-  auto tls = gpusched::tls::LoadTls(tls_files, gpusched::tls::kClientTlsKeys);
+  auto tls = gpusched::tls::LoadTls({.cert = settings.tls_cert, .key = settings.tls_key, .ca = settings.tls_ca},
+                                    gpusched::tls::kClientTlsKeys);
   if (!tls.ok()) {
     std::cerr << "gpusched-agent: " << tls.status().message() << "\n";
     return 1;

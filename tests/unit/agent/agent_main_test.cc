@@ -147,3 +147,26 @@ TEST_CASE("gpusched-agent: --nccl-topo-file writes the topology next to the job 
   kill(pid, SIGTERM);
   CHECK(WaitExit(pid) == 0);
 }
+
+TEST_CASE("gpusched-agent: agent.toml under the flags, key by key, and $GPUSCHED_ADDR between --daemon and the file") {
+  TempDir dir;
+  FakeDaemon daemon;
+  // The file names a daemon nobody runs; the environment names the real one.
+  WriteFile(dir / "agent.toml",
+            "daemon = \"127.0.0.1:1\"\nnode_name = \"from-file\"\nfake_gpus = 2\ncpus = 3\n"
+            "heartbeat_interval_ms = 100\n[labels]\nrack = \"r1\"\nleaf = \"l1\"\n");
+  setenv("GPUSCHED_ADDR", daemon.address().c_str(), 1);
+  pid_t pid = Spawn({"--config", dir / "agent.toml", "--cpus", "4", "--label", "rack=r9", "--log-dir", dir / "logs"},
+                    dir / "out");
+  unsetenv("GPUSCHED_ADDR");
+  auto registrations = daemon.WaitForRegistrations(1);
+  REQUIRE(registrations.size() == 1);
+  const auto& node = registrations.back().node();
+  CHECK(node.name() == "from-file");  // the file, where no flag was given
+  CHECK(node.gpus_size() == 2);
+  CHECK(node.cpus() == 4);                  // the flag wins
+  CHECK(node.labels().at("rack") == "r9");  // a --label wins for its key only
+  CHECK(node.labels().at("leaf") == "l1");
+  kill(pid, SIGTERM);
+  CHECK(WaitExit(pid) == 0);
+}

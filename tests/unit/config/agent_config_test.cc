@@ -9,7 +9,9 @@
 #include <string>
 
 #include "agent/config/gpu_share_modes.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/test_pki.h"
+#include "tests/unit/config/settings_example.h"
 
 using namespace gpusched::agent;
 using Catch::Matchers::StartsWith;
@@ -28,36 +30,26 @@ std::string ErrorOf(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("agent.toml: the shipped example holds the agent's defaults") {
+TEST_CASE("agent.toml: the shipped example shows every setting of the table, set to its default or commented") {
   auto config = ReadAgentConfig(kExample);
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->daemon == "127.0.0.1:6870");
-  CHECK(config->gpu_source == "auto");
-  CHECK(config->fake_gpus == 0);
-  CHECK(config->gpu_model == "NVIDIA H100 80GB HBM3");
-  CHECK(config->gpu_memory_mb == 81559);
-  CHECK(config->cpus == 0);
-  CHECK(config->memory_mb == 0);
-  CHECK(config->log_dir == kDefaultAgentLogDir);
-  CHECK(config->cpu_bind == "numa");
-  CHECK(config->gpu_share_mode == "exclusive");
+  CHECK(gpusched::config::TableProblems(AgentSettingsTable()).empty());
+  const std::vector<std::string> problems =
+      gpusched::testing::ExampleProblems(AgentSettingsTable(), config->settings, gpusched::testing::ReadFile(kExample));
+  for (const std::string& problem : problems) UNSCOPED_INFO(problem);
+  CHECK(problems.empty());
+  CHECK(config->settings.Sets("gpu_model"));
+  CHECK_FALSE(config->settings.Sets("node_name"));
+  CHECK_FALSE(config->settings.Sets("topology_file"));
   CHECK(config->gpu_share_modes.empty());
-  CHECK(config->mps_control_program == "nvidia-cuda-mps-control");
-  CHECK(config->nccl_topo_file == false);
-  CHECK(config->nccl_probe == "auto");
-  CHECK(config->calibrate_on_start == true);
-  CHECK(config->heartbeat_interval_ms == 5000);
-  CHECK(config->log_level == "info");
   CHECK(config->labels.empty());
-  CHECK_FALSE(config->node_name.has_value());
-  CHECK_FALSE(config->topology_file.has_value());
 }
 
 TEST_CASE("agent.toml: labels as a section or inline, in file order") {
   auto config = ParseAgentConfig("daemon = \"head:6870\"\n[labels]\nrack = \"r01\"\nleaf = \"leaf-01\"\n", "a.toml");
   REQUIRE(config.ok());
-  CHECK(config->daemon == "head:6870");
+  CHECK(config->settings.values.daemon == "head:6870");
   CHECK(config->labels == std::vector<std::pair<std::string, std::string>>{{"rack", "r01"}, {"leaf", "leaf-01"}});
   config = ParseAgentConfig("labels = { nvlink-domain = \"nvl01\" }\n", "a.toml");
   REQUIRE(config.ok());
@@ -99,18 +91,18 @@ TEST_CASE("agent.toml: share modes per GPU over the node's, and the MPS control 
       "/etc/gpusched/agent.toml");
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->gpu_share_mode == "timeslice");
+  CHECK(config->settings.values.gpu_share_mode == "timeslice");
   CHECK(config->gpu_share_modes ==
         std::vector<std::pair<std::string, std::string>>{{"0-3", "mps"}, {"7", "exclusive"}});
-  CHECK(config->mps_control_program == "nvidia-cuda-mps-control");
-  CHECK(config->mps_dir == "/run/gpusched-mps");
+  CHECK(config->settings.values.mps_control_program == "nvidia-cuda-mps-control");
+  CHECK(config->settings.values.mps_dir == "/run/gpusched-mps");
   auto modes = ParseGpuShareModes(config->gpu_share_modes);
   REQUIRE(modes.ok());
   CHECK(*modes == std::map<int32_t, std::string>{{0, "mps"}, {1, "mps"}, {2, "mps"}, {3, "mps"}, {7, "exclusive"}});
   // A program with a '/' is a path, taken from the file's directory.
   config = ParseAgentConfig("mps_control_program = \"bin/mps-control\"\n", "/etc/gpusched/agent.toml");
   REQUIRE(config.ok());
-  CHECK(config->mps_control_program == "/etc/gpusched/bin/mps-control");
+  CHECK(config->settings.values.mps_control_program == "/etc/gpusched/bin/mps-control");
   CHECK(SplitGpuShareModesFlag("4-7=timeslice")->first == "4-7");
   CHECK(SplitGpuShareModesFlag("mps").status().message() ==
         "--gpu-share-modes \"mps\": expected GPUS=MODE, e.g. 0-3=mps");
@@ -124,12 +116,12 @@ TEST_CASE("agent.toml: container settings, and a mount that is not an absolute p
       "/etc/gpusched/agent.toml");
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->container_runtime == "podman");
-  CHECK(config->container_oci_runtime == "runc");
-  CHECK(config->container_registries == std::vector<std::string>{"nvcr.io", "localhost"});
-  CHECK(config->container_mounts == std::vector<std::string>{"/data"});
-  CHECK(config->container_run_args == std::vector<std::string>{"--ulimit", "nofile=1024:20000"});
-  CHECK(config->container_pull_timeout_s == 60);
+  CHECK(config->settings.values.container_runtime == "podman");
+  CHECK(config->settings.values.container_oci_runtime == "runc");
+  CHECK(config->settings.values.container_registries == std::vector<std::string>{"nvcr.io", "localhost"});
+  CHECK(config->settings.values.container_mounts == std::vector<std::string>{"/data"});
+  CHECK(config->settings.values.container_run_args == std::vector<std::string>{"--ulimit", "nofile=1024:20000"});
+  CHECK(config->settings.values.container_pull_timeout_s == 60);
   CHECK_THAT(DescribeAgentConfig(*config), Catch::Contains("container_registries=[nvcr.io,localhost]"));
   CHECK(ErrorOf("daemon = \"127.0.0.1:6870\"\ncontainer_mounts = [\"data\"]\n") ==
         "/etc/gpusched/agent.toml:2: container_mounts: \"data\" is not an absolute path");
@@ -145,8 +137,8 @@ TEST_CASE("agent.toml: a relative topology_file is taken from the file's directo
   auto config = ReadAgentConfig((dir / "agent.toml").string());
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->topology_file == (dir / "topo.txt").string());
-  CHECK(config->log_dir == (dir / "logs").string());
+  CHECK(config->settings.values.topology_file == (dir / "topo.txt").string());
+  CHECK(config->settings.values.log_dir == (dir / "logs").string());
   std::string used;
   CHECK(LoadAgentConfig((dir / "none.toml").string(), &used).status().code() == absl::StatusCode::kNotFound);
   std::filesystem::remove_all(dir);
@@ -163,9 +155,9 @@ TEST_CASE("agent.toml: TLS files are taken from the file's directory and checked
   auto config = ReadAgentConfig((dir / "agent.toml").string());
   INFO(config.status().ToString());
   REQUIRE(config.ok());
-  CHECK(config->tls_ca == ca.cert());
-  CHECK(config->tls_cert == client.cert);
-  CHECK(config->tls_key == client.key);
+  CHECK(config->settings.values.tls_ca == ca.cert());
+  CHECK(config->settings.values.tls_cert == client.cert);
+  CHECK(config->settings.values.tls_key == client.key);
   CHECK(DescribeAgentConfig(*config) ==
         "valid, 3 settings: tls_ca=" + ca.cert() + " tls_cert=" + client.cert + " tls_key=" + client.key);
 
