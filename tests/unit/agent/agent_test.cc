@@ -161,7 +161,8 @@ TEST_CASE("after a broken stream the agent re-registers with its running jobs an
   REQUIRE(WaitConnected(agent, false));
   WriteFile(go, "");
   REQUIRE(WaitForFileContaining(dir / "logs/job-5/rank-0.log", "done"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the runner reaps within its 20 ms poll
+  // The runner has the end once its ledger entry holds the final report.
+  REQUIRE(WaitForFileContaining(dir / "logs/running/n1/job-5", "report "));
 
   // A daemon on the same address gets the exit right after the registration.
   daemon = std::make_unique<FakeDaemon>(port);
@@ -360,8 +361,15 @@ TEST_CASE("an agent whose lease runs out kills its jobs at once and reports them
       Launch(MakeShellLaunch(30, "trap '' TERM; echo $$ > " + (dir / "pid") + "; while :; do sleep 0.05; done"))));
   REQUIRE(daemon.WaitForUpdate(30, Kind::KIND_STARTED));
   const pid_t pid = ReadPid(dir / "pid");
-  // Heartbeats every 50 ms, each acknowledged: four leases go by untouched.
-  std::this_thread::sleep_for(std::chrono::milliseconds(3200));
+  // Heartbeats at least 50 ms apart, each acknowledged: 64 of them span four
+  // leases, which go by untouched (a slow machine only makes the wait longer).
+  REQUIRE(daemon.WaitUntil(
+      [](const auto& messages) {
+        int beats = 0;
+        for (const auto& m : messages) beats += m.has_heartbeat() ? 1 : 0;
+        return beats >= 64;
+      },
+      absl::Seconds(30)));
   CHECK_FALSE(daemon.WaitForUpdate(30, Kind::KIND_EXITED, absl::Milliseconds(1)));
   CHECK(kill(pid, 0) == 0);
 

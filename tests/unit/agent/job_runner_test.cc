@@ -292,10 +292,13 @@ TEST_CASE("launch is idempotent per job id") {
   REQUIRE(write(fd, "go\n", 3) == 3);
   close(fd);
   REQUIRE(updates.WaitFor(15, Kind::KIND_EXITED));
-  runner.Launch(launch);  // after the end: the stored report, nothing started
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // After the end: the stored report, nothing started. The runner answers a
+  // launch it will not start before Launch returns, and one it starts is
+  // running (or reported) by then: so both counts are final here.
+  runner.Launch(launch);
   CHECK(updates.Count(15, Kind::KIND_EXITED) == 2);
   CHECK(updates.Count(15, Kind::KIND_STARTED) == 2);
+  CHECK(runner.RunningJobIds().empty());
   const std::string log = ReadFile(dir / "job-15/rank-0.log");
   CHECK(log == "started-once\n");
 }
@@ -310,8 +313,8 @@ TEST_CASE("a kill for a job that is not here is answered so the daemon can close
   CHECK(answer->exit_code() == 0);
   CHECK(answer->message() == "not running on test-node");
 
+  // A kill is answered, or not, before the call returns.
   runner.KillIfRunning(98, absl::Seconds(1), "stale");
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(updates.Count(98, Kind::KIND_EXITED) == 0);
 }
 
@@ -437,7 +440,9 @@ TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with
   CHECK_THAT(failed->message(), Catch::Contains("cannot record the job in the agent's crash ledger") &&
                                     Catch::Contains("No space left on device"));
   CHECK(updates.Count(21, Kind::KIND_STARTED) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Nothing was spawned: a shim started is a running job until its end is
+  // reported, and a job that ran would have left its proof.
+  CHECK(runner.RunningJobIds().empty());
   CHECK_FALSE(std::filesystem::exists(proof));
 
   // Space again: the next launch runs.

@@ -207,7 +207,8 @@ TEST_CASE("a launch whose shim cannot run fails saying so, and nothing runs") {
   REQUIRE(failed);
   CHECK_THAT(failed->message(), Catch::Contains("cannot run the job shim " + (dir / "missing-shim")) &&
                                     Catch::Contains("No such file or directory"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Nothing was spawned: a shim started is a running job until its end is reported.
+  CHECK(runner.RunningJobIds().empty());
   CHECK_FALSE(std::ifstream(dir / "ran").good());
 }
 
@@ -261,7 +262,9 @@ TEST_CASE("a record left by an agent from before the shims: its ranks' groups ar
     execl("/bin/sleep", "sleep", "30", nullptr);
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Its own group once setsid has run, as the old agent's ranks were.
+  for (int i = 0; i < 500 && getpgid(rank) != rank; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(getpgid(rank) == rank);
   std::string boot = ReadFile("/proc/sys/kernel/random/boot_id");
   boot = boot.substr(0, boot.find('\n'));
   std::filesystem::create_directories(dir / "running/test-node");
