@@ -197,6 +197,7 @@ absl::Status Agent::Start() {
   auto shim = ResolveShim(options.shim_program);
   if (!shim.ok()) return shim.status();
   JobRunnerOptions runner_options;
+  runner_options.clock = options.clock;
   runner_options.shim_program = *std::move(shim);
   runner_options.node_name = options.node_name;
   runner_options.log_dir = options.log_dir;
@@ -258,11 +259,14 @@ absl::Status Agent::Start() {
     *message.mutable_job_update() = update;
     session->Send(std::move(message));
   });
-  calibrator_ = std::make_unique<LinkCalibrator>(probe, no_probe, topology, [this](const v1::NodeProbe& result) {
-    v1::AgentMessage message;
-    *message.mutable_probe_result() = result;
-    session_->Send(std::move(message));
-  });
+  calibrator_ = std::make_unique<LinkCalibrator>(
+      probe, no_probe, topology,
+      [this](const v1::NodeProbe& result) {
+        v1::AgentMessage message;
+        *message.mutable_probe_result() = result;
+        session_->Send(std::move(message));
+      },
+      *options.clock);
   dispatcher_ = std::make_unique<CommandDispatcher>(node, runner_.get(), calibrator_.get(), sessions_.get());
   session_ = std::make_unique<DaemonSession>(session_options, dispatcher_.get());
   reports_to_.store(session_.get(), std::memory_order_release);

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
+#include "common/clock.h"
 #include "common/io/tls/tls_files.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -25,6 +26,9 @@ enum class GpuSource { kAuto, kNvml, kFile, kFake };
 
 struct AgentOptions {
   std::string daemon_address;  // host:port of gpuschedd
+  // The time of reports and probe results (the lease and heartbeats run on
+  // the monotonic clock).
+  const Clock* clock = &WallClock();
   // TLS to the daemon, checked already (tls::LoadTls); std::nullopt: plaintext.
   std::optional<tls::TlsMaterial> tls;
   std::string node_name;          // default: gethostname()

@@ -8,11 +8,12 @@
 namespace gpusched::agent {
 
 LinkCalibrator::LinkCalibrator(std::shared_ptr<BandwidthProbe> probe, std::string why_unavailable,
-                               topology::NodeTopology topology, ResultFn on_result)
+                               topology::NodeTopology topology, ResultFn on_result, const Clock& clock)
     : probe_(std::move(probe)),
       why_unavailable_(std::move(why_unavailable)),
       topology_(std::move(topology)),
-      on_result_(std::move(on_result)) {}
+      on_result_(std::move(on_result)),
+      clock_(clock) {}
 
 LinkCalibrator::~LinkCalibrator() {
   std::thread thread;
@@ -52,7 +53,7 @@ void LinkCalibrator::Run() {
   } else {
     result = CalibrateLinks(*probe_, topology_, &stop_);
   }
-  *result.mutable_time() = ToProtoTime(absl::Now());
+  *result.mutable_time() = ToProtoTime(clock_.Now());
   {
     std::lock_guard<std::mutex> lock(mu_);
     running_ = false;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "agent/nccl/bandwidth_probe.h"
+#include "common/clock.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -23,8 +24,9 @@ class LinkCalibrator {
 
   // `probe` null: this agent cannot measure; each calibration then reports
   // NodeProbe.unavailable with `why_unavailable`.
+  // `clock` stamps each result.
   LinkCalibrator(std::shared_ptr<BandwidthProbe> probe, std::string why_unavailable, topology::NodeTopology topology,
-                 ResultFn on_result);
+                 ResultFn on_result, const Clock& clock = WallClock());
   ~LinkCalibrator();  // waits for a calibration under way
   LinkCalibrator(const LinkCalibrator&) = delete;
   LinkCalibrator& operator=(const LinkCalibrator&) = delete;
@@ -47,6 +49,7 @@ class LinkCalibrator {
   const std::string why_unavailable_;
   const topology::NodeTopology topology_;
   const ResultFn on_result_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   bool running_ = false;
   std::atomic<bool> stop_{false};

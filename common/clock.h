@@ -20,6 +20,12 @@ class SystemClock final : public Clock {
   absl::Time Now() const override { return absl::Now(); }
 };
 
+// The wall clock, for options that take a Clock and default to the real one.
+inline const Clock& WallClock() {
+  static const SystemClock clock;
+  return clock;
+}
+
 // A clock that moves only when told to.
 class ManualClock final : public Clock {
  public:

@@ -59,7 +59,7 @@ void JobRunner::AdoptLeftovers() {
   ProcessLedger::Loaded loaded = ledger_.Load();
   // How the jobs a predecessor saw end did end: reported again like any
   // recent report, after the next registration.
-  for (const v1::JobUpdate& report : loaded.reports) recent_.Add(report, absl::Now());
+  for (const v1::JobUpdate& report : loaded.reports) recent_.Add(report, options_.clock->Now());
   for (ProcessLedger::Recorded& left : loaded.recorded) {
     Job job;
     job.id = left.job_id;
@@ -121,7 +121,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   std::optional<v1::JobUpdate> answer;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto done = recent_.Find(id, absl::Now());
+    auto done = recent_.Find(id, options_.clock->Now());
     if (auto it = jobs_.find(id); it != jobs_.end()) {
       if (it->second.attempt == attempt) {
         answer = MakeUpdate(id, attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", it->second.log_dir);
@@ -162,7 +162,8 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
 }
 
 void JobRunner::KeepFinalReportLocked(const v1::JobUpdate& report) {
-  recent_.Add(report, absl::Now());
+  recent_.Add(report, options_.clock->Now());
+  // The ledger ages its reports by their files' times: the kernel's clock, not the runner's.
   if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
     log_->warn("job {}: cannot keep its final report on disk: {}", report.job_id(), std::string(s.message()));
   }
@@ -318,7 +319,8 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
       if (notice_deadline && !it->second.kill_deadline) {
-        if (absl::Status s = WritePreemptNotice(it->second.log_dir, *notice_deadline, absl::Now(), reason); !s.ok()) {
+        if (absl::Status s = WritePreemptNotice(it->second.log_dir, *notice_deadline, options_.clock->Now(), reason);
+            !s.ok()) {
           log_->warn("job {}: no preemption notice for it: {}", job_id, std::string(s.message()));
         }
       }
@@ -327,7 +329,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
       // Starting (or in its preflight): the launch answers, once it knows.
       kills_before_start_[job_id] = KillRequest{grace, reason};
     } else if (answer_unknown) {
-      auto done = recent_.Find(job_id, absl::Now());
+      auto done = recent_.Find(job_id, options_.clock->Now());
       // Only the attempt asked about closes it on the daemon's side.
       answer = done && done->attempt() == attempt ? *done : NotRunning(job_id, attempt);
     }
@@ -513,7 +515,7 @@ JobRunner::Load JobRunner::CurrentLoad() const {
 
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
   std::lock_guard<std::mutex> lock(mu_);
-  return recent_.All(absl::Now());
+  return recent_.All(options_.clock->Now());
 }
 
 void JobRunner::RenewLeases(absl::Duration lease) {

@@ -27,6 +27,7 @@
 #include "agent/runner/job_shim.h"
 #include "agent/runner/process_ledger.h"
 #include "agent/runner/recent_exits.h"
+#include "common/clock.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 #include "spdlog/logger.h"
@@ -34,6 +35,9 @@
 namespace gpusched::agent {
 
 struct JobRunnerOptions {
+  // When reports were made, for how long a final report is kept to answer a
+  // resent launch or kill, and the "now" of preemption notices.
+  const Clock* clock = &WallClock();
   std::string node_name;
   std::string log_dir;  // must exist
   std::string advertise_address = "127.0.0.1";

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -139,7 +140,8 @@ void MpsControlDaemon::Supervise() {
     } else {
       log_->info("adopting the MPS control daemon (pid {}) an earlier agent left in {}", pid, options_.pipe_dir);
     }
-    const absl::Time started = absl::Now();
+    // Durations on the monotonic clock: a wall clock stepped by NTP would stretch them.
+    const auto started = std::chrono::steady_clock::now();
     if (pid != 0) {
       std::unique_lock<std::mutex> lock(mu_);
       pid_ = pid;
@@ -167,7 +169,9 @@ void MpsControlDaemon::Supervise() {
     std::unique_lock<std::mutex> lock(mu_);
     if (stopping_ || detaching_) return;
     // A daemon that ran a while and then died starts again at once-ish.
-    if (absl::Now() - started > options_.max_backoff) backoff = options_.first_backoff;
+    if (std::chrono::steady_clock::now() - started > absl::ToChronoNanoseconds(options_.max_backoff)) {
+      backoff = options_.first_backoff;
+    }
     ++restarts_;
     failure_ = absl::FailedPreconditionError(failure);
     log_->warn("{}; starting it again in {}", failure, absl::FormatDuration(backoff));
@@ -206,8 +210,9 @@ bool MpsControlDaemon::SendQuit() {
     log_->warn("could not tell the MPS control daemon to quit: {}", std::string(client.status().message()));
     return false;
   }
-  const absl::Time deadline = absl::Now() + options_.stop_grace;
-  const int status = AwaitExit(*client, /*own_child=*/true, [&] { return absl::Now() > deadline; });
+  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(options_.stop_grace);
+  const int status =
+      AwaitExit(*client, /*own_child=*/true, [&] { return std::chrono::steady_clock::now() > deadline; });
   if (status == -2) {
     kill(*client, SIGKILL);
     AwaitExit(*client, true, [] { return false; });

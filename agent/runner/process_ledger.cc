@@ -123,6 +123,7 @@ void ProcessLedger::PruneReports(absl::Time now) {
 ProcessLedger::Loaded ProcessLedger::Load() {
   Loaded loaded;
   const std::string boot = BootId();
+  // Report files are aged by their times on disk: the kernel's clock.
   const absl::Time now = absl::Now();
   std::error_code ec;
   std::set<uint64_t> with_record;

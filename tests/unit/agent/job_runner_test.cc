@@ -452,3 +452,27 @@ TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with
   REQUIRE(exited);
   CHECK(exited->exit_code() == 0);
 }
+
+TEST_CASE("a final report answers for its job for an hour of the runner's clock, then is forgotten") {
+  TempDir dir;
+  gpusched::ManualClock clock(absl::FromUnixSeconds(1'800'000'000));
+  JobRunnerOptions options = RunnerOptions(dir);
+  options.clock = &clock;
+  UpdateRecorder updates;
+  JobRunner runner(options, updates.Callback());
+  runner.Launch(MakeShellLaunch(40, "exit 7"));
+  auto exited = updates.WaitFor(40, Kind::KIND_EXITED);
+  REQUIRE(exited);
+  CHECK(exited->exit_code() == 7);
+
+  clock.Advance(absl::Minutes(59));
+  REQUIRE(runner.RecentReports().size() == 1);  // sent again after each registration
+  runner.Kill(40, absl::Seconds(1), "cancel");  // a resent kill: the stored report
+  CHECK(updates.Count(40, Kind::KIND_EXITED) == 2);
+  CHECK(updates.All().back().exit_code() == 7);
+
+  clock.Advance(absl::Minutes(2));
+  CHECK(runner.RecentReports().empty());
+  runner.Kill(40, absl::Seconds(1), "cancel");
+  CHECK(updates.All().back().message() == "not running on test-node");
+}
