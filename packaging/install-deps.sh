@@ -18,6 +18,7 @@ packages=(
   dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs
   procps psmisc
   clang-format  # tests: every C++ file as .clang-format writes it (Debian 12's clang-format 14)
+  clang         # tests: clang's thread-safety analysis over the mutex-guarded code (the build itself uses GCC)
   podman runc busybox-static  # jobs in container images; tests import a busybox image (no registry needed)
 )
 

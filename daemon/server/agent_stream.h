@@ -2,9 +2,10 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
@@ -34,7 +35,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::D
   absl::Status MayRegisterAs(const std::string& name) const;
   void Refuse(const absl::Status& why);
   void Send(const v1::DaemonMessage& message);
-  void FinishOnce(const grpc::Status& status);  // mu_ held
+  void FinishOnce(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   SchedulerLoop& loop_;
   SessionRelay& sessions_;
@@ -44,12 +45,12 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::D
   std::string node_;  // known after RegisterNode; touched by the read path only
   std::shared_ptr<Channel> channel_;
 
-  std::mutex mu_;
-  std::deque<v1::DaemonMessage> out_;
-  bool writing_ = false;
-  bool reads_done_ = false;
-  bool finished_ = false;
-  grpc::Status final_status_;
+  absl::Mutex mu_;
+  std::deque<v1::DaemonMessage> out_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::server

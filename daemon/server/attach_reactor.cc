@@ -17,12 +17,11 @@ AttachReactor::AttachReactor(SchedulerLoop& loop, SessionRelay& relay, Caller ca
 }
 
 void AttachReactor::OnReadDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
   if (!ok) {
-    lock.unlock();
     ClientGone();
     return;
   }
+  absl::ReleasableMutexLock lock(&mu_);
   if (!begun_) {
     if (!in_.has_start()) {
       FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first AttachRequest must be its start"));
@@ -31,9 +30,12 @@ void AttachReactor::OnReadDone(bool ok) {
     begun_ = true;
     ++refs_;  // until the start's check has run
     const v1::AttachStart start = in_.start();
-    lock.unlock();
+    lock.Release();
     Begin(start);
-    lock.lock();
+    // Read on, under the lock again.
+    absl::MutexLock relock(&mu_);
+    if (!finishing_) StartRead(&in_);
+    return;
   } else if (in_.has_start()) {
     FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "a session has one start"));
     return;
@@ -54,7 +56,7 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       ~Done() { self->Release(); }
     } done{this};
     auto refuse = [this](grpc::StatusCode code, const std::string& why) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       FinishLocked(grpc::Status(code, why));
     };
     const uint64_t id = start.job_id();
@@ -96,14 +98,14 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       }
     };
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (finishing_) return gone();
     }
     // Outside mu_: the relay calls Deliver with its own lock held, which takes mu_.
     const uint64_t session_id = relay_.Add(this, node);
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::ReleasableMutexLock lock(&mu_);
     if (finishing_) {  // gone between the two looks: OnDone saw no session to remove
-      lock.unlock();
+      lock.Release();
       relay_.Remove(session_id);
       return gone();
     }
@@ -143,7 +145,7 @@ void AttachReactor::Forward(const v1::AttachRequest& request) {
 }
 
 void AttachReactor::Deliver(const v1::SessionOutput& output) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (exited_ || finishing_) return;
   v1::AttachResponse response;
   switch (output.kind_case()) {
@@ -163,7 +165,7 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
 }
 
 void AttachReactor::ClientGone() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (session_id_ != 0 && !exited_) {
     v1::DaemonMessage message;
     message.mutable_session_input()->set_session_id(session_id_);
@@ -203,7 +205,7 @@ void AttachReactor::QueueLocked(v1::AttachResponse response) {
 }
 
 void AttachReactor::OnWriteDone(bool ok) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   writing_ = false;
   if (!ok) {
     out_.clear();
@@ -236,7 +238,7 @@ void AttachReactor::FinishLocked(const grpc::Status& status) {
 void AttachReactor::Release() {
   bool last = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     last = --refs_ == 0;
   }
   if (last) delete this;
@@ -245,7 +247,7 @@ void AttachReactor::Release() {
 void AttachReactor::OnDone() {
   uint64_t id = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     id = session_id_;
   }
   // Before the last reference goes: the relay may be delivering right now.

@@ -2,10 +2,11 @@
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
@@ -34,13 +35,13 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
 
  private:
   void Begin(const v1::AttachStart& start);
-  void Forward(const v1::AttachRequest& request);  // mu_ held
+  void Forward(const v1::AttachRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The client is gone (its stream closed or broke): the agent hangs up the
   // command, and an ends_job session's job is cancelled.
   void ClientGone();
-  void CancelJobOnce(const std::string& reason);  // mu_ held
-  void QueueLocked(v1::AttachResponse response);
-  void FinishLocked(const grpc::Status& status);
+  void CancelJobOnce(const std::string& reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void QueueLocked(v1::AttachResponse response) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // gRPC holds one reference until OnDone, the start's check on the
   // scheduler thread another while it is queued: the last one deletes.
   void Release();
@@ -50,22 +51,23 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   const Caller caller_;
   v1::AttachRequest in_;
 
-  std::mutex mu_;
-  bool begun_ = false;       // the start was read
-  uint64_t session_id_ = 0;  // 0 until the agent was asked to start it
-  uint64_t job_id_ = 0;
-  bool ends_job_ = false;
-  std::optional<v1::SessionExit> client_done_;  // a holding session's client said it is done
-  bool job_cancelled_ = false;
-  bool exited_ = false;  // the exit was queued for the client
-  std::shared_ptr<AgentChannel> channel_;
-  std::deque<v1::AttachRequest> early_;  // input read before the session was set up
-  std::deque<v1::AttachResponse> out_;
-  bool writing_ = false;
-  bool finishing_ = false;  // Finish asked for; called once the queue is out
-  bool finish_called_ = false;
-  grpc::Status final_status_;
-  int refs_ = 1;
+  absl::Mutex mu_;
+  bool begun_ ABSL_GUARDED_BY(mu_) = false;       // the start was read
+  uint64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;  // 0 until the agent was asked to start it
+  uint64_t job_id_ ABSL_GUARDED_BY(mu_) = 0;
+  bool ends_job_ ABSL_GUARDED_BY(mu_) = false;
+  // A holding session's client said it is done.
+  std::optional<v1::SessionExit> client_done_ ABSL_GUARDED_BY(mu_);
+  bool job_cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool exited_ ABSL_GUARDED_BY(mu_) = false;  // the exit was queued for the client
+  std::shared_ptr<AgentChannel> channel_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::AttachRequest> early_ ABSL_GUARDED_BY(mu_);  // input read before the session was set up
+  std::deque<v1::AttachResponse> out_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // Finish asked for; called once the queue is out
+  bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+  int refs_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace gpusched::server

@@ -23,32 +23,32 @@ void BatchCommitter::Start() {
 
 void BatchCommitter::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.Signal();
   if (commit_thread_.joinable()) commit_thread_.join();
   if (release_thread_.joinable()) release_thread_.join();
 }
 
 void BatchCommitter::Hand(CommittedBatch batch) {
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    space_.wait(lock, [this] { return queue_.size() < kMaxQueuedBatches; });
+    absl::MutexLock lock(&mu_);
+    while (queue_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
     queue_.push_back(std::move(batch));
   }
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 void BatchCommitter::RunCommits() {
   while (true) {
     std::vector<CommittedBatch> group;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      absl::MutexLock lock(&mu_);
+      while (queue_.empty() && !stopping_) wake_.Wait(&mu_);
       if (queue_.empty()) {
         commits_done_ = true;
-        released_wake_.notify_one();
+        released_wake_.Signal();
         return;
       }
       while (!queue_.empty()) {
@@ -56,14 +56,14 @@ void BatchCommitter::RunCommits() {
         queue_.pop_front();
       }
     }
-    space_.notify_all();
+    space_.SignalAll();
     if (!CommitGroup(group)) continue;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      space_.wait(lock, [this] { return committed_.size() < kMaxQueuedBatches; });
+      absl::MutexLock lock(&mu_);
+      while (committed_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
       committed_.push_back(std::move(group));
     }
-    released_wake_.notify_one();
+    released_wake_.Signal();
   }
 }
 
@@ -71,13 +71,13 @@ void BatchCommitter::RunReleases() {
   while (true) {
     std::vector<CommittedBatch> group;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      released_wake_.wait(lock, [this] { return !committed_.empty() || commits_done_; });
+      absl::MutexLock lock(&mu_);
+      while (committed_.empty() && !commits_done_) released_wake_.Wait(&mu_);
       if (committed_.empty()) return;
       group = std::move(committed_.front());
       committed_.pop_front();
     }
-    space_.notify_all();
+    space_.SignalAll();
     Release(group);
   }
 }
@@ -113,10 +113,11 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
       log->error("cannot write scheduler state ({}): refusing new changes, serving reads, retrying every {}",
                  std::string(committed.message()), absl::FormatDuration(kRetryEvery));
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) break;  // tried once more since the stop began
-    wake_.wait_for(lock, std::chrono::milliseconds(absl::ToInt64Milliseconds(kRetryEvery)),
-                   [this] { return stopping_; });
+    const absl::Time retry_at = absl::Now() + kRetryEvery;
+    while (!stopping_ && !wake_.WaitWithDeadline(&mu_, retry_at)) {
+    }
   }
   // Stopping with the store refusing: what memory holds beyond the disk is
   // lost with the process, and was never acknowledged.

@@ -1,11 +1,11 @@
 #pragma once
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/server/committed_batch.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/store_health.h"
@@ -50,14 +50,14 @@ class BatchCommitter {
   store::JobStore& store_;
   JobEventHub& hub_;
   StoreHealth& health_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable space_;
-  std::deque<CommittedBatch> queue_;
-  std::deque<std::vector<CommittedBatch>> committed_;  // durable, waiting to be released
-  bool stopping_ = false;
-  bool commits_done_ = false;
-  std::condition_variable released_wake_;
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+  absl::CondVar space_;
+  absl::CondVar released_wake_;
+  std::deque<CommittedBatch> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::vector<CommittedBatch>> committed_ ABSL_GUARDED_BY(mu_);  // durable, waiting to be released
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool commits_done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread commit_thread_;
   std::thread release_thread_;
 };

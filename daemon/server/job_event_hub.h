@@ -3,10 +3,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::server {
@@ -28,9 +29,9 @@ class JobEventHub {
     std::set<uint64_t> job_ids;
     Listener listener;
   };
-  std::mutex mu_;
-  uint64_t next_id_ = 1;
-  std::map<uint64_t, Subscriber> subscribers_;
+  absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Subscriber> subscribers_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::server

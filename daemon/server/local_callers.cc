@@ -17,7 +17,7 @@ std::string UserName(uid_t uid) {
 }
 
 void LocalCallers::Connected(int fd, LocalCaller caller) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   by_fd_[fd] = std::move(caller);
 }
 
@@ -26,7 +26,7 @@ std::optional<LocalCaller> LocalCallers::Find(absl::string_view grpc_peer) const
   if (grpc_peer.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   int fd = 0;
   if (!ParseDigits(grpc_peer.substr(kPrefix.size()), &fd)) return std::nullopt;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = by_fd_.find(fd);
   if (it == by_fd_.end()) return std::nullopt;
   return it->second;

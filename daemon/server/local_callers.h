@@ -3,11 +3,12 @@
 #include <sys/types.h>
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 
 namespace gpusched::server {
 
@@ -32,8 +33,8 @@ class LocalCallers {
   std::optional<LocalCaller> Find(absl::string_view grpc_peer) const;
 
  private:
-  mutable std::mutex mu_;
-  std::map<int, LocalCaller> by_fd_;  // an fd number is reused only once its connection is closed
+  mutable absl::Mutex mu_;
+  std::map<int, LocalCaller> by_fd_ ABSL_GUARDED_BY(mu_);  // an fd number is reused only once its connection is closed
 };
 
 }  // namespace gpusched::server

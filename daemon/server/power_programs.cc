@@ -3,12 +3,12 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "common/io/logging/logging.h"
 #include "common/io/process/run_program.h"
 #include "common/net/hostlist.h"
@@ -52,8 +52,8 @@ void LogOutput(const std::string& prefix, absl::string_view stream, const std::s
 }  // namespace
 
 struct PowerPrograms::Shared {
-  std::mutex mu;
-  Ended ended;  // empty once the owner is gone
+  absl::Mutex mu;
+  Ended ended ABSL_GUARDED_BY(mu);  // empty once the owner is gone
   std::atomic<uint64_t> next{0};
 };
 
@@ -74,7 +74,7 @@ PowerPrograms::PowerPrograms(std::string work_dir, Ended ended)
 }
 
 PowerPrograms::~PowerPrograms() {
-  std::lock_guard<std::mutex> lock(shared_->mu);
+  absl::MutexLock lock(&shared_->mu);
   shared_->ended = nullptr;
 }
 
@@ -114,7 +114,7 @@ void PowerPrograms::Run(core::PowerRequest request) {
     } else {
       GetLogger("power")->warn("{}: {}", prefix, std::string(outcome.message()));
     }
-    std::lock_guard<std::mutex> lock(shared->mu);
+    absl::MutexLock lock(&shared->mu);
     if (shared->ended) shared->ended(request, outcome);
   }).detach();
 }

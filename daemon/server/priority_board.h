@@ -2,11 +2,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/core/queue/priority.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -25,8 +26,8 @@ class PriorityBoard {
   void Fill(v1::Job& job) const;
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Scores> scores_ = std::make_shared<const Scores>();
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const Scores> scores_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Scores>();
 };
 
 }  // namespace gpusched::server

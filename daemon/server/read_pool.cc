@@ -20,27 +20,27 @@ absl::StatusOr<std::unique_ptr<ReadPool>> ReadPool::Open(const std::string& db_p
 
 ReadPool::~ReadPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   for (auto& t : threads_) t.join();
 }
 
 void ReadPool::Post(Read read) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back({std::move(read), std::chrono::steady_clock::now()});
   }
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 void ReadPool::Run(store::JobReader& reader) {
   while (true) {
     Queued next;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      absl::MutexLock lock(&mu_);
+      while (queue_.empty() && !stopping_) wake_.Wait(&mu_);
       if (queue_.empty()) return;
       next = std::move(queue_.front());
       queue_.pop_front();

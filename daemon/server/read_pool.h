@@ -1,16 +1,16 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/store/job_store.h"
 
 namespace gpusched::server {
@@ -35,14 +35,14 @@ class ReadPool {
 
   std::vector<std::unique_ptr<store::JobReader>> readers_;
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable wake_;
+  absl::Mutex mu_;
+  absl::CondVar wake_;
   struct Queued {
     Read read;
     std::chrono::steady_clock::time_point posted;
   };
-  std::deque<Queued> queue_;
-  bool stopping_ = false;
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpusched::server

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
 
@@ -20,19 +21,19 @@ void SchedulerLoop::Start() {
 
 void SchedulerLoop::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.Signal();
   if (thread_.joinable()) thread_.join();
 }
 
 void SchedulerLoop::Post(Command command) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     queue_.push_back(std::move(command));
   }
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 void SchedulerLoop::Run() {
@@ -41,10 +42,11 @@ void SchedulerLoop::Run() {
     std::deque<Command> commands;
     bool stop = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      const auto wait =
-          std::chrono::nanoseconds(absl::ToInt64Nanoseconds(std::max(next_tick - clock_.Now(), absl::ZeroDuration())));
-      wake_.wait_for(lock, wait, [this] { return !queue_.empty() || stopping_; });
+      absl::MutexLock lock(&mu_);
+      // The tick is due on the injected clock; the wait for it is real time.
+      const absl::Time wake_by = absl::Now() + std::max(next_tick - clock_.Now(), absl::ZeroDuration());
+      while (queue_.empty() && !stopping_ && !wake_.WaitWithDeadline(&mu_, wake_by)) {
+      }
       commands.swap(queue_);
       stop = stopping_;
     }
@@ -53,7 +55,7 @@ void SchedulerLoop::Run() {
     if (!commands.empty() || tick) RunBatch(commands, tick);
     if (on_wake_) on_wake_();
     if (stop) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (queue_.empty()) return;
     }
   }

@@ -1,17 +1,17 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "daemon/core/scheduler_core.h"
@@ -83,10 +83,10 @@ class SchedulerLoop {
   absl::Time last_pass_ = absl::InfinitePast();
   std::atomic<uint64_t> passes_{0};
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Command> queue_;
-  bool stopping_ = false;
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+  std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -5,26 +5,26 @@
 namespace gpusched::server {
 
 uint64_t SessionRelay::Add(Endpoint* endpoint, const std::string& node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   sessions_[id] = Entry{endpoint, node};
   return id;
 }
 
 void SessionRelay::Remove(uint64_t session_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   sessions_.erase(session_id);
 }
 
 void SessionRelay::Deliver(const std::string& node, const v1::SessionOutput& output) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = sessions_.find(output.session_id());
   if (it == sessions_.end() || it->second.node != node) return;
   it->second.endpoint->Deliver(output);
 }
 
 void SessionRelay::NodeGone(const std::string& node) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const auto& [id, entry] : sessions_) {
     if (entry.node != node) continue;
     v1::SessionOutput gone;
@@ -36,7 +36,7 @@ void SessionRelay::NodeGone(const std::string& node) {
 }
 
 size_t SessionRelay::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return sessions_.size();
 }
 

@@ -2,9 +2,10 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::server {
@@ -36,9 +37,9 @@ class SessionRelay {
     Endpoint* endpoint;
     std::string node;
   };
-  mutable std::mutex mu_;
-  uint64_t next_id_ = 1;
-  std::map<uint64_t, Entry> sessions_;
+  mutable absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Entry> sessions_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::server

@@ -5,21 +5,21 @@
 namespace gpusched::server {
 
 void StoreHealth::CommitFailed(const absl::Status& why) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   why_ = why;
   failing_.store(true, std::memory_order_release);
 }
 
 bool StoreHealth::CommitSucceeded() {
   if (!failing()) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   why_ = absl::OkStatus();
   return failing_.exchange(false, std::memory_order_acq_rel);
 }
 
 absl::Status StoreHealth::AcceptingChanges() const {
   if (!failing()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return absl::ResourceExhaustedError(
       absl::StrCat("gpuschedd cannot write its state (", why_.message(),
                    "), so it accepts no change until it can; reads still work, and the changes it had accepted are "

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <atomic>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 
 namespace gpusched::server {
 
@@ -22,8 +23,8 @@ class StoreHealth {
 
  private:
   std::atomic<bool> failing_{false};
-  mutable std::mutex mu_;
-  absl::Status why_;
+  mutable absl::Mutex mu_;
+  absl::Status why_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace gpusched::server

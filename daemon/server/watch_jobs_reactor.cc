@@ -10,7 +10,7 @@ WatchJobsReactor::WatchJobsReactor(JobEventHub& hub, const v1::WatchJobsRequest&
 }
 
 void WatchJobsReactor::Enqueue(const v1::JobEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (finished_) return;
   if (backlog_.size() >= kMaxBacklog) {
     FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "watcher fell too far behind; watch again"));
@@ -24,7 +24,7 @@ void WatchJobsReactor::Enqueue(const v1::JobEvent& event) {
 }
 
 void WatchJobsReactor::OnWriteDone(bool ok) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   backlog_.pop_front();
   writing_ = false;
   if (!ok) {
@@ -38,7 +38,7 @@ void WatchJobsReactor::OnWriteDone(bool ok) {
 }
 
 void WatchJobsReactor::OnCancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   FinishOnce(grpc::Status::CANCELLED);
 }
 

@@ -2,8 +2,9 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "daemon/server/job_event_hub.h"
 #include "gpusched/v1/scheduler.pb.h"
 #include "grpcpp/support/server_callback.h"
@@ -25,14 +26,14 @@ class WatchJobsReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
   static constexpr size_t kMaxBacklog = 100000;
 
   void Enqueue(const v1::JobEvent& event);
-  void FinishOnce(const grpc::Status& status);  // mu_ held
+  void FinishOnce(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   JobEventHub& hub_;
   uint64_t subscription_ = 0;
-  std::mutex mu_;
-  std::deque<v1::JobEvent> backlog_;
-  bool writing_ = false;
-  bool finished_ = false;
+  absl::Mutex mu_;
+  std::deque<v1::JobEvent> backlog_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace gpusched::server
