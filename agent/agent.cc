@@ -151,7 +151,7 @@ Agent::~Agent() {
 }
 
 absl::Status Agent::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (started_) return absl::FailedPreconditionError("the agent was already started");
 
   AgentOptions options = options_;
@@ -316,7 +316,7 @@ absl::Status Agent::StartMetrics(const AgentOptions& options, const std::string&
 
 void Agent::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!started_ || stopped_) return;
     stopped_ = true;
   }
@@ -341,12 +341,12 @@ void Agent::Stop() {
 }
 
 std::string Agent::metrics_url() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return metrics_ ? metrics_->url() : "";
 }
 
 bool Agent::connected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return started_ && session_->connected();
 }
 

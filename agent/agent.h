@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
@@ -126,9 +127,11 @@ class Agent {
   absl::Status StartMetrics(const AgentOptions& options, const std::string& gpu_source);
 
   AgentOptions options_;
-  mutable std::mutex mu_;  // guards the flags and the pointers below, never held while waiting
-  bool started_ = false;
-  bool stopped_ = false;
+  // Guards the flags, and the pointers below while Start and Stop set and
+  // reset them; never held while waiting.
+  mutable absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<DaemonSession> session_;
   std::atomic<DaemonSession*> reports_to_{nullptr};  // session_, once it exists
   // Before the runner: jobs under MPS need it until the runner is gone.

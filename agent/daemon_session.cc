@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/steady_wait.h"
 #include "common/io/logging/logging.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/grpc_credentials.h"
@@ -53,7 +54,7 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
 DaemonSession::~DaemonSession() { Stop(); }
 
 void DaemonSession::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
   connector_ = std::thread([this] { ConnectLoop(); });
@@ -62,18 +63,21 @@ void DaemonSession::Start() {
 
 void DaemonSession::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ || !started_) {
       stopping_ = true;
       return;
     }
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   {
     // The sender writes what is queued (the exits of the jobs just killed) first.
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, kFlushTimeout, [this] { return sender_done_; }) && context_ != nullptr) {
+    absl::MutexLock lock(&mu_);
+    const SteadyTime give_up = std::chrono::steady_clock::now() + kFlushTimeout;
+    while (!sender_done_ && WaitUntil(cv_, mu_, give_up)) {
+    }
+    if (!sender_done_ && context_ != nullptr) {
       log_->warn("the daemon does not take our messages; dropping the rest");
       context_->TryCancel();
     }
@@ -81,31 +85,33 @@ void DaemonSession::Stop() {
   sender_.join();
   bool half_closed = false;
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    absl::MutexLock lock(&write_mu_);
     if (stream_ != nullptr) half_closed = stream_->WritesDone();
   }
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    bool closed = half_closed && cv_.wait_for(lock, kCloseTimeout, [this] { return connector_done_; });
-    if (!closed && context_ != nullptr) context_->TryCancel();
+    absl::MutexLock lock(&mu_);
+    const SteadyTime give_up = std::chrono::steady_clock::now() + kCloseTimeout;
+    while (half_closed && !connector_done_ && WaitUntil(cv_, mu_, give_up)) {
+    }
+    if (!(half_closed && connector_done_) && context_ != nullptr) context_->TryCancel();
   }
   connector_.join();
 }
 
 void DaemonSession::Send(v1::AgentMessage message) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!connected_) {
       log_->debug("not registered, not sending {}", message.ShortDebugString());
       return;
     }
     outbox_.push_back(std::move(message));
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool DaemonSession::connected() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return connected_;
 }
 
@@ -113,28 +119,31 @@ void DaemonSession::ConnectLoop() {
   absl::Duration backoff = options_.initial_backoff;
   while (true) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (stopping_) break;
     }
     const bool registered = RunConnection();
     backoff = registered ? options_.initial_backoff : std::min(backoff * 2, options_.max_backoff);
-    std::unique_lock<std::mutex> lock(mu_);
-    if (cv_.wait_for(lock, ToChrono(Jitter(backoff)), [this] { return stopping_; })) break;
+    absl::MutexLock lock(&mu_);
+    const SteadyTime redial = std::chrono::steady_clock::now() + ToChrono(Jitter(backoff));
+    while (!stopping_ && WaitUntil(cv_, mu_, redial)) {
+    }
+    if (stopping_) break;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   connector_done_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool DaemonSession::RunConnection() {
   auto context = std::make_unique<grpc::ClientContext>();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return false;
     context_ = context.get();
     register_deadline_ = std::chrono::steady_clock::now() + ToChrono(options_.register_timeout);
   }
-  cv_.notify_all();  // the sender watches the registration deadline
+  cv_.SignalAll();  // the sender watches the registration deadline
 
   std::unique_ptr<Stream> stream = stub_->Connect(context.get());
   v1::AgentMessage hello;
@@ -164,8 +173,8 @@ bool DaemonSession::RunConnection() {
     }
   }
   {
-    std::lock_guard<std::mutex> write_lock(write_mu_);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock write_lock(&write_mu_);
+    absl::MutexLock lock(&mu_);
     stream_ = nullptr;
     connected_ = false;
     outbox_.clear();
@@ -176,7 +185,7 @@ bool DaemonSession::RunConnection() {
   bool stopping;
   int failures;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     context_ = nullptr;
     stopping = stopping_;
     failures = registered ? 0 : ++failures_;
@@ -203,7 +212,7 @@ bool DaemonSession::RunConnection() {
 void DaemonSession::OnHeartbeatAck(int64_t seq) {
   absl::Duration lease;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     while (!beats_sent_.empty() && beats_sent_.front().first < seq) beats_sent_.pop_front();
     if (beats_sent_.empty() || beats_sent_.front().first != seq) return;  // a stale ack, or an old stream's
     lease_from_ = beats_sent_.front().second;  // later than any earlier one: beats go out in order
@@ -224,8 +233,8 @@ DaemonSession::SteadyTime DaemonSession::LeaseEndLocked() const {
 void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent) {
   absl::Duration interval;
   {
-    std::lock_guard<std::mutex> write_lock(write_mu_);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock write_lock(&write_mu_);
+    absl::MutexLock lock(&mu_);
     stream_ = stream;
     connected_ = true;
     fence_after_ = absl::Milliseconds(ack.fence_after_ms());
@@ -239,7 +248,7 @@ void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime
     next_heartbeat_ = std::chrono::steady_clock::now() + ToChrono(interval);
     outbox_.clear();
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   log_->info("registered with the daemon at {} as node {} (heartbeat every {})", options_.daemon_address,
              ack.node().empty() ? options_.node_name : ack.node(), absl::FormatDuration(interval));
   handler_->OnLeaseRenewed(absl::Milliseconds(ack.fence_after_ms()));
@@ -249,16 +258,16 @@ void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime
 }
 
 void DaemonSession::SendLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
     if (stopping_ && (!connected_ || outbox_.empty())) break;
     const SteadyTime now = std::chrono::steady_clock::now();
     if (connected_ && !outbox_.empty()) {
       v1::AgentMessage message = std::move(outbox_.front());
       outbox_.pop_front();
-      lock.unlock();
+      mu_.Unlock();
       WriteToStream(message);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (const SteadyTime lease_end = LeaseEndLocked(); now >= lease_end) {
@@ -269,12 +278,12 @@ void DaemonSession::SendLoop() {
       // what the daemon may be placing elsewhere. A new registration tells
       // the daemon what was fenced.
       if (context_ != nullptr) context_->TryCancel();
-      lock.unlock();
+      mu_.Unlock();
       log_->error("no heartbeat acknowledged by the daemon at {} for {} (the lease is {}): killing this node's jobs",
                   options_.daemon_address, absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),
                   absl::FormatDuration(lease));
       handler_->OnLeaseExpired(silent);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (connected_ && now >= next_heartbeat_) {
@@ -283,9 +292,9 @@ void DaemonSession::SendLoop() {
       beats_sent_.emplace_back(heartbeat_seq_, now);
       if (beats_sent_.size() > 64) beats_sent_.pop_front();
       next_heartbeat_ = now + ToChrono(heartbeat_interval_);
-      lock.unlock();
+      mu_.Unlock();
       WriteToStream(beat);
-      lock.lock();
+      mu_.Lock();
       continue;
     }
     if (!connected_ && context_ != nullptr && now >= register_deadline_) {
@@ -296,14 +305,14 @@ void DaemonSession::SendLoop() {
     }
     SteadyTime wake =
         std::min({connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1), LeaseEndLocked()});
-    cv_.wait_until(lock, wake);
+    WaitUntil(cv_, mu_, wake);
   }
   sender_done_ = true;
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 bool DaemonSession::WriteToStream(const v1::AgentMessage& message) {
-  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::MutexLock lock(&write_mu_);
   if (stream_ == nullptr) return false;
   if (!stream_->Write(message)) {
     // The reader sees the same broken stream and reconnects.

@@ -1,14 +1,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/session_handler.h"
 #include "common/io/tls/tls_files.h"
@@ -60,8 +60,8 @@ class DaemonSession {
   void OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent);
   // The daemon heard heartbeat `seq`: the lease runs from when it left.
   void OnHeartbeatAck(int64_t seq);
-  // mu_ held: when the lease runs out, or max() without one.
-  SteadyTime LeaseEndLocked() const;
+  // When the lease runs out, or max() without one.
+  SteadyTime LeaseEndLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SendLoop();
   bool WriteToStream(const v1::AgentMessage& message);
 
@@ -72,30 +72,30 @@ class DaemonSession {
   std::unique_ptr<v1::AgentGateway::Stub> stub_;
 
   // Lock order: write_mu_ before mu_.
-  std::mutex write_mu_;
-  Stream* stream_ = nullptr;  // registered stream, guarded by write_mu_ (and mu_ to change)
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Stream* stream_ ABSL_GUARDED_BY(write_mu_) = nullptr;  // the registered stream (changed under mu_ too)
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool started_ = false;
-  bool stopping_ = false;
-  bool connected_ = false;
-  bool sender_done_ = false;
-  bool connector_done_ = false;
-  grpc::ClientContext* context_ = nullptr;  // the call in progress, to cancel it
-  SteadyTime register_deadline_ = SteadyTime::max();
-  SteadyTime next_heartbeat_ = SteadyTime::max();
-  absl::Duration heartbeat_interval_;
-  int64_t heartbeat_seq_ = 0;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool connected_ ABSL_GUARDED_BY(mu_) = false;
+  bool sender_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool connector_done_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // the call in progress, to cancel it
+  SteadyTime register_deadline_ ABSL_GUARDED_BY(mu_) = SteadyTime::max();
+  SteadyTime next_heartbeat_ ABSL_GUARDED_BY(mu_) = SteadyTime::max();
+  absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_);
+  int64_t heartbeat_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // The lease (RegisterAck.fence_after_ms): it runs from the send time of
   // the newest registration or heartbeat the daemon acknowledged, across
   // reconnects, and expires once per renewal.
-  absl::Duration fence_after_ = absl::ZeroDuration();
-  SteadyTime lease_from_ = SteadyTime::max();
-  bool lease_expired_ = false;
-  std::deque<std::pair<int64_t, SteadyTime>> beats_sent_;  // seq, when; awaiting an ack
-  int failures_ = 0;                                       // connection attempts since the last registration
-  std::deque<v1::AgentMessage> outbox_;
+  absl::Duration fence_after_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
+  SteadyTime lease_from_ ABSL_GUARDED_BY(mu_) = SteadyTime::max();
+  bool lease_expired_ ABSL_GUARDED_BY(mu_) = false;
+  std::deque<std::pair<int64_t, SteadyTime>> beats_sent_ ABSL_GUARDED_BY(mu_);  // seq, when; awaiting an ack
+  int failures_ ABSL_GUARDED_BY(mu_) = 0;  // connection attempts since the last registration
+  std::deque<v1::AgentMessage> outbox_ ABSL_GUARDED_BY(mu_);
 
   std::thread connector_;
   std::thread sender_;

@@ -3,11 +3,12 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/nccl/bandwidth_probe.h"
 #include "common/clock.h"
 #include "common/topology/node_topology.h"
@@ -50,10 +51,10 @@ class LinkCalibrator {
   const topology::NodeTopology topology_;
   const ResultFn on_result_;
   const Clock& clock_;
-  mutable std::mutex mu_;
-  bool running_ = false;
+  mutable absl::Mutex mu_;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> stop_{false};
-  std::optional<v1::NodeProbe> last_;
+  std::optional<v1::NodeProbe> last_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

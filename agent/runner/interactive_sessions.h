@@ -6,10 +6,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/runner/process_spawner.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -52,8 +53,8 @@ class InteractiveSessions {
 
   const SendFn send_;
   const TemplateFn process_of_job_;
-  mutable std::mutex mu_;
-  std::map<uint64_t, std::unique_ptr<Session>> sessions_;  // by session id
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, std::unique_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);  // by session id
 };
 
 }  // namespace gpusched::agent

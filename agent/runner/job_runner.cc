@@ -14,6 +14,7 @@
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
+#include "agent/steady_wait.h"
 #include "common/io/logging/logging.h"
 
 namespace gpusched::agent {
@@ -44,6 +45,7 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       // filesystem, may share a log dir.
       ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
+  absl::MutexLock lock(&mu_);  // no other thread yet; the analysis asks for it all the same
   AdoptLeftovers();
   if (options_.containers.enabled()) {
     std::set<uint64_t> running;
@@ -120,7 +122,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   const int attempt = launch.attempt();
   std::optional<v1::JobUpdate> answer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto done = recent_.Find(id, options_.clock->Now());
     if (auto it = jobs_.find(id); it != jobs_.end()) {
       if (it->second.attempt == attempt) {
@@ -152,10 +154,10 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   }
 
   if (launch.has_preflight() || launch.spec().has_container()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     preflights_.push_back(launch);
     if (!preflight_worker_.joinable()) preflight_worker_ = std::thread([this] { PreflightLoop(); });
-    cv_.notify_all();
+    cv_.SignalAll();
     return;
   }
   StartAdmitted(launch, nullptr);
@@ -171,12 +173,12 @@ void JobRunner::KeepFinalReportLocked(const v1::JobUpdate& report) {
 
 void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     launching_.erase(report.job_id());
     kills_before_start_.erase(report.job_id());
     KeepFinalReportLocked(report);
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   report_(report);
 }
 
@@ -187,7 +189,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   // refused while nothing runs.
   bool fenced = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto kill = kills_before_start_.find(id);
     fenced = kill != kills_before_start_.end() && kill->second.fence;
   }
@@ -222,7 +224,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   if (preflight != nullptr) report.set_preflight_busbw_gbps(preflight->busbw_gbps);
   report_(report);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     launching_.erase(id);
     Job& job = jobs_[id] = *std::move(started);
     // Shutdown began while this job was starting: it must not outlive the
@@ -235,7 +237,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
       BeginKillLocked(job, kill.mapped().grace, kill.mapped().reason, kill.mapped().fence);
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
 }
 
 absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& launch) {
@@ -272,7 +274,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   ShimSpec spec;
   spec.job_id = launch.job_id();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     // A tenth longer than the agent's own: a live agent fences first, and
     // says why; still well inside the daemon's margin (it gives the node up
     // at 4/3 of the lease).
@@ -315,7 +317,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
                          int attempt, std::optional<absl::Time> notice_deadline) {
   std::optional<v1::JobUpdate> answer;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
       if (notice_deadline && !it->second.kill_deadline) {
@@ -334,7 +336,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
       answer = done && done->attempt() == attempt ? *done : NotRunning(job_id, attempt);
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (answer) {
     log_->info("job {}: kill for a job that is not running here, answering {} {}", job_id,
                v1::JobUpdate::Kind_Name(answer->kind()), answer->exit_code());
@@ -345,7 +347,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
 int JobRunner::Fence(const std::string& reason) {
   int hit = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto& [id, job] : jobs_) {
       BeginKillLocked(job, absl::ZeroDuration(), reason, /*fence=*/true);
       if (job.fenced) ++hit;
@@ -355,7 +357,7 @@ int JobRunner::Fence(const std::string& reason) {
       ++hit;
     }
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   return hit;
 }
 
@@ -466,23 +468,23 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
 }
 
 void JobRunner::MonitorLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
     std::vector<v1::JobUpdate> finished = PollLocked(std::chrono::steady_clock::now());
     if (!finished.empty()) {
       // Outside the lock: the callback may block on the connection.
-      lock.unlock();
+      mu_.Unlock();
       for (const v1::JobUpdate& report : finished) report_(report);
-      lock.lock();
-      cv_.notify_all();
+      mu_.Lock();
+      cv_.SignalAll();
     }
     if (monitor_stop_) return;
-    cv_.wait_for(lock, ToChrono(options_.poll_interval));
+    cv_.WaitWithTimeout(&mu_, options_.poll_interval);
   }
 }
 
 std::optional<ProcessSpec> JobRunner::SessionProcessOf(uint64_t job_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end() || it->second.kill_deadline) return std::nullopt;
   return it->second.session_process;
@@ -495,14 +497,14 @@ std::vector<uint64_t> JobRunner::RunningJobIds() const {
 }
 
 std::vector<JobRunner::RunningJob> JobRunner::RunningJobs() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<RunningJob> running;
   for (const auto& [id, job] : jobs_) running.push_back({id, job.attempt});
   return running;
 }
 
 JobRunner::Load JobRunner::CurrentLoad() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Load load;
   load.jobs = static_cast<int64_t>(jobs_.size());
   for (const auto& [id, job] : jobs_) {
@@ -514,23 +516,23 @@ JobRunner::Load JobRunner::CurrentLoad() const {
 }
 
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return recent_.All(options_.clock->Now());
 }
 
 void JobRunner::RenewLeases(absl::Duration lease) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   lease_ = lease;
   for (const auto& [id, job] : jobs_) job.shim->Signal(kShimRenewSignal);
 }
 
 bool JobRunner::JobsFenceThemselves() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return lease_ > absl::ZeroDuration();
 }
 
 std::vector<v1::JobUpdate> JobRunner::StartedReports() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<v1::JobUpdate> started;
   for (const auto& [id, job] : jobs_) {
     started.push_back(MakeUpdate(id, job.attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", job.log_dir));
@@ -539,17 +541,21 @@ std::vector<v1::JobUpdate> JobRunner::StartedReports() const {
 }
 
 int JobRunner::Detach() {
-  std::lock_guard<std::mutex> one_at_a_time(shutdown_mu_);
-  std::unique_lock<std::mutex> lock(mu_);
-  if (monitor_stop_) return 0;
-  shutting_down_ = true;
-  detached_ = true;
-  // A launch under way finishes first, so that its job is left like the others.
-  cv_.wait_for(lock, ToChrono(kShutdownSlack), [this] { return launching_.empty(); });
-  const int left = static_cast<int>(jobs_.size());
-  monitor_stop_ = true;
-  cv_.notify_all();
-  lock.unlock();
+  absl::MutexLock one_at_a_time(&shutdown_mu_);
+  int left = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (monitor_stop_) return 0;
+    shutting_down_ = true;
+    detached_ = true;
+    // A launch under way finishes first, so that its job is left like the others.
+    const SteadyTime give_up = std::chrono::steady_clock::now() + ToChrono(kShutdownSlack);
+    while (!launching_.empty() && WaitUntil(cv_, mu_, give_up)) {
+    }
+    left = static_cast<int>(jobs_.size());
+    monitor_stop_ = true;
+    cv_.SignalAll();
+  }
   if (monitor_.joinable()) monitor_.join();
   if (preflight_worker_.joinable()) preflight_worker_.join();
   if (left > 0) log_->info("leaving {} job(s) running under their shims, for the next agent to adopt", left);
@@ -557,24 +563,26 @@ int JobRunner::Detach() {
 }
 
 void JobRunner::Shutdown(absl::Duration grace) {
-  std::lock_guard<std::mutex> one_at_a_time(shutdown_mu_);
-  std::unique_lock<std::mutex> lock(mu_);
-  if (monitor_stop_) return;
-  shutting_down_ = true;
-  shutdown_grace_ = grace;
-  const std::string reason = absl::StrCat("the agent on ", options_.node_name, " is stopping");
-  for (auto& [id, job] : jobs_) BeginKillLocked(job, grace, reason);
-  cv_.notify_all();
-  const auto give_up = std::chrono::steady_clock::now() + ToChrono(grace + kShutdownSlack);
-  cv_.wait_until(lock, give_up, [this] { return jobs_.empty() && launching_.empty(); });
-  if (!jobs_.empty()) {
-    std::vector<uint64_t> stuck;
-    for (const auto& [id, job] : jobs_) stuck.push_back(id);
-    log_->error("jobs {} still have processes after SIGKILL; leaving them behind", absl::StrJoin(stuck, ","));
+  absl::MutexLock one_at_a_time(&shutdown_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (monitor_stop_) return;
+    shutting_down_ = true;
+    shutdown_grace_ = grace;
+    const std::string reason = absl::StrCat("the agent on ", options_.node_name, " is stopping");
+    for (auto& [id, job] : jobs_) BeginKillLocked(job, grace, reason);
+    cv_.SignalAll();
+    const SteadyTime give_up = std::chrono::steady_clock::now() + ToChrono(grace + kShutdownSlack);
+    while (!(jobs_.empty() && launching_.empty()) && WaitUntil(cv_, mu_, give_up)) {
+    }
+    if (!jobs_.empty()) {
+      std::vector<uint64_t> stuck;
+      for (const auto& [id, job] : jobs_) stuck.push_back(id);
+      log_->error("jobs {} still have processes after SIGKILL; leaving them behind", absl::StrJoin(stuck, ","));
+    }
+    monitor_stop_ = true;
+    cv_.SignalAll();
   }
-  monitor_stop_ = true;
-  cv_.notify_all();
-  lock.unlock();
   // The monitor hands out the reports of its last round before it returns.
   if (monitor_.joinable()) monitor_.join();
   if (preflight_worker_.joinable()) preflight_worker_.join();

@@ -4,20 +4,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/nccl/preflight_check.h"
@@ -174,17 +173,18 @@ class JobRunner {
   void EndAdmitted(const v1::JobUpdate& report);
   void PreflightLoop();
   // Picks up what the previous runner on this node left (ProcessLedger).
-  void AdoptLeftovers();
+  void AdoptLeftovers() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   ShimExits ReadExits(uint64_t job_id) const;
   // Keeps a job's final report, in memory and in the ledger, for repeats.
-  void KeepFinalReportLocked(const v1::JobUpdate& report);
+  void KeepFinalReportLocked(const v1::JobUpdate& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // How a job whose shim is gone ended, from its exits file.
   v1::JobUpdate FinalReport(const Job& job, const ShimExits& exits) const;
   void KillImpl(uint64_t job_id, absl::Duration grace, const std::string& reason, bool answer_unknown, int attempt,
                 std::optional<absl::Time> notice_deadline = std::nullopt);
   // `fence`: SIGKILL at once, and the report says fenced.
-  void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence = false);
-  std::vector<v1::JobUpdate> PollLocked(SteadyTime now);
+  void BeginKillLocked(Job& job, absl::Duration grace, const std::string& reason, bool fence = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<v1::JobUpdate> PollLocked(SteadyTime now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MonitorLoop();
   v1::JobUpdate NotRunning(uint64_t job_id, int attempt) const;
 
@@ -197,20 +197,20 @@ class JobRunner {
   // machine; one line says so, not one per job.
   std::atomic<bool> cpu_bind_note_logged_{false};
 
-  std::mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<uint64_t, Job> jobs_;
-  std::set<uint64_t> launching_;
-  std::map<uint64_t, KillRequest> kills_before_start_;  // of jobs in launching_
-  std::deque<v1::LaunchJob> preflights_;                // waiting for the worker
-  std::thread preflight_worker_;                        // started with the first preflight
-  RecentExits recent_;
-  bool shutting_down_ = false;
-  bool detached_ = false;  // Detach: the jobs are left running
-  absl::Duration shutdown_grace_;
-  bool monitor_stop_ = false;
-  absl::Duration lease_ = absl::ZeroDuration();  // for the shims started next
+  absl::Mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
+  std::set<uint64_t> launching_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, KillRequest> kills_before_start_ ABSL_GUARDED_BY(mu_);  // of jobs in launching_
+  std::deque<v1::LaunchJob> preflights_ ABSL_GUARDED_BY(mu_);                // waiting for the worker
+  std::thread preflight_worker_;  // started with the first preflight (under mu_), joined after the monitor stops
+  RecentExits recent_ ABSL_GUARDED_BY(mu_);
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  bool detached_ ABSL_GUARDED_BY(mu_) = false;  // Detach: the jobs are left running
+  absl::Duration shutdown_grace_ ABSL_GUARDED_BY(mu_);
+  bool monitor_stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Duration lease_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();  // for the shims started next
   std::thread monitor_;
 };
 

@@ -8,15 +8,18 @@
 namespace gpusched::agent {
 
 void JobRunner::PreflightLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    cv_.wait(lock, [this] { return !preflights_.empty() || monitor_stop_; });
-    if (preflights_.empty()) return;
-    const v1::LaunchJob launch = std::move(preflights_.front());
-    preflights_.pop_front();
+    v1::LaunchJob launch;
+    bool skip = false;
+    {
+      absl::MutexLock lock(&mu_);
+      while (preflights_.empty() && !monitor_stop_) cv_.Wait(&mu_);
+      if (preflights_.empty()) return;
+      launch = std::move(preflights_.front());
+      preflights_.pop_front();
+      skip = shutting_down_ || kills_before_start_.contains(launch.job_id());
+    }
     const uint64_t id = launch.job_id();
-    const bool skip = shutting_down_ || kills_before_start_.contains(id);
-    lock.unlock();
 
     PreflightOutcome outcome;
     absl::Status image = absl::OkStatus();
@@ -37,12 +40,14 @@ void JobRunner::PreflightLoop() {
     }
     if (!skip && !outcome.message.empty()) log_->info("job {}: {}", id, outcome.message);
 
-    lock.lock();
-    const bool stopping = shutting_down_;
-    auto kill = kills_before_start_.find(id);
-    const bool killed = kill != kills_before_start_.end();
-    const bool fenced = killed && kill->second.fence;
-    lock.unlock();
+    bool stopping = false, killed = false, fenced = false;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping = shutting_down_;
+      auto kill = kills_before_start_.find(id);
+      killed = kill != kills_before_start_.end();
+      fenced = killed && kill->second.fence;
+    }
     if (killed) {
       v1::JobUpdate ended =
           MakeUpdate(id, launch.attempt(), v1::JobUpdate::KIND_EXITED, 0,
@@ -55,10 +60,10 @@ void JobRunner::PreflightLoop() {
       // Nothing ran and nothing failed: when this node registers again the
       // daemon sends the launch anew, or gives the node up after its grace.
       {
-        std::lock_guard<std::mutex> guard(mu_);
+        absl::MutexLock guard(&mu_);
         launching_.erase(id);
       }
-      cv_.notify_all();
+      cv_.SignalAll();
     } else if (!image.ok()) {
       log_->warn("job {}: launch failed: {}", id, std::string(image.message()));
       EndAdmitted(
@@ -71,7 +76,6 @@ void JobRunner::PreflightLoop() {
     } else {
       StartAdmitted(launch, launch.has_preflight() ? &outcome : nullptr);
     }
-    lock.lock();
   }
 }
 

@@ -21,6 +21,7 @@
 #include "absl/strings/strip.h"
 #include "agent/runner/process_spawner.h"
 #include "agent/runner/rank_environment.h"
+#include "agent/steady_wait.h"
 
 namespace gpusched::agent {
 namespace {
@@ -85,12 +86,12 @@ absl::Status MpsControlDaemon::Start() {
     // Clients (the jobs' users) reach the daemon through the pipe directory.
     std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (thread_.joinable()) return absl::OkStatus();
   stopping_ = false;
   detaching_ = false;
   thread_ = std::thread([this] { Supervise(); });
-  cv_.wait(lock, [this] { return pid_ != 0 || restarts_ > 0; });
+  while (pid_ == 0 && restarts_ == 0) cv_.Wait(&mu_);
   return absl::OkStatus();
 }
 
@@ -143,30 +144,31 @@ void MpsControlDaemon::Supervise() {
     // Durations on the monotonic clock: a wall clock stepped by NTP would stretch them.
     const auto started = std::chrono::steady_clock::now();
     if (pid != 0) {
-      std::unique_lock<std::mutex> lock(mu_);
-      pid_ = pid;
-      failure_ = absl::OkStatus();
-      // Stop() came while it was starting, and saw no pid to stop.
-      if (stopping_) kill(pid, SIGTERM);
-      if (own) log_->info("MPS control daemon started (pid {}) for GPUs {}", pid, absl::StrJoin(options_.gpus, ","));
-      lock.unlock();
-      cv_.notify_all();
+      {
+        absl::MutexLock lock(&mu_);
+        pid_ = pid;
+        failure_ = absl::OkStatus();
+        // Stop() came while it was starting, and saw no pid to stop.
+        if (stopping_) kill(pid, SIGTERM);
+        if (own) log_->info("MPS control daemon started (pid {}) for GPUs {}", pid, absl::StrJoin(options_.gpus, ","));
+      }
+      cv_.SignalAll();
       const int status = AwaitExit(pid, own, [this] {
-        std::lock_guard<std::mutex> l(mu_);
+        absl::MutexLock l(&mu_);
         return detaching_;
       });
-      lock.lock();
+      absl::MutexLock lock(&mu_);
       if (status == -2) return;  // detached: it keeps running
       pid_ = 0;
       if (stopping_) {
         failure_ = absl::FailedPreconditionError("the MPS control daemon was stopped with the agent");
-        cv_.notify_all();
+        cv_.SignalAll();
         return;
       }
       failure = absl::StrCat("the MPS control daemon (", options_.program, ", pid ", pid, ") ", DescribeExit(status),
                              "; its output is in ", options_.log_dir);
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_ || detaching_) return;
     // A daemon that ran a while and then died starts again at once-ish.
     if (std::chrono::steady_clock::now() - started > absl::ToChronoNanoseconds(options_.max_backoff)) {
@@ -175,25 +177,27 @@ void MpsControlDaemon::Supervise() {
     ++restarts_;
     failure_ = absl::FailedPreconditionError(failure);
     log_->warn("{}; starting it again in {}", failure, absl::FormatDuration(backoff));
-    cv_.notify_all();
-    cv_.wait_for(lock, absl::ToChronoMilliseconds(backoff), [this] { return stopping_ || detaching_; });
+    cv_.SignalAll();
+    const auto retry_at = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(backoff);
+    while (!(stopping_ || detaching_) && WaitUntil(cv_, mu_, retry_at)) {
+    }
     if (stopping_ || detaching_) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
   }
 }
 
 absl::Status MpsControlDaemon::Ready() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return pid_ != 0 ? absl::OkStatus() : failure_;
 }
 
 pid_t MpsControlDaemon::pid() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return pid_;
 }
 
 int MpsControlDaemon::restarts() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return restarts_;
 }
 
@@ -222,36 +226,40 @@ bool MpsControlDaemon::SendQuit() {
 }
 
 void MpsControlDaemon::Stop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!thread_.joinable()) return;
-  stopping_ = true;
-  const pid_t pid = pid_;
-  lock.unlock();
-  cv_.notify_all();
+  pid_t pid = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    pid = pid_;
+  }
+  cv_.SignalAll();
   if (pid != 0) {
     // A daemon that did not take the command (not listening yet, say) gets
     // SIGTERM at once rather than after the grace.
     const absl::Duration before_term = SendQuit() ? options_.stop_grace : absl::ZeroDuration();
-    lock.lock();
+    absl::MutexLock lock(&mu_);
     for (const auto& [signal, wait] : {std::pair{SIGTERM, before_term}, std::pair{SIGKILL, options_.stop_grace}}) {
-      if (cv_.wait_for(lock, absl::ToChronoMilliseconds(wait), [this] { return pid_ == 0; })) break;
+      const auto give_up = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
+      while (pid_ != 0 && WaitUntil(cv_, mu_, give_up)) {
+      }
+      if (pid_ == 0) break;
       log_->warn("the MPS control daemon (pid {}) is still running; sending it {}", pid, strsignal(signal));
       // Its servers are in its process group.
       kill(-pid, signal);
       kill(pid, signal);
     }
-    lock.unlock();
   }
   thread_.join();
 }
 
 void MpsControlDaemon::Detach() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!thread_.joinable()) return;
     detaching_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   thread_.join();
 }
 

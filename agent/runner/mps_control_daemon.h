@@ -2,15 +2,15 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/runner/process_spawner.h"
 #include "spdlog/logger.h"
@@ -78,14 +78,15 @@ class MpsControlDaemon {
 
   MpsControlOptions options_;
   std::shared_ptr<spdlog::logger> log_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  pid_t pid_ = 0;
-  bool stopping_ = false;
-  bool detaching_ = false;
-  int restarts_ = 0;
-  absl::Status failure_ = absl::FailedPreconditionError("the MPS control daemon has not been started");
-  std::thread thread_;
+  mutable absl::Mutex mu_;
+  absl::CondVar cv_;
+  pid_t pid_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool detaching_ ABSL_GUARDED_BY(mu_) = false;
+  int restarts_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_) =
+      absl::FailedPreconditionError("the MPS control daemon has not been started");
+  std::thread thread_;  // started and joined by the owner's thread
 };
 
 }  // namespace gpusched::agent
