@@ -33,6 +33,7 @@
 #include "agent/runner/rank_environment.h"
 #include "common/io/logging/logging.h"
 #include "common/io/metrics/metrics_endpoint.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 namespace {
@@ -151,7 +152,7 @@ Agent::~Agent() {
 }
 
 absl::Status Agent::Start() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (started_) return absl::FailedPreconditionError("the agent was already started");
 
   AgentOptions options = options_;
@@ -316,7 +317,7 @@ absl::Status Agent::StartMetrics(const AgentOptions& options, const std::string&
 
 void Agent::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!started_ || stopped_) return;
     stopped_ = true;
   }
@@ -341,12 +342,12 @@ void Agent::Stop() {
 }
 
 std::string Agent::metrics_url() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return metrics_ ? metrics_->url() : "";
 }
 
 bool Agent::connected() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return started_ && session_->connected();
 }
 

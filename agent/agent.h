@@ -9,12 +9,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/cpu_binding.h"
 #include "common/clock.h"
 #include "common/io/tls/tls_files.h"
+#include "common/threads/mutex.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::metrics {
@@ -129,7 +129,7 @@ class Agent {
   AgentOptions options_;
   // Guards the flags, and the pointers below while Start and Stop set and
   // reset them; never held while waiting.
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::unique_ptr<DaemonSession> session_;

@@ -5,10 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/steady_wait.h"
 #include "common/io/logging/logging.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/grpc_credentials.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 namespace {
@@ -54,7 +54,7 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
 DaemonSession::~DaemonSession() { Stop(); }
 
 void DaemonSession::Start() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (started_) return;
   started_ = true;
   connector_ = std::thread([this] { ConnectLoop(); });
@@ -63,7 +63,7 @@ void DaemonSession::Start() {
 
 void DaemonSession::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_ || !started_) {
       stopping_ = true;
       return;
@@ -73,9 +73,9 @@ void DaemonSession::Stop() {
   cv_.SignalAll();
   {
     // The sender writes what is queued (the exits of the jobs just killed) first.
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const SteadyTime give_up = std::chrono::steady_clock::now() + kFlushTimeout;
-    while (!sender_done_ && WaitUntil(cv_, mu_, give_up)) {
+    while (!sender_done_ && cv_.WaitUntil(&mu_, give_up)) {
     }
     if (!sender_done_ && context_ != nullptr) {
       log_->warn("the daemon does not take our messages; dropping the rest");
@@ -85,13 +85,13 @@ void DaemonSession::Stop() {
   sender_.join();
   bool half_closed = false;
   {
-    absl::MutexLock lock(&write_mu_);
+    MutexLock lock(&write_mu_);
     if (stream_ != nullptr) half_closed = stream_->WritesDone();
   }
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const SteadyTime give_up = std::chrono::steady_clock::now() + kCloseTimeout;
-    while (half_closed && !connector_done_ && WaitUntil(cv_, mu_, give_up)) {
+    while (half_closed && !connector_done_ && cv_.WaitUntil(&mu_, give_up)) {
     }
     if (!(half_closed && connector_done_) && context_ != nullptr) context_->TryCancel();
   }
@@ -100,7 +100,7 @@ void DaemonSession::Stop() {
 
 void DaemonSession::Send(v1::AgentMessage message) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!connected_) {
       log_->debug("not registered, not sending {}", message.ShortDebugString());
       return;
@@ -111,7 +111,7 @@ void DaemonSession::Send(v1::AgentMessage message) {
 }
 
 bool DaemonSession::connected() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return connected_;
 }
 
@@ -119,18 +119,18 @@ void DaemonSession::ConnectLoop() {
   absl::Duration backoff = options_.initial_backoff;
   while (true) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (stopping_) break;
     }
     const bool registered = RunConnection();
     backoff = registered ? options_.initial_backoff : std::min(backoff * 2, options_.max_backoff);
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     const SteadyTime redial = std::chrono::steady_clock::now() + ToChrono(Jitter(backoff));
-    while (!stopping_ && WaitUntil(cv_, mu_, redial)) {
+    while (!stopping_ && cv_.WaitUntil(&mu_, redial)) {
     }
     if (stopping_) break;
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   connector_done_ = true;
   cv_.SignalAll();
 }
@@ -138,7 +138,7 @@ void DaemonSession::ConnectLoop() {
 bool DaemonSession::RunConnection() {
   auto context = std::make_unique<grpc::ClientContext>();
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) return false;
     context_ = context.get();
     register_deadline_ = std::chrono::steady_clock::now() + ToChrono(options_.register_timeout);
@@ -173,8 +173,8 @@ bool DaemonSession::RunConnection() {
     }
   }
   {
-    absl::MutexLock write_lock(&write_mu_);
-    absl::MutexLock lock(&mu_);
+    MutexLock write_lock(&write_mu_);
+    MutexLock lock(&mu_);
     stream_ = nullptr;
     connected_ = false;
     outbox_.clear();
@@ -185,7 +185,7 @@ bool DaemonSession::RunConnection() {
   bool stopping;
   int failures;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     context_ = nullptr;
     stopping = stopping_;
     failures = registered ? 0 : ++failures_;
@@ -212,7 +212,7 @@ bool DaemonSession::RunConnection() {
 void DaemonSession::OnHeartbeatAck(int64_t seq) {
   absl::Duration lease;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     while (!beats_sent_.empty() && beats_sent_.front().first < seq) beats_sent_.pop_front();
     if (beats_sent_.empty() || beats_sent_.front().first != seq) return;  // a stale ack, or an old stream's
     lease_from_ = beats_sent_.front().second;  // later than any earlier one: beats go out in order
@@ -233,8 +233,8 @@ DaemonSession::SteadyTime DaemonSession::LeaseEndLocked() const {
 void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent) {
   absl::Duration interval;
   {
-    absl::MutexLock write_lock(&write_mu_);
-    absl::MutexLock lock(&mu_);
+    MutexLock write_lock(&write_mu_);
+    MutexLock lock(&mu_);
     stream_ = stream;
     connected_ = true;
     fence_after_ = absl::Milliseconds(ack.fence_after_ms());
@@ -258,7 +258,7 @@ void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime
 }
 
 void DaemonSession::SendLoop() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (true) {
     if (stopping_ && (!connected_ || outbox_.empty())) break;
     const SteadyTime now = std::chrono::steady_clock::now();
@@ -305,14 +305,14 @@ void DaemonSession::SendLoop() {
     }
     SteadyTime wake =
         std::min({connected_ ? next_heartbeat_ : register_deadline_, now + std::chrono::seconds(1), LeaseEndLocked()});
-    WaitUntil(cv_, mu_, wake);
+    cv_.WaitUntil(&mu_, wake);
   }
   sender_done_ = true;
   cv_.SignalAll();
 }
 
 bool DaemonSession::WriteToStream(const v1::AgentMessage& message) {
-  absl::MutexLock lock(&write_mu_);
+  MutexLock lock(&write_mu_);
   if (stream_ == nullptr) return false;
   if (!stream_->Write(message)) {
     // The reader sees the same broken stream and reconnects.

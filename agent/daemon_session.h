@@ -8,10 +8,10 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/session_handler.h"
 #include "common/io/tls/tls_files.h"
+#include "common/threads/mutex.h"
 #include "gpusched/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "spdlog/logger.h"
@@ -72,11 +72,11 @@ class DaemonSession {
   std::unique_ptr<v1::AgentGateway::Stub> stub_;
 
   // Lock order: write_mu_ before mu_.
-  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   Stream* stream_ ABSL_GUARDED_BY(write_mu_) = nullptr;  // the registered stream (changed under mu_ too)
 
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool connected_ ABSL_GUARDED_BY(mu_) = false;

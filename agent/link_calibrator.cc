@@ -4,6 +4,7 @@
 
 #include "agent/nccl/link_calibration.h"
 #include "common/proto_time.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 
@@ -18,7 +19,7 @@ LinkCalibrator::LinkCalibrator(std::shared_ptr<BandwidthProbe> probe, std::strin
 LinkCalibrator::~LinkCalibrator() {
   std::thread thread;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     thread = std::move(thread_);
   }
   if (thread.joinable()) thread.join();
@@ -27,14 +28,14 @@ LinkCalibrator::~LinkCalibrator() {
 bool LinkCalibrator::Start() {
   std::thread previous;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (running_ || stop_) return false;
     running_ = true;
     previous = std::move(thread_);
   }
   // The previous run has finished (running_ was false); reap its thread.
   if (previous.joinable()) previous.join();
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   thread_ = std::thread([this] { Run(); });
   return true;
 }
@@ -42,7 +43,7 @@ bool LinkCalibrator::Start() {
 void LinkCalibrator::Stop() { stop_ = true; }
 
 LinkCalibrator::State LinkCalibrator::state() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return State{running_, last_};
 }
 
@@ -55,7 +56,7 @@ void LinkCalibrator::Run() {
   }
   *result.mutable_time() = ToProtoTime(clock_.Now());
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     running_ = false;
     // Cut short, it says nothing about the links.
     if (stop_) return;

@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "agent/nccl/bandwidth_probe.h"
 #include "common/clock.h"
+#include "common/threads/mutex.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -51,7 +51,7 @@ class LinkCalibrator {
   const topology::NodeTopology topology_;
   const ResultFn on_result_;
   const Clock& clock_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   bool running_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> stop_{false};
   std::optional<v1::NodeProbe> last_ ABSL_GUARDED_BY(mu_);

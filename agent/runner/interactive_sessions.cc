@@ -20,9 +20,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "agent/runner/exec_path.h"
 #include "agent/runner/rank_environment.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 namespace {
@@ -70,7 +70,7 @@ class InteractiveSessions::Session {
 
   uint64_t job_id() const { return job_id_; }
   bool done() const {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     return done_;
   }
 
@@ -138,7 +138,7 @@ class InteractiveSessions::Session {
 
   void Input(const v1::SessionInput& input) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       switch (input.kind_case()) {
         case v1::SessionInput::kStdin: pending_.push_back(input.stdin()); break;
         case v1::SessionInput::kStdinClosed:
@@ -160,7 +160,7 @@ class InteractiveSessions::Session {
   // exit it reports then carries `why`.
   void Hangup(const std::string& why) {
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (hangup_) return;
       hangup_ = true;
       why_ = why;
@@ -202,7 +202,7 @@ class InteractiveSessions::Session {
       bool hangup = false, close_input = false;
       std::deque<std::string> pending;
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         hangup = hangup_;
         message = why_;
         close_input = close_input_;
@@ -228,7 +228,7 @@ class InteractiveSessions::Session {
         if (chunk.empty()) pending.pop_front();
       }
       if (!pending.empty()) {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         for (auto it = pending.rbegin(); it != pending.rend(); ++it) pending_.push_front(std::move(*it));
       } else if (close_input && !tty_) {
         CloseFd(input_);
@@ -262,7 +262,7 @@ class InteractiveSessions::Session {
     if (exited) code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     std::string why;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       why = why_;
       done_ = true;
     }
@@ -279,7 +279,7 @@ class InteractiveSessions::Session {
   pid_t pid_ = 0;
   std::thread thread_;
 
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::deque<std::string> pending_ ABSL_GUARDED_BY(mu_);
   bool close_input_ ABSL_GUARDED_BY(mu_) = false;
   bool hangup_ ABSL_GUARDED_BY(mu_) = false;
@@ -293,21 +293,21 @@ InteractiveSessions::InteractiveSessions(SendFn send, TemplateFn process_of_job)
 InteractiveSessions::~InteractiveSessions() {
   std::map<uint64_t, std::unique_ptr<Session>> sessions;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     sessions.swap(sessions_);
   }
   sessions.clear();  // each hangs up and joins
 }
 
 size_t InteractiveSessions::count() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return sessions_.size();
 }
 
 void InteractiveSessions::Reap() {
   std::vector<std::unique_ptr<Session>> ended;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto it = sessions_.begin(); it != sessions_.end();) {
       if (it->second->done()) {
         ended.push_back(std::move(it->second));
@@ -335,7 +335,7 @@ void InteractiveSessions::Start(const v1::SessionInput& input) {
     send_(ExitOutput(id, -1, std::string(s.message())));
     return;
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   sessions_[id] = std::move(session);
 }
 
@@ -345,7 +345,7 @@ void InteractiveSessions::Handle(const v1::SessionInput& input) {
     Start(input);
     return;
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(input.session_id());
   if (it == sessions_.end()) return;  // ended already
   if (input.kind_case() == v1::SessionInput::kHangup) {
@@ -358,7 +358,7 @@ void InteractiveSessions::Handle(const v1::SessionInput& input) {
 void InteractiveSessions::EndAll(const std::string& why) {
   std::map<uint64_t, std::unique_ptr<Session>> sessions;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto& [id, session] : sessions_) session->Hangup(why);
     sessions.swap(sessions_);
   }
@@ -366,7 +366,7 @@ void InteractiveSessions::EndAll(const std::string& why) {
 }
 
 void InteractiveSessions::EndJob(uint64_t job_id, const std::string& why) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (auto& [id, session] : sessions_) {
     if (session->job_id() == job_id) session->Hangup(why);
   }

@@ -10,8 +10,8 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "agent/runner/process_spawner.h"
+#include "common/threads/mutex.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::agent {
@@ -53,7 +53,7 @@ class InteractiveSessions {
 
   const SendFn send_;
   const TemplateFn process_of_job_;
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<uint64_t, std::unique_ptr<Session>> sessions_ ABSL_GUARDED_BY(mu_);  // by session id
 };
 

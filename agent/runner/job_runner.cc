@@ -14,8 +14,8 @@
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
-#include "agent/steady_wait.h"
 #include "common/io/logging/logging.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 namespace {
@@ -45,7 +45,7 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       // filesystem, may share a log dir.
       ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
-  absl::MutexLock lock(&mu_);  // no other thread yet; the analysis asks for it all the same
+  MutexLock lock(&mu_);  // no other thread yet; the analysis asks for it all the same
   AdoptLeftovers();
   if (options_.containers.enabled()) {
     std::set<uint64_t> running;
@@ -122,7 +122,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   const int attempt = launch.attempt();
   std::optional<v1::JobUpdate> answer;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto done = recent_.Find(id, options_.clock->Now());
     if (auto it = jobs_.find(id); it != jobs_.end()) {
       if (it->second.attempt == attempt) {
@@ -154,7 +154,7 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
   }
 
   if (launch.has_preflight() || launch.spec().has_container()) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     preflights_.push_back(launch);
     if (!preflight_worker_.joinable()) preflight_worker_ = std::thread([this] { PreflightLoop(); });
     cv_.SignalAll();
@@ -173,7 +173,7 @@ void JobRunner::KeepFinalReportLocked(const v1::JobUpdate& report) {
 
 void JobRunner::EndAdmitted(const v1::JobUpdate& report) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     launching_.erase(report.job_id());
     kills_before_start_.erase(report.job_id());
     KeepFinalReportLocked(report);
@@ -189,7 +189,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   // refused while nothing runs.
   bool fenced = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto kill = kills_before_start_.find(id);
     fenced = kill != kills_before_start_.end() && kill->second.fence;
   }
@@ -224,7 +224,7 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   if (preflight != nullptr) report.set_preflight_busbw_gbps(preflight->busbw_gbps);
   report_(report);
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     launching_.erase(id);
     Job& job = jobs_[id] = *std::move(started);
     // Shutdown began while this job was starting: it must not outlive the
@@ -274,7 +274,7 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
   ShimSpec spec;
   spec.job_id = launch.job_id();
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     // A tenth longer than the agent's own: a live agent fences first, and
     // says why; still well inside the daemon's margin (it gives the node up
     // at 4/3 of the lease).
@@ -317,7 +317,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
                          int attempt, std::optional<absl::Time> notice_deadline) {
   std::optional<v1::JobUpdate> answer;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
     if (it != jobs_.end()) {
       if (notice_deadline && !it->second.kill_deadline) {
@@ -347,7 +347,7 @@ void JobRunner::KillImpl(uint64_t job_id, absl::Duration grace, const std::strin
 int JobRunner::Fence(const std::string& reason) {
   int hit = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (auto& [id, job] : jobs_) {
       BeginKillLocked(job, absl::ZeroDuration(), reason, /*fence=*/true);
       if (job.fenced) ++hit;
@@ -468,7 +468,7 @@ std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
 }
 
 void JobRunner::MonitorLoop() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   while (true) {
     std::vector<v1::JobUpdate> finished = PollLocked(std::chrono::steady_clock::now());
     if (!finished.empty()) {
@@ -479,12 +479,12 @@ void JobRunner::MonitorLoop() {
       cv_.SignalAll();
     }
     if (monitor_stop_) return;
-    cv_.WaitWithTimeout(&mu_, options_.poll_interval);
+    cv_.WaitFor(&mu_, options_.poll_interval);
   }
 }
 
 std::optional<ProcessSpec> JobRunner::SessionProcessOf(uint64_t job_id) const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
   if (it == jobs_.end() || it->second.kill_deadline) return std::nullopt;
   return it->second.session_process;
@@ -497,14 +497,14 @@ std::vector<uint64_t> JobRunner::RunningJobIds() const {
 }
 
 std::vector<JobRunner::RunningJob> JobRunner::RunningJobs() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<RunningJob> running;
   for (const auto& [id, job] : jobs_) running.push_back({id, job.attempt});
   return running;
 }
 
 JobRunner::Load JobRunner::CurrentLoad() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Load load;
   load.jobs = static_cast<int64_t>(jobs_.size());
   for (const auto& [id, job] : jobs_) {
@@ -516,23 +516,23 @@ JobRunner::Load JobRunner::CurrentLoad() const {
 }
 
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return recent_.All(options_.clock->Now());
 }
 
 void JobRunner::RenewLeases(absl::Duration lease) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   lease_ = lease;
   for (const auto& [id, job] : jobs_) job.shim->Signal(kShimRenewSignal);
 }
 
 bool JobRunner::JobsFenceThemselves() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return lease_ > absl::ZeroDuration();
 }
 
 std::vector<v1::JobUpdate> JobRunner::StartedReports() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<v1::JobUpdate> started;
   for (const auto& [id, job] : jobs_) {
     started.push_back(MakeUpdate(id, job.attempt, v1::JobUpdate::KIND_STARTED, 0, "already running", job.log_dir));
@@ -541,16 +541,16 @@ std::vector<v1::JobUpdate> JobRunner::StartedReports() const {
 }
 
 int JobRunner::Detach() {
-  absl::MutexLock one_at_a_time(&shutdown_mu_);
+  MutexLock one_at_a_time(&shutdown_mu_);
   int left = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (monitor_stop_) return 0;
     shutting_down_ = true;
     detached_ = true;
     // A launch under way finishes first, so that its job is left like the others.
     const SteadyTime give_up = std::chrono::steady_clock::now() + ToChrono(kShutdownSlack);
-    while (!launching_.empty() && WaitUntil(cv_, mu_, give_up)) {
+    while (!launching_.empty() && cv_.WaitUntil(&mu_, give_up)) {
     }
     left = static_cast<int>(jobs_.size());
     monitor_stop_ = true;
@@ -563,9 +563,9 @@ int JobRunner::Detach() {
 }
 
 void JobRunner::Shutdown(absl::Duration grace) {
-  absl::MutexLock one_at_a_time(&shutdown_mu_);
+  MutexLock one_at_a_time(&shutdown_mu_);
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (monitor_stop_) return;
     shutting_down_ = true;
     shutdown_grace_ = grace;
@@ -573,7 +573,7 @@ void JobRunner::Shutdown(absl::Duration grace) {
     for (auto& [id, job] : jobs_) BeginKillLocked(job, grace, reason);
     cv_.SignalAll();
     const SteadyTime give_up = std::chrono::steady_clock::now() + ToChrono(grace + kShutdownSlack);
-    while (!(jobs_.empty() && launching_.empty()) && WaitUntil(cv_, mu_, give_up)) {
+    while (!(jobs_.empty() && launching_.empty()) && cv_.WaitUntil(&mu_, give_up)) {
     }
     if (!jobs_.empty()) {
       std::vector<uint64_t> stuck;

@@ -16,7 +16,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/nccl/bandwidth_probe.h"
 #include "agent/nccl/preflight_check.h"
@@ -27,6 +26,7 @@
 #include "agent/runner/process_ledger.h"
 #include "agent/runner/recent_exits.h"
 #include "common/clock.h"
+#include "common/threads/mutex.h"
 #include "common/topology/node_topology.h"
 #include "gpusched/v1/agent.pb.h"
 #include "spdlog/logger.h"
@@ -197,9 +197,9 @@ class JobRunner {
   // machine; one line says so, not one per job.
   std::atomic<bool> cpu_bind_note_logged_{false};
 
-  absl::Mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  Mutex shutdown_mu_;  // one Shutdown at a time; it joins the monitor
+  mutable Mutex mu_;
+  CondVar cv_;
   std::map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
   std::set<uint64_t> launching_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, KillRequest> kills_before_start_ ABSL_GUARDED_BY(mu_);  // of jobs in launching_

@@ -4,6 +4,7 @@
 #include "agent/runner/container_launch.h"
 #include "agent/runner/job_runner.h"
 #include "common/io/logging/logging.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 
@@ -12,7 +13,7 @@ void JobRunner::PreflightLoop() {
     v1::LaunchJob launch;
     bool skip = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (preflights_.empty() && !monitor_stop_) cv_.Wait(&mu_);
       if (preflights_.empty()) return;
       launch = std::move(preflights_.front());
@@ -42,7 +43,7 @@ void JobRunner::PreflightLoop() {
 
     bool stopping = false, killed = false, fenced = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       stopping = shutting_down_;
       auto kill = kills_before_start_.find(id);
       killed = kill != kills_before_start_.end();
@@ -60,7 +61,7 @@ void JobRunner::PreflightLoop() {
       // Nothing ran and nothing failed: when this node registers again the
       // daemon sends the launch anew, or gives the node up after its grace.
       {
-        absl::MutexLock guard(&mu_);
+        MutexLock guard(&mu_);
         launching_.erase(id);
       }
       cv_.SignalAll();

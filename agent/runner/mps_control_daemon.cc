@@ -21,7 +21,7 @@
 #include "absl/strings/strip.h"
 #include "agent/runner/process_spawner.h"
 #include "agent/runner/rank_environment.h"
-#include "agent/steady_wait.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::agent {
 namespace {
@@ -86,7 +86,7 @@ absl::Status MpsControlDaemon::Start() {
     // Clients (the jobs' users) reach the daemon through the pipe directory.
     std::filesystem::permissions(dir, std::filesystem::perms(0755), ec);
   }
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (thread_.joinable()) return absl::OkStatus();
   stopping_ = false;
   detaching_ = false;
@@ -145,7 +145,7 @@ void MpsControlDaemon::Supervise() {
     const auto started = std::chrono::steady_clock::now();
     if (pid != 0) {
       {
-        absl::MutexLock lock(&mu_);
+        MutexLock lock(&mu_);
         pid_ = pid;
         failure_ = absl::OkStatus();
         // Stop() came while it was starting, and saw no pid to stop.
@@ -154,10 +154,10 @@ void MpsControlDaemon::Supervise() {
       }
       cv_.SignalAll();
       const int status = AwaitExit(pid, own, [this] {
-        absl::MutexLock l(&mu_);
+        MutexLock l(&mu_);
         return detaching_;
       });
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (status == -2) return;  // detached: it keeps running
       pid_ = 0;
       if (stopping_) {
@@ -168,7 +168,7 @@ void MpsControlDaemon::Supervise() {
       failure = absl::StrCat("the MPS control daemon (", options_.program, ", pid ", pid, ") ", DescribeExit(status),
                              "; its output is in ", options_.log_dir);
     }
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_ || detaching_) return;
     // A daemon that ran a while and then died starts again at once-ish.
     if (std::chrono::steady_clock::now() - started > absl::ToChronoNanoseconds(options_.max_backoff)) {
@@ -179,7 +179,7 @@ void MpsControlDaemon::Supervise() {
     log_->warn("{}; starting it again in {}", failure, absl::FormatDuration(backoff));
     cv_.SignalAll();
     const auto retry_at = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(backoff);
-    while (!(stopping_ || detaching_) && WaitUntil(cv_, mu_, retry_at)) {
+    while (!(stopping_ || detaching_) && cv_.WaitUntil(&mu_, retry_at)) {
     }
     if (stopping_ || detaching_) return;
     backoff = std::min(backoff * 2, options_.max_backoff);
@@ -187,17 +187,17 @@ void MpsControlDaemon::Supervise() {
 }
 
 absl::Status MpsControlDaemon::Ready() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return pid_ != 0 ? absl::OkStatus() : failure_;
 }
 
 pid_t MpsControlDaemon::pid() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return pid_;
 }
 
 int MpsControlDaemon::restarts() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return restarts_;
 }
 
@@ -228,7 +228,7 @@ bool MpsControlDaemon::SendQuit() {
 void MpsControlDaemon::Stop() {
   pid_t pid = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!thread_.joinable()) return;
     stopping_ = true;
     pid = pid_;
@@ -238,10 +238,10 @@ void MpsControlDaemon::Stop() {
     // A daemon that did not take the command (not listening yet, say) gets
     // SIGTERM at once rather than after the grace.
     const absl::Duration before_term = SendQuit() ? options_.stop_grace : absl::ZeroDuration();
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     for (const auto& [signal, wait] : {std::pair{SIGTERM, before_term}, std::pair{SIGKILL, options_.stop_grace}}) {
       const auto give_up = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(wait);
-      while (pid_ != 0 && WaitUntil(cv_, mu_, give_up)) {
+      while (pid_ != 0 && cv_.WaitUntil(&mu_, give_up)) {
       }
       if (pid_ == 0) break;
       log_->warn("the MPS control daemon (pid {}) is still running; sending it {}", pid, strsignal(signal));
@@ -255,7 +255,7 @@ void MpsControlDaemon::Stop() {
 
 void MpsControlDaemon::Detach() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (!thread_.joinable()) return;
     detaching_ = true;
   }

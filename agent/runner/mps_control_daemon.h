@@ -10,9 +10,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/runner/process_spawner.h"
+#include "common/threads/mutex.h"
 #include "spdlog/logger.h"
 
 namespace gpusched::agent {
@@ -78,8 +78,8 @@ class MpsControlDaemon {
 
   MpsControlOptions options_;
   std::shared_ptr<spdlog::logger> log_;
-  mutable absl::Mutex mu_;
-  absl::CondVar cv_;
+  mutable Mutex mu_;
+  CondVar cv_;
   pid_t pid_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool detaching_ ABSL_GUARDED_BY(mu_) = false;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/io/logging/logging.h"
+#include "common/threads/mutex.h"
 #include "daemon/core/node_validator.h"
 #include "daemon/server/grpc_status.h"
 
@@ -13,29 +14,29 @@ class AgentStream::Channel final : public AgentChannel {
  public:
   explicit Channel(AgentStream* stream) : stream_(stream) {}
   void Send(const v1::DaemonMessage& message) override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stream_ != nullptr) stream_->Send(message);
   }
   void Close(const std::string& why) override { End(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why)); }
   void End(const grpc::Status& status) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stream_ == nullptr) return;
-    absl::MutexLock stream_lock(&stream_->mu_);
+    MutexLock stream_lock(&stream_->mu_);
     stream_->FinishOnce(status);
   }
   bool open() const override {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stream_ == nullptr) return false;
-    absl::MutexLock stream_lock(&stream_->mu_);
+    MutexLock stream_lock(&stream_->mu_);
     return !stream_->finished_ && !stream_->reads_done_;
   }
   void Detach() {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stream_ = nullptr;
   }
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   AgentStream* stream_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -69,13 +70,13 @@ AgentStream::AgentStream(SchedulerLoop& loop, SessionRelay& sessions, std::strin
 
 void AgentStream::OnReadDone(bool ok) {
   if (!ok) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     reads_done_ = true;
     if (!writing_) FinishOnce(grpc::Status::OK);
     return;
   }
   Dispatch(in_);
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (!finished_) StartRead(&in_);
 }
 
@@ -103,7 +104,7 @@ absl::Status AgentStream::MayRegisterAs(const std::string& name) const {
 
 void AgentStream::Refuse(const absl::Status& why) {
   GetLogger("daemon")->warn("agent at {} refused: {}", peer_, std::string(why.message()));
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   FinishOnce(ToGrpcStatus(why));
 }
 
@@ -156,7 +157,7 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
     return;
   }
   if (node_.empty()) {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     FinishOnce(grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "send RegisterNode first"));
     return;
   }
@@ -202,7 +203,7 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
 }
 
 void AgentStream::Send(const v1::DaemonMessage& message) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (finished_ || reads_done_) return;
   out_.push_back(message);
   if (!writing_) {
@@ -212,7 +213,7 @@ void AgentStream::Send(const v1::DaemonMessage& message) {
 }
 
 void AgentStream::OnWriteDone(bool ok) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   out_.pop_front();
   if (!ok) out_.clear();  // the stream is broken; the read side will notice
   if (!out_.empty() && !finished_) {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
@@ -45,7 +45,7 @@ class AgentStream final : public grpc::ServerBidiReactor<v1::AgentMessage, v1::D
   std::string node_;  // known after RegisterNode; touched by the read path only
   std::shared_ptr<Channel> channel_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::deque<v1::DaemonMessage> out_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
+#include "common/threads/mutex.h"
 #include "daemon/server/grpc_status.h"
 
 namespace gpusched::server {
@@ -21,7 +22,7 @@ void AttachReactor::OnReadDone(bool ok) {
     ClientGone();
     return;
   }
-  absl::ReleasableMutexLock lock(&mu_);
+  ReleasableMutexLock lock(&mu_);
   if (!begun_) {
     if (!in_.has_start()) {
       FinishLocked(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "the first AttachRequest must be its start"));
@@ -33,7 +34,7 @@ void AttachReactor::OnReadDone(bool ok) {
     lock.Release();
     Begin(start);
     // Read on, under the lock again.
-    absl::MutexLock relock(&mu_);
+    MutexLock relock(&mu_);
     if (!finishing_) StartRead(&in_);
     return;
   } else if (in_.has_start()) {
@@ -56,7 +57,7 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       ~Done() { self->Release(); }
     } done{this};
     auto refuse = [this](grpc::StatusCode code, const std::string& why) {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       FinishLocked(grpc::Status(code, why));
     };
     const uint64_t id = start.job_id();
@@ -98,12 +99,12 @@ void AttachReactor::Begin(const v1::AttachStart& start) {
       }
     };
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (finishing_) return gone();
     }
     // Outside mu_: the relay calls Deliver with its own lock held, which takes mu_.
     const uint64_t session_id = relay_.Add(this, node);
-    absl::ReleasableMutexLock lock(&mu_);
+    ReleasableMutexLock lock(&mu_);
     if (finishing_) {  // gone between the two looks: OnDone saw no session to remove
       lock.Release();
       relay_.Remove(session_id);
@@ -145,7 +146,7 @@ void AttachReactor::Forward(const v1::AttachRequest& request) {
 }
 
 void AttachReactor::Deliver(const v1::SessionOutput& output) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (exited_ || finishing_) return;
   v1::AttachResponse response;
   switch (output.kind_case()) {
@@ -165,7 +166,7 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
 }
 
 void AttachReactor::ClientGone() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (session_id_ != 0 && !exited_) {
     v1::DaemonMessage message;
     message.mutable_session_input()->set_session_id(session_id_);
@@ -205,7 +206,7 @@ void AttachReactor::QueueLocked(v1::AttachResponse response) {
 }
 
 void AttachReactor::OnWriteDone(bool ok) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   writing_ = false;
   if (!ok) {
     out_.clear();
@@ -238,7 +239,7 @@ void AttachReactor::FinishLocked(const grpc::Status& status) {
 void AttachReactor::Release() {
   bool last = false;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     last = --refs_ == 0;
   }
   if (last) delete this;
@@ -247,7 +248,7 @@ void AttachReactor::Release() {
 void AttachReactor::OnDone() {
   uint64_t id = 0;
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     id = session_id_;
   }
   // Before the last reference goes: the relay may be delivering right now.

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/server/agent_channel.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/scheduler_loop.h"
@@ -51,7 +51,7 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   const Caller caller_;
   v1::AttachRequest in_;
 
-  absl::Mutex mu_;
+  Mutex mu_;
   bool begun_ ABSL_GUARDED_BY(mu_) = false;       // the start was read
   uint64_t session_id_ ABSL_GUARDED_BY(mu_) = 0;  // 0 until the agent was asked to start it
   uint64_t job_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -5,6 +5,7 @@
 #include "absl/time/clock.h"
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 namespace {
@@ -23,7 +24,7 @@ void BatchCommitter::Start() {
 
 void BatchCommitter::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   wake_.Signal();
@@ -33,7 +34,7 @@ void BatchCommitter::Stop() {
 
 void BatchCommitter::Hand(CommittedBatch batch) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     while (queue_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
     queue_.push_back(std::move(batch));
   }
@@ -44,7 +45,7 @@ void BatchCommitter::RunCommits() {
   while (true) {
     std::vector<CommittedBatch> group;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (queue_.empty() && !stopping_) wake_.Wait(&mu_);
       if (queue_.empty()) {
         commits_done_ = true;
@@ -59,7 +60,7 @@ void BatchCommitter::RunCommits() {
     space_.SignalAll();
     if (!CommitGroup(group)) continue;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (committed_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
       committed_.push_back(std::move(group));
     }
@@ -71,7 +72,7 @@ void BatchCommitter::RunReleases() {
   while (true) {
     std::vector<CommittedBatch> group;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (committed_.empty() && !commits_done_) released_wake_.Wait(&mu_);
       if (committed_.empty()) return;
       group = std::move(committed_.front());
@@ -113,10 +114,10 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
       log->error("cannot write scheduler state ({}): refusing new changes, serving reads, retrying every {}",
                  std::string(committed.message()), absl::FormatDuration(kRetryEvery));
     }
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (stopping_) break;  // tried once more since the stop began
-    const absl::Time retry_at = absl::Now() + kRetryEvery;
-    while (!stopping_ && !wake_.WaitWithDeadline(&mu_, retry_at)) {
+    const CondVar::Deadline retry_at = CondVar::DeadlineIn(kRetryEvery);
+    while (!stopping_ && wake_.WaitUntil(&mu_, retry_at)) {
     }
   }
   // Stopping with the store refusing: what memory holds beyond the disk is

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/server/committed_batch.h"
 #include "daemon/server/job_event_hub.h"
 #include "daemon/server/store_health.h"
@@ -50,10 +50,10 @@ class BatchCommitter {
   store::JobStore& store_;
   JobEventHub& hub_;
   StoreHealth& health_;
-  absl::Mutex mu_;
-  absl::CondVar wake_;
-  absl::CondVar space_;
-  absl::CondVar released_wake_;
+  Mutex mu_;
+  CondVar wake_;
+  CondVar space_;
+  CondVar released_wake_;
   std::deque<CommittedBatch> queue_ ABSL_GUARDED_BY(mu_);
   std::deque<std::vector<CommittedBatch>> committed_ ABSL_GUARDED_BY(mu_);  // durable, waiting to be released
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

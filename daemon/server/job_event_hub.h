@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::server {
@@ -29,7 +29,7 @@ class JobEventHub {
     std::set<uint64_t> job_ids;
     Listener listener;
   };
-  absl::Mutex mu_;
+  Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Subscriber> subscribers_ ABSL_GUARDED_BY(mu_);
 };

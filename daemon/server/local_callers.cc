@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/digits.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 
@@ -17,7 +18,7 @@ std::string UserName(uid_t uid) {
 }
 
 void LocalCallers::Connected(int fd, LocalCaller caller) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   by_fd_[fd] = std::move(caller);
 }
 
@@ -26,7 +27,7 @@ std::optional<LocalCaller> LocalCallers::Find(absl::string_view grpc_peer) const
   if (grpc_peer.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
   int fd = 0;
   if (!ParseDigits(grpc_peer.substr(kPrefix.size()), &fd)) return std::nullopt;
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = by_fd_.find(fd);
   if (it == by_fd_.end()) return std::nullopt;
   return it->second;

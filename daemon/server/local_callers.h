@@ -8,7 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 
@@ -33,7 +33,7 @@ class LocalCallers {
   std::optional<LocalCaller> Find(absl::string_view grpc_peer) const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::map<int, LocalCaller> by_fd_ ABSL_GUARDED_BY(mu_);  // an fd number is reused only once its connection is closed
 };
 

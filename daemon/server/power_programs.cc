@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "common/io/logging/logging.h"
 #include "common/io/process/run_program.h"
 #include "common/net/hostlist.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 namespace {
@@ -52,7 +52,7 @@ void LogOutput(const std::string& prefix, absl::string_view stream, const std::s
 }  // namespace
 
 struct PowerPrograms::Shared {
-  absl::Mutex mu;
+  Mutex mu;
   Ended ended ABSL_GUARDED_BY(mu);  // empty once the owner is gone
   std::atomic<uint64_t> next{0};
 };
@@ -74,7 +74,7 @@ PowerPrograms::PowerPrograms(std::string work_dir, Ended ended)
 }
 
 PowerPrograms::~PowerPrograms() {
-  absl::MutexLock lock(&shared_->mu);
+  MutexLock lock(&shared_->mu);
   shared_->ended = nullptr;
 }
 
@@ -114,7 +114,7 @@ void PowerPrograms::Run(core::PowerRequest request) {
     } else {
       GetLogger("power")->warn("{}: {}", prefix, std::string(outcome.message()));
     }
-    absl::MutexLock lock(&shared->mu);
+    MutexLock lock(&shared->mu);
     if (shared->ended) shared->ended(request, outcome);
   }).detach();
 }

@@ -7,7 +7,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/core/queue/priority.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -26,7 +26,7 @@ class PriorityBoard {
   void Fill(v1::Job& job) const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   std::shared_ptr<const Scores> scores_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Scores>();
 };
 

@@ -1,6 +1,7 @@
 #include "daemon/server/read_pool.h"
 
 #include "common/io/logging/logging.h"
+#include "common/threads/mutex.h"
 #include "daemon/store/sqlite_job_reader.h"
 
 namespace gpusched::server {
@@ -20,7 +21,7 @@ absl::StatusOr<std::unique_ptr<ReadPool>> ReadPool::Open(const std::string& db_p
 
 ReadPool::~ReadPool() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   wake_.SignalAll();
@@ -29,7 +30,7 @@ ReadPool::~ReadPool() {
 
 void ReadPool::Post(Read read) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     queue_.push_back({std::move(read), std::chrono::steady_clock::now()});
   }
   wake_.Signal();
@@ -39,7 +40,7 @@ void ReadPool::Run(store::JobReader& reader) {
   while (true) {
     Queued next;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       while (queue_.empty() && !stopping_) wake_.Wait(&mu_);
       if (queue_.empty()) return;
       next = std::move(queue_.front());

@@ -10,7 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/store/job_store.h"
 
 namespace gpusched::server {
@@ -35,8 +35,8 @@ class ReadPool {
 
   std::vector<std::unique_ptr<store::JobReader>> readers_;
   std::vector<std::thread> threads_;
-  absl::Mutex mu_;
-  absl::CondVar wake_;
+  Mutex mu_;
+  CondVar wake_;
   struct Queued {
     Read read;
     std::chrono::steady_clock::time_point posted;

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 
@@ -21,7 +22,7 @@ void SchedulerLoop::Start() {
 
 void SchedulerLoop::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
   wake_.Signal();
@@ -30,7 +31,7 @@ void SchedulerLoop::Stop() {
 
 void SchedulerLoop::Post(Command command) {
   {
-    absl::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     queue_.push_back(std::move(command));
   }
   wake_.Signal();
@@ -42,10 +43,10 @@ void SchedulerLoop::Run() {
     std::deque<Command> commands;
     bool stop = false;
     {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       // The tick is due on the injected clock; the wait for it is real time.
-      const absl::Time wake_by = absl::Now() + std::max(next_tick - clock_.Now(), absl::ZeroDuration());
-      while (queue_.empty() && !stopping_ && !wake_.WaitWithDeadline(&mu_, wake_by)) {
+      const CondVar::Deadline wake_by = CondVar::DeadlineIn(std::max(next_tick - clock_.Now(), absl::ZeroDuration()));
+      while (queue_.empty() && !stopping_ && wake_.WaitUntil(&mu_, wake_by)) {
       }
       commands.swap(queue_);
       stop = stopping_;
@@ -55,7 +56,7 @@ void SchedulerLoop::Run() {
     if (!commands.empty() || tick) RunBatch(commands, tick);
     if (on_wake_) on_wake_();
     if (stop) {
-      absl::MutexLock lock(&mu_);
+      MutexLock lock(&mu_);
       if (queue_.empty()) return;
     }
   }

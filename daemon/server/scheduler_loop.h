@@ -11,9 +11,9 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/threads/mutex.h"
 #include "daemon/core/scheduler_core.h"
 #include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/agent_channel.h"
@@ -83,8 +83,8 @@ class SchedulerLoop {
   absl::Time last_pass_ = absl::InfinitePast();
   std::atomic<uint64_t> passes_{0};
 
-  absl::Mutex mu_;
-  absl::CondVar wake_;
+  Mutex mu_;
+  CondVar wake_;
   std::deque<Command> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;

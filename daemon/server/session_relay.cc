@@ -1,30 +1,31 @@
 #include "daemon/server/session_relay.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 
 uint64_t SessionRelay::Add(Endpoint* endpoint, const std::string& node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   sessions_[id] = Entry{endpoint, node};
   return id;
 }
 
 void SessionRelay::Remove(uint64_t session_id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   sessions_.erase(session_id);
 }
 
 void SessionRelay::Deliver(const std::string& node, const v1::SessionOutput& output) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = sessions_.find(output.session_id());
   if (it == sessions_.end() || it->second.node != node) return;
   it->second.endpoint->Deliver(output);
 }
 
 void SessionRelay::NodeGone(const std::string& node) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const auto& [id, entry] : sessions_) {
     if (entry.node != node) continue;
     v1::SessionOutput gone;
@@ -36,7 +37,7 @@ void SessionRelay::NodeGone(const std::string& node) {
 }
 
 size_t SessionRelay::size() const {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return sessions_.size();
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "gpusched/v1/agent.pb.h"
 
 namespace gpusched::server {
@@ -37,7 +37,7 @@ class SessionRelay {
     Endpoint* endpoint;
     std::string node;
   };
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Entry> sessions_ ABSL_GUARDED_BY(mu_);
 };

@@ -4,7 +4,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 
 namespace gpusched::server {
 
@@ -23,7 +23,7 @@ class StoreHealth {
 
  private:
   std::atomic<bool> failing_{false};
-  mutable absl::Mutex mu_;
+  mutable Mutex mu_;
   absl::Status why_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "common/threads/mutex.h"
+
 namespace gpusched::server {
 
 WatchJobsReactor::WatchJobsReactor(JobEventHub& hub, const v1::WatchJobsRequest& request) : hub_(hub) {
@@ -10,7 +12,7 @@ WatchJobsReactor::WatchJobsReactor(JobEventHub& hub, const v1::WatchJobsRequest&
 }
 
 void WatchJobsReactor::Enqueue(const v1::JobEvent& event) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (finished_) return;
   if (backlog_.size() >= kMaxBacklog) {
     FinishOnce(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "watcher fell too far behind; watch again"));
@@ -24,7 +26,7 @@ void WatchJobsReactor::Enqueue(const v1::JobEvent& event) {
 }
 
 void WatchJobsReactor::OnWriteDone(bool ok) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   backlog_.pop_front();
   writing_ = false;
   if (!ok) {
@@ -38,7 +40,7 @@ void WatchJobsReactor::OnWriteDone(bool ok) {
 }
 
 void WatchJobsReactor::OnCancel() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   FinishOnce(grpc::Status::CANCELLED);
 }
 

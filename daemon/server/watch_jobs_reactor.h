@@ -4,7 +4,7 @@
 #include <deque>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 #include "daemon/server/job_event_hub.h"
 #include "gpusched/v1/scheduler.pb.h"
 #include "grpcpp/support/server_callback.h"
@@ -30,7 +30,7 @@ class WatchJobsReactor final : public grpc::ServerWriteReactor<v1::JobEvent> {
 
   JobEventHub& hub_;
   uint64_t subscription_ = 0;
-  absl::Mutex mu_;
+  Mutex mu_;
   std::deque<v1::JobEvent> backlog_ ABSL_GUARDED_BY(mu_);
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;

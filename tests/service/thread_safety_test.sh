@@ -19,21 +19,29 @@ checks=(-fsyntax-only -Wno-everything -Wthread-safety -Werror=thread-safety)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cat > "$scratch/planted.cc" <<'CC'
-#include "absl/synchronization/mutex.h"
+#include "common/threads/mutex.h"
 class Planted {
  public:
+  int Guarded() {
+    gpusched::MutexLock lock(&mu_);
+    return value_;
+  }
   int Unguarded() { return value_; }
  private:
-  absl::Mutex mu_;
+  gpusched::Mutex mu_;
   int value_ ABSL_GUARDED_BY(mu_) = 0;
 };
-int main() { return Planted().Unguarded(); }
+int main() { return Planted().Guarded() + Planted().Unguarded(); }
 CC
-if "$clang" -std=c++20 "${checks[@]}" "$scratch/planted.cc" 2> "$scratch/planted.err"; then
+if "$clang" -std=c++20 -I"$src" "${checks[@]}" "$scratch/planted.cc" 2> "$scratch/planted.err"; then
   echo "thread-safety: the planted unguarded read was not reported; the check cannot fail"
   exit 1
 fi
-grep -q "requires holding mutex 'mu_'" "$scratch/planted.err" || { cat "$scratch/planted.err"; exit 1; }
+# Exactly the unguarded read: the guarded one passes.
+if [[ $(grep -c "requires holding mutex 'mu_'" "$scratch/planted.err") != 1 ]]; then
+  cat "$scratch/planted.err"
+  exit 1
+fi
 
 # The files of the threaded layers that take a mutex, with their compile commands, the compiler
 # and its output dropped: "FILE<TAB>ARG ARG ...".
@@ -46,12 +54,12 @@ for entry in json.load(open(db)):
     rel = os.path.relpath(path, src)
     if not rel.startswith(dirs):
         continue
-    # Only what takes a mutex: the file or its header names absl::Mutex.
+    # Only what takes a mutex: the file or its header uses common/threads/mutex.h.
     text = open(path).read()
     header = path[:-3] + ".h"
     if os.path.exists(header):
         text += open(header).read()
-    if "absl::Mutex" not in text:
+    if "common/threads/mutex.h" not in text:
         continue
     args = entry.get("arguments") or shlex.split(entry["command"])
     kept, skip = [], False
