@@ -9,7 +9,7 @@
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
 #include "common/io/config_file/settings_file.h"
-#include "common/io/tls/tls_files.h"
+#include "common/io/tls/tls_config_keys.h"
 
 namespace gpusched::agent {
 namespace {
@@ -63,10 +63,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(absl::string_view text, const std::
     CheckLabels(reader, *labels);
     config.labels = *std::move(labels);
   }
-  const tls::TlsFiles tls{.cert = values.tls_cert, .key = values.tls_key, .ca = values.tls_ca};
-  for (const tls::TlsProblem& problem : tls::CheckTlsFiles(tls, tls::kClientTlsKeys, nullptr)) {
-    reader.Error(reader.LineOf(problem.key), problem.message);
-  }
+  tls::RecordTlsProblems(reader, {.cert = values.tls_cert, .key = values.tls_key, .ca = values.tls_ca},
+                         tls::kClientTlsKeys);
   if (!reader.ok()) return reader.status();
   return config;
 }

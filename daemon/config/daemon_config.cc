@@ -8,7 +8,7 @@
 #include "common/config/toml_document.h"
 #include "common/config/toml_table_reader.h"
 #include "common/io/config_file/settings_file.h"
-#include "common/io/tls/tls_files.h"
+#include "common/io/tls/tls_config_keys.h"
 #include "daemon/config/network_topology_file.h"
 #include "daemon/config/pool_settings.h"
 #include "daemon/config/queue_settings.h"
@@ -40,10 +40,8 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
       reader.Error(reader.LineOf("network_topology"), network.status().message());
     }
   }
-  const tls::TlsFiles tls{.cert = values.tls_cert, .key = values.tls_key, .ca = values.tls_client_ca};
-  for (const tls::TlsProblem& problem : tls::CheckTlsFiles(tls, tls::kServerTlsKeys, nullptr)) {
-    reader.Error(reader.LineOf(problem.key), problem.message);
-  }
+  tls::RecordTlsProblems(reader, {.cert = values.tls_cert, .key = values.tls_key, .ca = values.tls_client_ca},
+                         tls::kServerTlsKeys);
   config.queues = ReadQueueSettings(*doc, reader);
   config.pools = ReadPoolSettings(*doc, reader);
   if (!reader.ok()) return reader.status();

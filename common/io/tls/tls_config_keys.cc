@@ -7,10 +7,15 @@ TlsFiles ReadTlsKeys(config::TomlTableReader& reader, const TlsKeyNames& names, 
   files.cert = reader.Path(names.cert).value_or("");
   files.key = reader.Path(names.key).value_or("");
   files.ca = reader.Path(names.ca).value_or("");
+  RecordTlsProblems(reader, files, names, complete);
+  return files;
+}
+
+void RecordTlsProblems(config::TomlTableReader& reader, const TlsFiles& files, const TlsKeyNames& names,
+                       bool complete) {
   for (const TlsProblem& problem : CheckTlsFiles(files, names, nullptr, complete)) {
     reader.Error(reader.LineOf(problem.key), problem.message);
   }
-  return files;
 }
 
 }  // namespace gpusched::tls

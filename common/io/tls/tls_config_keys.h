@@ -13,4 +13,9 @@ namespace gpusched::tls {
 // environment may supply the keys this file leaves out.
 TlsFiles ReadTlsKeys(config::TomlTableReader& reader, const TlsKeyNames& names, bool complete = true);
 
+// The check half of ReadTlsKeys, for a loader that read the keys itself
+// (from a settings table): each problem of `files` at its key's line.
+void RecordTlsProblems(config::TomlTableReader& reader, const TlsFiles& files, const TlsKeyNames& names,
+                       bool complete = true);
+
 }  // namespace gpusched::tls
