@@ -124,7 +124,9 @@ absl::StatusOr<DaemonOptions> ServeOptions(const gpusched::daemon::ServeSettings
   // and programs of its pools, belong in one file.
   if (file.queues) core.queues = *file.queues;
   core.pools = file.pools;
-  if (!s.network_topology.empty()) {
+  if (file.network != nullptr && s.network_topology == file.settings.values.network_topology) {
+    core.network = file.network;  // the file's own, read and checked with it
+  } else if (!s.network_topology.empty()) {
     auto network = gpusched::daemon::ReadNetworkTopologyFile(s.network_topology);
     if (!network.ok()) return network.status();
     core.network = *std::move(network);
