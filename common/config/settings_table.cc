@@ -60,7 +60,7 @@ size_t ValueIndexOf(SettingType type) {
   }
 }
 
-std::string CheckFlagText(const SettingSpec& spec, const std::string& text) {
+std::string CheckSettingText(const SettingSpec& spec, const std::string& text) {
   if (IsAddress(spec.type) && !IsHostPort(text, spec.type == SettingType::kListenAddress)) {
     return absl::StrCat("\"", text, "\" is not HOST:PORT");
   }
@@ -108,7 +108,7 @@ std::optional<SettingValue> ReadSetting(TomlTableReader& reader, const SettingSp
     case SettingType::kListenAddress: {
       std::optional<std::string> value = reader.String(spec.key);
       if (!value) return std::nullopt;
-      if (std::string problem = CheckFlagText(spec, *value); !problem.empty()) {
+      if (std::string problem = CheckSettingText(spec, *value); !problem.empty()) {
         reader.Error(reader.LineOf(spec.key), absl::StrCat(spec.key, " ", problem));
         return std::nullopt;
       }

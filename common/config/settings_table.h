@@ -66,9 +66,9 @@ std::optional<SettingValue> ReadSetting(TomlTableReader& reader, const SettingSp
 // A value as `check-config` shows it: 42, true, [a,b], or the text itself.
 std::string FormatSetting(const SettingValue& value);
 
-// Checks a command-line value of a string-typed setting as the file's reader
-// would (addresses); "" when it is fine, else what is wrong.
-std::string CheckFlagText(const SettingSpec& spec, const std::string& text);
+// Checks the text of a string-typed setting, from the file or a flag alike
+// (an address, a non-empty string); "" when it is fine, else what is wrong.
+std::string CheckSettingText(const SettingSpec& spec, const std::string& text);
 
 // One row of a binary's settings table: the spec and the member of the
 // binary's settings struct it sets. The struct's default member values are
@@ -102,6 +102,12 @@ void Assign(const Setting<Values>& setting, const SettingValue& value, Values& v
 
 // The value type a row's SettingType reads as, as an index into SettingValue.
 size_t ValueIndexOf(SettingType type);
+
+// Copies the row's member from `from` to `to`.
+template <typename Values>
+void CopySetting(const Setting<Values>& setting, const Values& from, Values& to) {
+  std::visit([&](auto member) { to.*member = from.*member; }, setting.target);
+}
 
 // What is wrong with a table (a type that does not match its member, a key
 // or flag twice, a choice without choices, an empty range), one line each.

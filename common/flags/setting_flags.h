@@ -39,8 +39,8 @@ void AddSettingFlags(CLI::App* command, const config::SettingsTable<Values>& tab
           }
           if constexpr (std::is_same_v<T, std::string>) {
             if (!target.empty()) option->capture_default_str();
-            option->check(
-                CLI::Validator([spec](std::string& text) { return config::CheckFlagText(spec, text); }, "", "setting"));
+            option->check(CLI::Validator([spec](std::string& text) { return config::CheckSettingText(spec, text); }, "",
+                                         "setting"));
           }
           if constexpr (std::is_same_v<T, int64_t>) {
             option->check(CLI::Range(spec.min, spec.max))->capture_default_str();
@@ -64,7 +64,7 @@ void ApplyFileUnderFlags(CLI::App* command, const config::SettingsTable<Values>&
                          const config::SettingsFromFile<Values>& file, Values* values) {
   for (const config::Setting<Values>& row : table) {
     if (file.Sets(row.spec.key) && !FlagGiven(command, row.spec)) {
-      config::Assign(row, config::ValueOf(row, file.values), *values);
+      config::CopySetting(row, file.values, *values);
     }
   }
 }
