@@ -45,11 +45,14 @@ JobRunner::JobRunner(JobRunnerOptions options, ReportFn report)
       // filesystem, may share a log dir.
       ledger_(absl::StrCat(options_.log_dir, "/running/", options_.node_name)),
       shutdown_grace_(kDestructorGrace) {
-  MutexLock lock(&mu_);  // no other thread yet; the analysis asks for it all the same
-  AdoptLeftovers();
-  if (options_.containers.enabled()) {
-    std::set<uint64_t> running;
+  std::set<uint64_t> running;
+  {
+    MutexLock lock(&mu_);  // no other thread yet; the analysis asks for it all the same
+    AdoptLeftovers();
     for (const auto& [id, job] : jobs_) running.insert(id);
+  }
+  // Podman runs outside the lock, as everywhere else.
+  if (options_.containers.enabled()) {
     const int removed =
         RemoveLeftoverContainers(options_.containers, ContainerScope(options_.log_dir, options_.node_name), running);
     if (removed > 0) log_->warn("removed {} job container(s) of jobs no longer running here", removed);
