@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
@@ -15,6 +14,7 @@
 #include "daemon/core/policy/group_memo.h"
 #include "daemon/core/policy/node_fit.h"
 #include "daemon/core/policy/ordered_fill.h"
+#include "daemon/core/policy/topology_ids.h"
 
 namespace gpusched::core::policy {
 namespace {
@@ -136,20 +136,6 @@ class TopologyPolicy final : public PlacementPolicy {
     return FillInOrder(cluster, req, {}, {}, order);
   }
 
-  placement::GpuChooser::TopologyId IdFor(const NodeSlot& slot) {
-    // Kept by the node's place in the scan, checked by its generation, which
-    // is unique in the process: a slot that moved, or a node of another
-    // cluster, never passes for the one cached there.
-    if (ids_.size() <= slot.scan_index) ids_.resize(slot.scan_index + 1);
-    CachedId& cached = ids_[slot.scan_index];
-    if (cached.generation != slot.generation) {
-      auto [known, inserted] = by_graph_.try_emplace(slot.gpu_graph);
-      if (inserted) known->second = chooser_.Intern(slot.topology);
-      cached = {slot.generation, known->second};
-    }
-    return cached.id;
-  }
-
   // What first-fit would place, from the candidates the spanning search
   // scored (first-fit's own, in the same name order), without scoring the
   // cluster again or estimating an allocation that only competes.
@@ -160,7 +146,7 @@ class TopologyPolicy final : public PlacementPolicy {
 
   // The node's best `k` of the GPUs in `mask`, in ring order, or empty.
   std::vector<int> Choose(const NodeSlot& slot, uint64_t mask, int64_t k) {
-    auto choice = chooser_.Choose(IdFor(slot), mask, static_cast<int>(k));
+    auto choice = chooser_.Choose(ids_.Of(slot), mask, static_cast<int>(k));
     return choice == nullptr ? std::vector<int>{} : choice->gpus;
   }
 
@@ -179,11 +165,7 @@ class TopologyPolicy final : public PlacementPolicy {
   // node that reaches it with no GPU to spare cannot be beaten, and the scan
   // can stop there with the answer a full scan would give.
   double BestPossibleRing(const ClusterState& cluster, int64_t k) {
-    if (interned_epoch_ != cluster.topology_epoch() || interned_cluster_ != &cluster) {
-      for (const NodeScan& n : cluster.scan()) IdFor(*n.slot);
-      interned_epoch_ = cluster.topology_epoch();
-      interned_cluster_ = &cluster;
-    }
+    ids_.InternAll(cluster);
     double best = 0;
     for (size_t i = 0; i < chooser_.num_topologies(); ++i) {
       placement::GpuChooser::TopologyId id{static_cast<int>(i)};
@@ -209,7 +191,7 @@ class TopologyPolicy final : public PlacementPolicy {
     for (const NodeScan& n : cluster.scan()) {
       if (!ScoreGpuCandidate(n, req, eligible, idle, req.total_gpus, c)) continue;
       const NodeSlot* slot = c.slot;
-      auto choice = chooser_.Choose(IdFor(*slot), c.mask, static_cast<int>(req.total_gpus));
+      auto choice = chooser_.Choose(ids_.Of(*slot), c.mask, static_cast<int>(req.total_gpus));
       if (choice == nullptr) continue;
       const int64_t left = c.usable - req.total_gpus;
       if (best_slot != nullptr) {
@@ -319,7 +301,7 @@ class TopologyPolicy final : public PlacementPolicy {
       std::vector<Ranked> ranked;
       for (const GpuCandidate& c : group) {
         if (c.usable < req.gpus_per_node) continue;
-        auto choice = chooser_.Choose(IdFor(*c.slot), c.mask, static_cast<int>(req.gpus_per_node));
+        auto choice = chooser_.Choose(ids_.Of(*c.slot), c.mask, static_cast<int>(req.gpus_per_node));
         if (choice != nullptr) ranked.push_back({choice->ring_bandwidth_gbps, c.usable, &c});
       }
       if (static_cast<int64_t>(ranked.size()) < req.nodes) return std::nullopt;
@@ -358,23 +340,14 @@ class TopologyPolicy final : public PlacementPolicy {
     return option;
   }
 
-  struct CachedId {
-    uint64_t generation = 0;
-    placement::GpuChooser::TopologyId id;
-  };
   placement::GpuChooser chooser_;
-  std::vector<CachedId> ids_;                                                  // by NodeSlot::scan_index
-  absl::flat_hash_map<uint64_t, placement::GpuChooser::TopologyId> by_graph_;  // by NodeSlot::gpu_graph
+  TopologyIds ids_{chooser_};
   // Scratch space of Place, kept between calls: candidates now and on the
   // idle cluster, and the spanning search's grouping of them.
   std::vector<GpuCandidate> now_, idle_, grouped_;
   std::vector<size_t> group_starts_;
   // FormGang's answers by group and shape, while the group stays as it was.
   GroupMemo<std::optional<Option>> gangs_;
-  // Every node of this cluster at this epoch has been interned: the chooser
-  // knows all of its kinds.
-  uint64_t interned_epoch_ = 0;
-  const ClusterState* interned_cluster_ = nullptr;
   std::unique_ptr<PlacementPolicy> first_fit_;
 };
 
