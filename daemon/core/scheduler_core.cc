@@ -24,6 +24,7 @@ namespace gpusched::core {
 SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
     : clock_(clock),
       options_(std::move(options)),
+      liveness_(options_.node_not_responding_after, options_.node_down_after),
       fair_share_(options_.queues.weights.fair_share_half_life),
       forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_),
       limits_(options_.queues) {
@@ -69,7 +70,7 @@ GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
 void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
                             const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
                             const std::vector<std::pair<uint64_t, v1::JobState>>& ended) {
-  for (const auto& [id, state] : ended) ended_[id] = state;
+  for (const auto& [id, state] : ended) jobs_.RestoreEnded(id, state);
   for (const v1::Node& node : nodes) {
     UpsertNode(node.info());
     // Rows stored before drains had a kind say it only in their text.
@@ -95,10 +96,10 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
     // Nobody is connected yet: every node gets the full grace to come back.
     cluster_.SetState(node.info().name(), v1::NODE_STATE_NOT_RESPONDING,
                       "waiting for its agent to reconnect after a daemon restart");
-    last_seen_[node.info().name()] = clock_.Now();
+    liveness_.Heard(node.info().name(), clock_.Now());
   }
   for (v1::Job& job : unfinished) {
-    if (job.has_array()) array_sizes_[job.array().array_id()] = job.array().count();
+    if (job.has_array()) jobs_.NoteArray(job.array().array_id(), job.array().count());
     if (job.stopping_as() != v1::JOB_STATE_UNSPECIFIED && absl::StartsWith(job.reason(), kStoppingPrefix)) {
       // Stored before stop causes: the reason carried both.
       job.set_reason(job.reason().substr(kStoppingPrefix.size()));
@@ -112,16 +113,14 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
       // Placed before the restart: its GPUs stay taken until it ends.
       cluster_.Allocate(id, a.job.allocation()).IgnoreError();
       limits_.Charge(a.job, +1);
-      placed_.insert(id);
       for (const auto& part : a.job.allocation().nodes()) {
         a.progress[part.node()].started = a.job.state() == v1::JOB_STATE_RUNNING;
       }
     }
-    ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
-    if (stored.job.state() == v1::JOB_STATE_PENDING) pending_.emplace(QueueKey::Of(stored.job), &stored);
+    jobs_.Add(std::move(a));
   }
-  next_job_id_ = max_job_id + 1;
-  for (const auto& [request_id, id] : client_request_ids) request_ids_[request_id] = id;
+  jobs_.ContinueAfter(max_job_id);
+  for (const auto& [request_id, id] : client_request_ids) jobs_.RememberRequest(request_id, id);
 }
 
 absl::Status SchedulerCore::CheckStrictHonoured(const v1::JobSpec& spec) const {
@@ -157,21 +156,20 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
   // As in Slurm, a dependency on a job array's id waits for every task.
   google::protobuf::RepeatedPtrField<v1::Dependency> expanded;
   for (const v1::Dependency& d : spec.dependencies()) {
-    auto array = array_sizes_.find(d.job_id());
-    for (int32_t k = 0; k < (array == array_sizes_.end() ? 1 : array->second); ++k) {
+    for (int32_t k = 0; k < jobs_.TasksOf(d.job_id()); ++k) {
       v1::Dependency* task = expanded.Add();
       task->set_kind(d.kind());
       task->set_job_id(d.job_id() + k);
     }
   }
   spec.mutable_dependencies()->Swap(&expanded);
-  return ValidateDependencies(spec, next_job_id_, [this](uint64_t id) { return StateOf(id); });
+  return ValidateDependencies(spec, jobs_.next_id(), [this](uint64_t id) { return StateOf(id); });
 }
 
 uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
                                 Effects& fx) {
   ActiveJob a;
-  a.job.set_id(next_job_id_++);
+  a.job.set_id(jobs_.TakeId());
   *a.job.mutable_spec() = std::move(spec);
   *a.job.mutable_submit_time() = ToProtoTime(clock_.Now());
   a.job.set_client_request_id(client_request_id);
@@ -181,17 +179,15 @@ uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_requ
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
   a.job.set_reason("queued: not yet considered by the scheduler");
   Touch(a, fx);
-  if (!client_request_id.empty()) request_ids_[client_request_id] = id;
-  ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
-  pending_.emplace(QueueKey::Of(stored.job), &stored);
+  jobs_.RememberRequest(client_request_id, id);
+  jobs_.Add(std::move(a));
   return id;
 }
 
 std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_request_id) const {
-  if (client_request_id.empty()) return std::nullopt;
-  auto it = request_ids_.find(client_request_id);
-  if (it == request_ids_.end()) return std::nullopt;
-  return SubmitOutcome{it->second, true};
+  std::optional<uint64_t> id = jobs_.RequestedAs(client_request_id);
+  if (!id.has_value()) return std::nullopt;
+  return SubmitOutcome{*id, true};
 }
 
 absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
@@ -215,10 +211,10 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl:
         options_.limits.max_array_bytes >> 20, " MiB an array may; keep the script in a file the tasks share"));
   }
   v1::ArrayTask task;
-  task.set_array_id(next_job_id_);
+  task.set_array_id(jobs_.next_id());
   task.set_count(static_cast<int32_t>(parsed->indices.size()));
   task.set_max_running(parsed->max_running);
-  array_sizes_[task.array_id()] = task.count();
+  jobs_.NoteArray(task.array_id(), task.count());
   for (int32_t index : parsed->indices) {
     task.set_index(index);
     // Only the first task carries the request id: a retry finds the array by it.
@@ -229,9 +225,9 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl:
 
 absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string& reason, Effects& fx) {
   if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes); !s.ok()) return s;
-  auto it = active_.find(job_id);
-  if (it == active_.end()) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
-  ActiveJob& a = it->second;
+  ActiveJob* found = jobs_.Find(job_id);
+  if (found == nullptr) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
+  ActiveJob& a = *found;
   const std::string why = reason.empty() ? "cancelled by user" : absl::StrCat("cancelled: ", reason);
   if (a.job.state() == v1::JOB_STATE_PENDING) return EndPending(a, v1::JOB_STATE_CANCELLED, why, fx);
   if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
@@ -239,19 +235,12 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
 }
 
 std::vector<uint64_t> SchedulerCore::ActiveArrayTasks(uint64_t array_id) const {
-  // Tasks have consecutive ids from the array's: look no further than the
-  // largest array could reach.
-  std::vector<uint64_t> tasks;
-  const uint64_t end = array_id + options_.limits.max_array_tasks;
-  for (auto it = active_.lower_bound(array_id); it != active_.end() && it->first < end; ++it) {
-    if (it->second.job.has_array() && it->second.job.array().array_id() == array_id) tasks.push_back(it->first);
-  }
-  return tasks;
+  return jobs_.ActiveTasks(array_id, options_.limits.max_array_tasks);
 }
 
 const v1::Job* SchedulerCore::FindActiveArrayTask(uint64_t array_id) const {
   std::vector<uint64_t> tasks = ActiveArrayTasks(array_id);
-  return tasks.empty() ? nullptr : &active_.at(tasks.front()).job;
+  return tasks.empty() ? nullptr : &jobs_.at(tasks.front()).job;
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
@@ -280,14 +269,12 @@ absl::StatusOr<v1::Job> SchedulerCore::ReleaseArray(uint64_t array_id, Effects& 
 
 v1::Job SchedulerCore::EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
   const uint64_t id = a.job.id();
-  pending_.erase(QueueKey::Of(a.job));
   preempting_.erase(id);
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
   a.job.set_held(false);
   Transition(a, state, reason, fx);
-  ended_[id] = state;
   v1::Job done = a.job;
-  active_.erase(id);
+  jobs_.End(id, state);
   return done;
 }
 
@@ -354,7 +341,7 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
     cluster_.SetState(name, v1::NODE_STATE_UP, "");
     power_since_.erase(name);
   }
-  last_seen_[name] = clock_.Now();
+  liveness_.Heard(name, clock_.Now());
   ack.set_node(name);
   if (new_calibration) JudgeCalibration(name, fx);
   if (registration.probe_pending()) {
@@ -367,19 +354,19 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   for (int i = 0; i < registration.running_job_ids_size(); ++i) {
     const uint64_t id = registration.running_job_ids(i);
     const int attempt = i < registration.running_job_attempts_size() ? registration.running_job_attempts(i) : 0;
-    auto it = active_.find(id);
+    const ActiveJob* a = jobs_.Find(id);
     // Not ours to run here (any more): unknown, placed elsewhere, given up
     // on, or an earlier attempt of a requeued job.
-    auto part = it == active_.end() ? nullptr : &it->second.progress;
-    if (part == nullptr || !part->contains(name) || part->at(name).exited || it->second.job.attempt() != attempt) {
+    auto part = a == nullptr ? nullptr : &a->progress;
+    if (part == nullptr || !part->contains(name) || part->at(name).exited || a->job.attempt() != attempt) {
       ack.add_kill_job_ids(id);
       killed.insert(id);
     } else {
       reported.insert(id);
       // Being stopped when its agent went away: an agent that restarted and
       // kept the job never heard the kill, and the old one's grace died with it.
-      if (it->second.job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
-        fx.agent_commands.push_back({name, KillMessage(id, attempt, it->second.job.reason())});
+      if (a->job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
+        fx.agent_commands.push_back({name, KillMessage(id, attempt, a->job.reason())});
       }
     }
   }
@@ -392,11 +379,11 @@ void SchedulerCore::AgentRegistered(const v1::RegisterNode& registration, Effect
   ack.set_fence_after_ms(absl::ToInt64Milliseconds(options_.node_down_after * 3 / 4));
   // Collected first: a lost gang part can finish its job, which forgets it.
   std::vector<uint64_t> here;
-  for (const auto& [id, a] : active_) {
+  for (const auto& [id, a] : jobs_.active()) {
     if (a.progress.contains(name)) here.push_back(id);
   }
   for (uint64_t id : here) {
-    ActiveJob& a = active_.at(id);
+    ActiveJob& a = jobs_.at(id);
     auto progress = a.progress.find(name);
     if (progress->second.exited || reported.contains(id)) continue;
     if (!progress->second.started) {
@@ -417,7 +404,7 @@ bool SchedulerCore::AgentHeartbeat(const std::string& node, Effects& fx) {
   // up on: it comes back only by registering, which reconciles its jobs.
   const NodeSlot* slot = cluster_.Find(node);
   if (slot == nullptr || slot->state == v1::NODE_STATE_DOWN) return false;
-  last_seen_[node] = clock_.Now();
+  liveness_.Heard(node, clock_.Now());
   if (slot->state == v1::NODE_STATE_NOT_RESPONDING) {
     cluster_.SetState(node, v1::NODE_STATE_UP, "");
     WriteNode(node, fx);
@@ -434,20 +421,13 @@ void SchedulerCore::AgentDisconnected(const std::string& node, Effects& fx) {
 }
 
 void SchedulerCore::CheckNodeLiveness(absl::Time now, Effects& fx) {
-  std::vector<std::pair<std::string, absl::Duration>> going_down;
-  for (const auto& [name, slot] : cluster_.nodes()) {
-    if (slot.state == v1::NODE_STATE_DOWN || IsPowerState(slot.state)) continue;
-    auto seen = last_seen_.find(name);
-    const absl::Duration silent = seen == last_seen_.end() ? absl::ZeroDuration() : now - seen->second;
-    if (silent >= options_.node_down_after) {
-      going_down.emplace_back(name, silent);
-    } else if (slot.state == v1::NODE_STATE_UP && silent >= options_.node_not_responding_after) {
-      cluster_.SetState(name, v1::NODE_STATE_NOT_RESPONDING,
-                        absl::StrCat("no heartbeat for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1)))));
-      WriteNode(name, fx);
-    }
+  const NodeLiveness::Verdicts verdicts = liveness_.Judge(cluster_, now);
+  for (const auto& [name, silent] : verdicts.not_responding) {
+    cluster_.SetState(name, v1::NODE_STATE_NOT_RESPONDING,
+                      absl::StrCat("no heartbeat for ", absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1)))));
+    WriteNode(name, fx);
   }
-  for (const auto& [name, silent] : going_down) {
+  for (const auto& [name, silent] : verdicts.down) {
     const std::string why = absl::StrCat("node ", name, " is down: silent for ",
                                          absl::FormatDuration(absl::Trunc(silent, absl::Seconds(1))));
     cluster_.SetState(name, v1::NODE_STATE_DOWN, why);
@@ -458,22 +438,22 @@ void SchedulerCore::CheckNodeLiveness(absl::Time now, Effects& fx) {
 
 void SchedulerCore::FailJobsOn(const std::string& node, const std::string& why, Effects& fx) {
   std::vector<uint64_t> here;
-  for (uint64_t id : placed_) {
-    const ActiveJob& a = active_.at(id);
+  for (uint64_t id : jobs_.placed()) {
+    const ActiveJob& a = jobs_.at(id);
     auto progress = a.progress.find(node);
     if (progress != a.progress.end() && !progress->second.exited) here.push_back(id);
   }
   // Its part is given up on; the rest of each gang is stopped and the job
   // ends NODE_FAIL once those nodes confirm.
-  for (uint64_t id : here) NodeExited(active_.at(id), node, -1, why, v1::JOB_STATE_NODE_FAIL, fx);
+  for (uint64_t id : here) NodeExited(jobs_.at(id), node, -1, why, v1::JOB_STATE_NODE_FAIL, fx);
 }
 
 void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& update, Effects& fx) {
   if (update.kind() != v1::JobUpdate::KIND_STARTED && cluster_.ConfirmKilled(node, update.job_id())) {
     WriteNode(node, fx);
   }
-  auto it = active_.find(update.job_id());
-  if (it == active_.end() || update.attempt() < it->second.job.attempt()) {
+  ActiveJob* found = jobs_.Find(update.job_id());
+  if (found == nullptr || update.attempt() < found->job.attempt()) {
     // Finished already (a repeated report), or an attempt given up on. One
     // that only now started (a preflight that outlasted a partition) runs on
     // GPUs that are no longer its own: stop it.
@@ -485,7 +465,7 @@ void SchedulerCore::JobUpdate(const std::string& node, const v1::JobUpdate& upda
     }
     return;
   }
-  ActiveJob& a = it->second;
+  ActiveJob& a = *found;
   if (update.attempt() != a.job.attempt()) return;  // from the future: a confused agent
   auto progress = a.progress.find(node);
   if (progress == a.progress.end() || progress->second.exited) return;
@@ -611,13 +591,11 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   Transition(a, final_state, reason, fx);
-  placed_.erase(a.job.id());
-  ended_[a.job.id()] = final_state;
   // Only a run that ended by itself says how long such jobs take.
   if ((final_state == v1::JOB_STATE_COMPLETED || final_state == v1::JOB_STATE_FAILED) && a.job.has_start_time()) {
     runtime_history_.Record(a.job.spec(), clock_.Now() - FromProtoTime(a.job.start_time()));
   }
-  active_.erase(a.job.id());
+  jobs_.End(a.job.id(), final_state);
 }
 
 void SchedulerCore::Tick(Effects& fx) {
@@ -626,8 +604,8 @@ void SchedulerCore::Tick(Effects& fx) {
   CheckBoots(now, fx);
   CheckReclaims(now, fx);
   std::vector<uint64_t> expired;
-  for (uint64_t id : placed_) {
-    const ActiveJob& a = active_.at(id);
+  for (uint64_t id : jobs_.placed()) {
+    const ActiveJob& a = jobs_.at(id);
     const int64_t limit = a.job.spec().time_limit_s();
     if (limit <= 0 || a.job.state() != v1::JOB_STATE_RUNNING || a.job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) {
       continue;
@@ -635,7 +613,7 @@ void SchedulerCore::Tick(Effects& fx) {
     if (now - FromProtoTime(a.job.start_time()) >= absl::Seconds(limit)) expired.push_back(id);
   }
   for (uint64_t id : expired) {
-    ActiveJob& a = active_.at(id);
+    ActiveJob& a = jobs_.at(id);
     BeginStop(a, v1::JOB_STATE_TIMEOUT,
               absl::StrCat("time limit of ", FormatTimeLimit(a.job.spec().time_limit_s()), " reached"), fx);
   }
@@ -647,8 +625,8 @@ void SchedulerCore::Schedule(Effects& fx) {
   if (options_.share_packing == SharePacking::kFgd) {
     // FGD weighs a share's choice against what the cluster runs and awaits.
     std::vector<GangRequest> requests;
-    requests.reserve(active_.size());
-    for (const auto& [id, a] : active_) requests.push_back(ToGangRequest(a.job.spec()));
+    requests.reserve(jobs_.active().size());
+    for (const auto& [id, a] : jobs_.active()) requests.push_back(ToGangRequest(a.job.spec()));
     policy_->set_share_weighing({SharePacking::kFgd, ShareMixOf(requests)});
   }
   const Ranked ranked = RankPending();
@@ -666,8 +644,8 @@ PassPlan SchedulerCore::PlanFor(const Ranked& ranked, bool keep_starts) {
     return jobs;
   };
   std::vector<const v1::Job*> placed;
-  placed.reserve(placed_.size());
-  for (uint64_t id : placed_) placed.push_back(&active_.at(id).job);
+  placed.reserve(jobs_.placed().size());
+  for (uint64_t id : jobs_.placed()) placed.push_back(&jobs_.at(id).job);
   // Named, since the inputs only refer to them.
   auto state_of = [this](uint64_t id) { return StateOf(id); };
   auto preemption_in_flight = [this](uint64_t id) { return PreemptionInFlight(id); };
@@ -700,7 +678,7 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
   for (const PlannedPreemption& p : plan.preemptions) {
     // Told when they must be gone, so that they can checkpoint first.
     const StopNotice notice{options_.kill_grace, clock_.Now() + options_.kill_grace};
-    for (uint64_t victim : p.victims) BeginStop(active_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
+    for (uint64_t victim : p.victims) BeginStop(jobs_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
     preempting_[p.job_id] = p.victims;
   }
   for (const PlannedWait& w : plan.waits) {
@@ -720,7 +698,7 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
     ActiveJob& a = *pending.at(start.job_id);
     *a.job.mutable_allocation() = start.allocation;
     limits_.Charge(a.job, +1);
-    pending_.erase(QueueKey::Of(a.job));
+    jobs_.Place(a);
     Start(a, fx);
   }
 }
@@ -731,7 +709,6 @@ void SchedulerCore::Start(ActiveJob& a, Effects& fx) {
   allocation.set_master_port(options_.master_port_base +
                              static_cast<int>(a.job.id() % static_cast<uint64_t>(options_.master_port_span)));
   a.job.clear_estimated_start_time();
-  placed_.insert(a.job.id());
   preempting_.erase(a.job.id());
   std::vector<std::string> where;
   for (const auto& part : a.job.allocation().nodes()) {
@@ -816,8 +793,8 @@ void SchedulerCore::Transition(ActiveJob& a, v1::JobState state, const std::stri
 }
 
 const v1::Job* SchedulerCore::FindActive(uint64_t job_id) const {
-  auto it = active_.find(job_id);
-  return it == active_.end() ? nullptr : &it->second.job;
+  const ActiveJob* a = jobs_.Find(job_id);
+  return a == nullptr ? nullptr : &a->job;
 }
 
 namespace {
@@ -864,8 +841,8 @@ v1::Node SchedulerCore::NodeView(const NodeSlot& slot) const {
   if (auto since = power_since_.find(slot.info.name()); since != power_since_.end() && IsPowerState(slot.state)) {
     *node.mutable_power_since() = ToProtoTime(since->second);
   }
-  if (auto seen = last_seen_.find(slot.info.name()); seen != last_seen_.end()) {
-    *node.mutable_last_seen() = ToProtoTime(seen->second);
+  if (std::optional<absl::Time> seen = liveness_.LastSeen(slot.info.name())) {
+    *node.mutable_last_seen() = ToProtoTime(*seen);
   }
   if (auto at = reclaim_at_.find(slot.info.name()); at != reclaim_at_.end()) {
     *node.mutable_reclaim_at() = ToProtoTime(at->second);

@@ -21,7 +21,9 @@
 #include "daemon/core/effects.h"
 #include "daemon/core/end_forecast.h"
 #include "daemon/core/job_order.h"
+#include "daemon/core/job_table.h"
 #include "daemon/core/job_validator.h"
+#include "daemon/core/node_liveness.h"
 #include "daemon/core/pass_plan.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/core/power/headroom.h"
@@ -231,15 +233,6 @@ class SchedulerCore {
   // before stop causes.
   static constexpr absl::string_view kPreflightFailedPrefix = "preflight failed on ";
 
-  struct NodeProgress {
-    bool started = false;
-    bool exited = false;
-  };
-  struct ActiveJob {
-    v1::Job job;
-    std::map<std::string, NodeProgress> progress;  // by node, placed jobs only
-  };
-
   void Transition(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
   void Touch(const ActiveJob& a, Effects& fx) { fx.jobs[a.job.id()] = a.job; }
   // A preemption tells the job when it must be gone (KillJob's
@@ -260,7 +253,7 @@ class SchedulerCore {
   // Ends a job that never started (cancelled, or a dependency never met).
   v1::Job EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
   // Active jobs' current state, finished jobs' final one; nullopt: no such job.
-  std::optional<v1::JobState> StateOf(uint64_t job_id) const;
+  std::optional<v1::JobState> StateOf(uint64_t job_id) const { return jobs_.StateOf(job_id); }
   absl::StatusOr<ActiveJob*> PendingJob(uint64_t job_id);
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
@@ -352,23 +345,15 @@ class SchedulerCore {
   CoreOptions options_;
   std::unique_ptr<PlacementPolicy> policy_;
   ClusterState cluster_;
-  uint64_t next_job_id_ = 1;
-  std::map<uint64_t, ActiveJob> active_;
-  std::map<QueueKey, ActiveJob*> pending_;  // into active_, whose nodes do not move
-  std::set<uint64_t> placed_;               // starting or running
-  absl::flat_hash_map<std::string, uint64_t> request_ids_;
-  std::map<std::string, absl::Time> last_seen_;
+  JobTable jobs_;
+  NodeLiveness liveness_;
   FairShare fair_share_;
   RuntimeHistory runtime_history_;
   EndForecast forecast_;
   absl::Time fair_share_kept_ = absl::InfinitePast();
   std::vector<JobScore> scores_;
-  LimitLedger limits_;  // what the placed jobs hold against queue and array limits
-  // How many tasks each array submitted here, or unfinished at the restart,
-  // has: a dependency on an array's id is on all of them.
-  absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
+  LimitLedger limits_;                                    // what the placed jobs hold against queue and array limits
   std::map<uint64_t, std::vector<uint64_t>> preempting_;  // job -> gangs stopped for it
-  absl::flat_hash_map<uint64_t, v1::JobState> ended_;     // how finished jobs ended
   // Elastic pools: each pool node's pool (index into options_.pools), since
   // when a node is in its power state, since when an up pool node has had no
   // job, and each pool's resumes and suspends of the last minute (rates).

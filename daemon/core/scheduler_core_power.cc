@@ -248,11 +248,11 @@ void SchedulerCore::PowerProgramEnded(const PowerRequest& request, const absl::S
       if (outcome.ok()) {
         SetPowerState(name, v1::NODE_STATE_POWERED_DOWN,
                       absl::StrCat("powered down: suspend program done (", slot->reason, ")"), fx);
-        last_seen_.erase(name);
+        liveness_.Forget(name);
       } else {
         // It may still run: it takes work again once its agent is heard.
         SetPowerState(name, v1::NODE_STATE_NOT_RESPONDING, absl::StrCat("suspend failed: ", outcome.message()), fx);
-        last_seen_[name] = clock_.Now();
+        liveness_.Heard(name, clock_.Now());
       }
     }
   }

@@ -11,26 +11,20 @@
 
 namespace gpusched::core {
 
-std::optional<v1::JobState> SchedulerCore::StateOf(uint64_t job_id) const {
-  if (auto it = active_.find(job_id); it != active_.end()) return it->second.job.state();
-  if (auto it = ended_.find(job_id); it != ended_.end()) return it->second;
-  return std::nullopt;
-}
-
-absl::StatusOr<SchedulerCore::ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
-  auto it = active_.find(job_id);
-  if (it == active_.end()) {
-    if (auto ended = ended_.find(job_id); ended != ended_.end()) {
+absl::StatusOr<ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
+  ActiveJob* a = jobs_.Find(job_id);
+  if (a == nullptr) {
+    if (std::optional<v1::JobState> ended = jobs_.EndedAs(job_id)) {
       return absl::FailedPreconditionError(
-          absl::StrCat("job ", job_id, " has already ended (", StateName(ended->second), "), it is not pending"));
+          absl::StrCat("job ", job_id, " has already ended (", StateName(*ended), "), it is not pending"));
     }
     return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
   }
-  if (it->second.job.state() != v1::JOB_STATE_PENDING) {
+  if (a->job.state() != v1::JOB_STATE_PENDING) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(it->second.job.state()), ", not pending"));
+        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(a->job.state()), ", not pending"));
   }
-  return &it->second;
+  return a;
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
@@ -91,10 +85,9 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   a.job.set_exit_code(0);
   a.job.set_attempt(a.job.attempt() + 1);
   a.progress.clear();
-  placed_.erase(a.job.id());
   // It keeps its submit time, and with it the age it had earned.
   Transition(a, v1::JOB_STATE_PENDING, absl::StrCat("requeued for attempt ", a.job.attempt() + 1, ": ", reason), fx);
-  pending_.emplace(QueueKey::Of(a.job), &a);
+  jobs_.Requeue(a);
 }
 
 void SchedulerCore::KeepFairShare(Effects& fx) {
@@ -128,7 +121,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     // The queue's own order is the ranking: only the jobs a pass looks at
     // are touched, as many as queue_depth.
     scores_.clear();
-    for (const auto& [key, a] : pending_) {
+    for (const auto& [key, a] : jobs_.pending()) {
       if (a->job.held()) {
         out.held.push_back(a);
         continue;
@@ -147,15 +140,15 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     return out;
   }
   std::vector<FairShare::Holding> running, waiting;
-  running.reserve(placed_.size());
+  running.reserve(jobs_.placed().size());
   // A share or a MIG instance is charged as the part of a GPU it is.
-  for (uint64_t id : placed_) {
-    const v1::JobSpec& spec = active_.at(id).job.spec();
+  for (uint64_t id : jobs_.placed()) {
+    const v1::JobSpec& spec = jobs_.at(id).job.spec();
     running.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
   }
   fair_share_.Advance(now, running);
-  waiting.reserve(pending_.size());
-  for (const auto& [key, a] : pending_) {
+  waiting.reserve(jobs_.pending().size());
+  for (const auto& [key, a] : jobs_.pending()) {
     waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), HeldGpus(a->job.spec().resources())});
   }
   fair_share_.SetWaiting(waiting);
@@ -179,10 +172,10 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     ActiveJob* job;
   };
   std::vector<Candidate> ranked;
-  ranked.reserve(pending_.size());
+  ranked.reserve(jobs_.pending().size());
   scores_.clear();
-  scores_.reserve(pending_.size());
-  for (const auto& [key, a] : pending_) {
+  scores_.reserve(jobs_.pending().size());
+  for (const auto& [key, a] : jobs_.pending()) {
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] =
         fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
@@ -235,7 +228,7 @@ bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
   if (it == preempting_.end()) return false;
   // A victim still placed is still stopping; placed jobs are always active.
   for (uint64_t victim : it->second) {
-    if (placed_.contains(victim)) return true;
+    if (jobs_.IsPlaced(victim)) return true;
   }
   return false;
 }

@@ -46,9 +46,9 @@ absl::StatusOr<v1::Node> SchedulerCore::InterruptNode(const std::string& node, a
   const StopNotice stop{std::max(at - now - KillMargin(at - now), absl::Milliseconds(1)), at};
   const std::vector<uint64_t> here(slot->jobs.begin(), slot->jobs.end());
   for (uint64_t id : here) {
-    auto it = active_.find(id);
-    if (it == active_.end() || !placed_.contains(id)) continue;
-    ActiveJob& a = it->second;
+    ActiveJob* found = jobs_.Find(id);
+    if (found == nullptr || !jobs_.IsPlaced(id)) continue;
+    ActiveJob& a = *found;
     // One stopping already keeps its end state; the deadline ends what is left of it.
     if (a.job.stopping_as() != v1::JOB_STATE_UNSPECIFIED) continue;
     a.job.set_stop_cause(v1::STOP_CAUSE_SPOT_INTERRUPTION);
@@ -85,7 +85,7 @@ void SchedulerCore::CheckReclaims(absl::Time now, Effects& fx) {
           p->second, {name}, [&](const std::string&) { return absl::StrCat("powering down: ", why); }, fx);
     } else {
       SetPowerState(name, v1::NODE_STATE_POWERED_DOWN, why, fx);
-      last_seen_.erase(name);
+      liveness_.Forget(name);
     }
   }
 }
