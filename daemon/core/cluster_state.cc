@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cmath>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
 #include "common/share_mode_name.h"
@@ -13,50 +11,6 @@
 #include "daemon/core/placement/gpu_graph.h"
 
 namespace gpusched::core {
-
-GpuKind GpuKind::Of(const v1::NodeInfo& info) {
-  GpuKind kind;
-  kind.gpu_count = info.gpus_size();
-  for (int p = 0; p < info.gpus_size() && p < 64; ++p) {
-    std::string model = absl::AsciiStrToLower(info.gpus(p).model());
-    auto same = std::find_if(kind.by_model.begin(), kind.by_model.end(),
-                             [&](const ModelGpus& m) { return m.model_lower == model; });
-    if (same == kind.by_model.end()) same = kind.by_model.insert(same, {std::move(model), 0});
-    same->mask |= uint64_t{1} << p;
-    kind.memory_mb.push_back(info.gpus(p).memory_mb());
-  }
-  return kind;
-}
-
-int64_t NodeSlot::FreeGpus() const {
-  if (gpu_owner.size() <= 64) return std::popcount(free_mask);
-  int64_t free = 0;
-  for (uint64_t owner : gpu_owner) free += owner == 0 ? 1 : 0;
-  return free;
-}
-
-std::vector<int32_t> NodeSlot::FreeGpuIndices() const {
-  std::vector<int32_t> free;
-  for (size_t i = 0; i < gpu_owner.size(); ++i) {
-    if (gpu_owner[i] == 0) free.push_back(info.gpus(static_cast<int>(i)).index());
-  }
-  return free;
-}
-
-int NodeSlot::PositionOf(int32_t index) const {
-  for (int i = 0; i < info.gpus_size(); ++i) {
-    if (info.gpus(i).index() == index) return i;
-  }
-  return -1;
-}
-
-void NodeSlot::RecountFree() {
-  uint64_t mask = 0;
-  for (size_t p = 0; p < gpu_owner.size() && p < 64; ++p) {
-    if (gpu_owner[p] == 0) mask |= uint64_t{1} << p;
-  }
-  free_mask = mask;
-}
 
 ClusterState::ClusterState(const ClusterState& other)
     : nodes_(other.nodes_),
@@ -66,7 +20,7 @@ ClusterState::ClusterState(const ClusterState& other)
       gpu_kinds_(other.gpu_kinds_),
       gpu_kind_ids_(other.gpu_kind_ids_),
       gpu_graphs_(other.gpu_graphs_) {
-  RebuildScan();
+  Reindex();
 }
 
 ClusterState& ClusterState::operator=(const ClusterState& other) {
@@ -78,38 +32,24 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   gpu_kind_ids_ = other.gpu_kind_ids_;
   gpu_graphs_ = other.gpu_graphs_;
   topology_epoch_ = other.topology_epoch_;
-  RebuildScan();
+  Reindex();
   return *this;
 }
 
-void ClusterState::Refresh(const NodeSlot& slot) {
-  scan_[slot.scan_index] = {&slot,          slot.free_mask,  slot.FreeCpus(),     slot.FreeMemMb(),
-                            slot.gpu_count, slot.gpu_kind,   slot.accepts_jobs(), slot.runs_containers,
-                            slot.spot,      slot.queue_mask, slot.generation,     slot.network_ids};
-  std::vector<ShareableGpu>& entries = share_entries_[slot.scan_index];
-  for (const ShareableGpu& e : entries) share_index_.erase(e);
-  entries.clear();
-  if (slot.shareable_mask == 0 || !slot.accepts_jobs()) return;
-  const int free_gpus = std::popcount(slot.free_mask);
-  for (int p = 0; p < slot.info.gpus_size() && p < 64; ++p) {
-    const int free = slot.FreeShareMilli(p);
-    if (free <= 0) continue;
-    entries.push_back({free, free_gpus, slot.FreePeerGbps(p), slot.scan_index, p});
-    share_index_.insert(entries.back());
-  }
+bool ClusterState::Change(const std::string& name, absl::FunctionRef<void(NodeSlot&)> change) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  NodeSlot& slot = it->second;
+  change(slot);
+  slot.free_mask = slot.CountFree();
+  index_.Refresh(slot);
+  return true;
 }
 
-void ClusterState::RebuildScan() {
-  scan_.resize(nodes_.size());
-  share_index_.clear();
-  share_entries_.assign(nodes_.size(), {});
+void ClusterState::Reindex() {
+  index_.Rebuild(nodes_);
   shareable_gpus_ = 0;
-  size_t i = 0;
-  for (auto& [name, slot] : nodes_) {
-    slot.scan_index = i++;
-    shareable_gpus_ += std::popcount(slot.shareable_mask);
-    Refresh(slot);
-  }
+  for (const auto& [name, slot] : nodes_) shareable_gpus_ += std::popcount(slot.shareable_mask);
 }
 
 void ClusterState::UpsertNode(const v1::NodeInfo& info) {
@@ -165,7 +105,7 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   auto topo = convert::TopologyFromProto(info);
   slot.topology = topo.ok() ? *std::move(topo) : topology::NodeTopology(info.gpus_size(), 0);
   slot.gpu_owner = std::move(owners);
-  slot.RecountFree();
+  slot.free_mask = slot.CountFree();
   slot.gpu_count = info.gpus_size();
   slot.cpus_total = info.cpus();
   slot.mem_total_mb = info.memory_mb();
@@ -185,9 +125,9 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   topology_epoch_ = slot.generation;
   // A new name shifts the positions after it; nodes register rarely.
   if (is_new) {
-    RebuildScan();
+    Reindex();
   } else {
-    Refresh(slot);
+    index_.Refresh(slot);
   }
 }
 
@@ -211,61 +151,49 @@ const std::string& ClusterState::NetworkName(NetworkTier tier, int id) const {
 }
 
 void ClusterState::SetState(const std::string& name, v1::NodeState state, const std::string& reason) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return;
-  it->second.state = state;
-  it->second.reason = state == v1::NODE_STATE_UP ? "" : reason;
-  Refresh(it->second);
+  Change(name, [&](NodeSlot& slot) {
+    slot.state = state;
+    slot.reason = state == v1::NODE_STATE_UP ? "" : reason;
+  });
 }
 
 bool ClusterState::SetDrain(const std::string& name, const std::string& reason, v1::DrainKind kind) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return false;
-  it->second.drain_reason = reason;
-  it->second.drain_kind = reason.empty() ? v1::DRAIN_KIND_NONE : kind;
-  Refresh(it->second);
-  return true;
+  return Change(name, [&](NodeSlot& slot) {
+    slot.drain_reason = reason;
+    slot.drain_kind = reason.empty() ? v1::DRAIN_KIND_NONE : kind;
+  });
 }
 
 void ClusterState::SetUnconfirmedKills(const std::string& name, std::set<uint64_t> jobs) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return;
-  it->second.unconfirmed_kills = std::move(jobs);
-  Refresh(it->second);
+  Change(name, [&](NodeSlot& slot) { slot.unconfirmed_kills = std::move(jobs); });
 }
 
 void ClusterState::AddUnconfirmedKill(const std::string& name, uint64_t job_id) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return;
-  it->second.unconfirmed_kills.insert(job_id);
-  Refresh(it->second);
+  Change(name, [&](NodeSlot& slot) { slot.unconfirmed_kills.insert(job_id); });
 }
 
 bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end() || it->second.unconfirmed_kills.erase(job_id) == 0) return false;
-  Refresh(it->second);
-  return true;
+  const NodeSlot* slot = Find(name);
+  if (slot == nullptr || !slot->unconfirmed_kills.contains(job_id)) return false;
+  return Change(name, [&](NodeSlot& s) { s.unconfirmed_kills.erase(job_id); });
 }
 
 bool ClusterState::SetAccess(const std::string& name, uint64_t queue_mask, bool spot) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return false;
-  it->second.queue_mask = queue_mask;
-  it->second.spot = spot;
-  Refresh(it->second);
-  return true;
+  return Change(name, [&](NodeSlot& slot) {
+    slot.queue_mask = queue_mask;
+    slot.spot = spot;
+  });
 }
 
 int ClusterState::LargestNodeGpus() const {
   int largest = 0;
-  for (const NodeScan& n : scan_) largest = std::max(largest, n.gpu_count);
+  for (const NodeScan& n : scan()) largest = std::max(largest, n.gpu_count);
   return largest;
 }
 
 uint64_t ClusterState::CompetingQueues(uint64_t queue_bit) const {
   uint64_t competing = 0;
-  for (const NodeScan& n : scan_) {
+  for (const NodeScan& n : scan()) {
     if ((n.queue_mask & queue_bit) != 0) competing |= n.queue_mask;
   }
   return competing;
@@ -274,52 +202,6 @@ uint64_t ClusterState::CompetingQueues(uint64_t queue_bit) const {
 const NodeSlot* ClusterState::Find(const std::string& name) const {
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : &it->second;
-}
-
-int64_t NodeSlot::FreePeerGbps(int pos) const {
-  double gbps = 0;
-  for (uint64_t bits = free_mask & ~(uint64_t{1} << pos); bits != 0; bits &= bits - 1) {
-    gbps += PairGbps(pos, std::countr_zero(bits));
-  }
-  return std::llround(gbps);
-}
-
-int NodeSlot::MigPosition(int pos, int32_t mig_index) const {
-  if (pos < 0 || pos >= info.gpus_size()) return -1;
-  const v1::GpuInfo& gpu = info.gpus(pos);
-  for (int k = 0; k < gpu.mig_instances_size(); ++k) {
-    if (gpu.mig_instances(k).index() == mig_index) return k;
-  }
-  return -1;
-}
-
-bool NodeSlot::Shareable(int pos) const { return pos >= 0 && pos < 64 && (shareable_mask >> pos & 1) != 0; }
-
-v1::GpuShareMode NodeSlot::ShareMode(int pos) const {
-  if (!Shareable(pos)) return v1::GPU_SHARE_MODE_EXCLUSIVE;
-  return (mps_mask >> pos & 1) != 0 ? v1::GPU_SHARE_MODE_MPS : v1::GPU_SHARE_MODE_TIMESLICE;
-}
-
-uint64_t NodeSlot::SharedMask(v1::GpuShareMode how) const {
-  switch (how) {
-    case v1::GPU_SHARE_MODE_MPS: return mps_mask;
-    case v1::GPU_SHARE_MODE_TIMESLICE: return shareable_mask & ~mps_mask;
-    case v1::GPU_SHARE_MODE_UNSPECIFIED: return shareable_mask;
-    default: return 0;
-  }
-}
-
-int NodeSlot::FreeShareMilli(int pos) const {
-  if (!Shareable(pos)) return 0;
-  if (gpu_owner[pos] == 0) return 1000;
-  if (gpu_owner[pos] != kSharedGpuOwner) return 0;
-  return std::max(0, 1000 - gpu_shares[pos].milli_used);
-}
-
-int64_t NodeSlot::FreeShareMemMb(int pos) const {
-  if (!Shareable(pos)) return 0;
-  const int64_t total = info.gpus(pos).memory_mb();
-  return gpu_owner[pos] == kSharedGpuOwner ? std::max<int64_t>(0, total - gpu_shares[pos].mem_used_mb) : total;
 }
 
 namespace {
@@ -401,64 +283,62 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
     }
   }
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    NodeSlot& slot = nodes_[part.node()];
-    for (const v1::MigSlice& mig : part.mig_slices()) {
-      const int pos = slot.PositionOf(mig.gpu_index());
-      slot.mig_owner[pos][slot.MigPosition(pos, mig.mig_index())] = job_id;
-    }
-    for (int32_t index : part.gpu_indices()) {
-      const int pos = slot.PositionOf(index);
-      if (part.gpu_share_milli() == 0) {
-        slot.gpu_owner[pos] = job_id;
-        continue;
+    Change(part.node(), [&](NodeSlot& slot) {
+      for (const v1::MigSlice& mig : part.mig_slices()) {
+        const int pos = slot.PositionOf(mig.gpu_index());
+        slot.mig_owner[pos][slot.MigPosition(pos, mig.mig_index())] = job_id;
       }
-      GpuShares& shares = slot.gpu_shares[pos];
-      if (shares.jobs.empty() && slot.ShareMode(pos) == v1::GPU_SHARE_MODE_MPS) shares.mps_user = part.mps_user();
-      if (shares.jobs.emplace(job_id, part.gpu_share_milli()).second) {
-        shares.milli_used += part.gpu_share_milli();
-        shares.mem_used_mb += part.gpu_mem_limit_mb();
+      for (int32_t index : part.gpu_indices()) {
+        const int pos = slot.PositionOf(index);
+        if (part.gpu_share_milli() == 0) {
+          slot.gpu_owner[pos] = job_id;
+          continue;
+        }
+        GpuShares& shares = slot.gpu_shares[pos];
+        if (shares.jobs.empty() && slot.ShareMode(pos) == v1::GPU_SHARE_MODE_MPS) shares.mps_user = part.mps_user();
+        if (shares.jobs.emplace(job_id, part.gpu_share_milli()).second) {
+          shares.milli_used += part.gpu_share_milli();
+          shares.mem_used_mb += part.gpu_mem_limit_mb();
+        }
+        slot.gpu_owner[pos] = kSharedGpuOwner;
       }
-      slot.gpu_owner[pos] = kSharedGpuOwner;
-    }
-    slot.RecountFree();
-    slot.cpus_used += part.cpus();
-    slot.mem_used_mb += part.mem_mb();
-    slot.jobs.insert(job_id);
-    Refresh(slot);
+      slot.cpus_used += part.cpus();
+      slot.mem_used_mb += part.mem_mb();
+      slot.jobs.insert(job_id);
+    });
   }
   return absl::OkStatus();
 }
 
 void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    auto it = nodes_.find(part.node());
-    if (it == nodes_.end()) continue;
-    NodeSlot& slot = it->second;
-    if (slot.jobs.erase(job_id) == 0) continue;
-    for (const v1::MigSlice& mig : part.mig_slices()) {
-      const int pos = slot.PositionOf(mig.gpu_index());
-      const int k = slot.MigPosition(pos, mig.mig_index());
-      if (k >= 0 && k < static_cast<int>(slot.mig_owner[pos].size()) && slot.mig_owner[pos][k] == job_id) {
-        slot.mig_owner[pos][k] = 0;
+    const NodeSlot* held = Find(part.node());
+    if (held == nullptr || !held->jobs.contains(job_id)) continue;
+    Change(part.node(), [&](NodeSlot& slot) {
+      slot.jobs.erase(job_id);
+      for (const v1::MigSlice& mig : part.mig_slices()) {
+        const int pos = slot.PositionOf(mig.gpu_index());
+        const int k = slot.MigPosition(pos, mig.mig_index());
+        if (k >= 0 && k < static_cast<int>(slot.mig_owner[pos].size()) && slot.mig_owner[pos][k] == job_id) {
+          slot.mig_owner[pos][k] = 0;
+        }
       }
-    }
-    for (int32_t index : part.gpu_indices()) {
-      int pos = slot.PositionOf(index);
-      if (pos < 0) continue;
-      if (slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
-      GpuShares& shares = slot.gpu_shares[pos];
-      if (slot.gpu_owner[pos] != kSharedGpuOwner || shares.jobs.erase(job_id) == 0) continue;
-      shares.milli_used = std::max(0, shares.milli_used - part.gpu_share_milli());
-      shares.mem_used_mb = std::max<int64_t>(0, shares.mem_used_mb - part.gpu_mem_limit_mb());
-      if (shares.jobs.empty()) {
-        shares = GpuShares{};
-        slot.gpu_owner[pos] = 0;
+      for (int32_t index : part.gpu_indices()) {
+        int pos = slot.PositionOf(index);
+        if (pos < 0) continue;
+        if (slot.gpu_owner[pos] == job_id) slot.gpu_owner[pos] = 0;
+        GpuShares& shares = slot.gpu_shares[pos];
+        if (slot.gpu_owner[pos] != kSharedGpuOwner || shares.jobs.erase(job_id) == 0) continue;
+        shares.milli_used = std::max(0, shares.milli_used - part.gpu_share_milli());
+        shares.mem_used_mb = std::max<int64_t>(0, shares.mem_used_mb - part.gpu_mem_limit_mb());
+        if (shares.jobs.empty()) {
+          shares = GpuShares{};
+          slot.gpu_owner[pos] = 0;
+        }
       }
-    }
-    slot.RecountFree();
-    slot.cpus_used = std::max<int64_t>(0, slot.cpus_used - part.cpus());
-    slot.mem_used_mb = std::max<int64_t>(0, slot.mem_used_mb - part.mem_mb());
-    Refresh(slot);
+      slot.cpus_used = std::max<int64_t>(0, slot.cpus_used - part.cpus());
+      slot.mem_used_mb = std::max<int64_t>(0, slot.mem_used_mb - part.mem_mb());
+    });
   }
 }
 
