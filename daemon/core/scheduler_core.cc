@@ -25,9 +25,8 @@ SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
     : clock_(clock),
       options_(std::move(options)),
       liveness_(options_.node_not_responding_after, options_.node_down_after),
-      fair_share_(options_.queues.weights.fair_share_half_life),
-      forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_),
-      limits_(options_.queues) {
+      usage_(options_.queues),
+      forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_) {
   auto policy = MakePlacementPolicy(options_.placement_policy);
   policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
   if (!options_.queues.Compile().ok()) {
@@ -112,7 +111,7 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
     if (a.job.state() != v1::JOB_STATE_PENDING) {
       // Placed before the restart: its GPUs stay taken until it ends.
       cluster_.Allocate(id, a.job.allocation()).IgnoreError();
-      limits_.Charge(a.job, +1);
+      usage_.Charge(a.job, +1);
       for (const auto& part : a.job.allocation().nodes()) {
         a.progress[part.node()].started = a.job.state() == v1::JOB_STATE_RUNNING;
       }
@@ -585,7 +584,7 @@ void SchedulerCore::Finish(ActiveJob& a, Effects& fx) {
   std::string reason = a.job.reason();
   if (final_state == v1::JOB_STATE_COMPLETED) reason = "all processes exited with code 0";
   cluster_.Release(a.job.id(), a.job.allocation());
-  limits_.Charge(a.job, -1);
+  usage_.Charge(a.job, -1);
   a.job.clear_stopping_as();
   a.job.clear_stop_cause();
   *a.job.mutable_end_time() = ToProtoTime(clock_.Now());
@@ -655,7 +654,7 @@ PassPlan SchedulerCore::PlanFor(const Ranked& ranked, bool keep_starts) {
       .policy = *policy_,
       .forecast = forecast_,
       .queues = options_.queues,
-      .limits = limits_,
+      .limits = usage_.limits(),
       .placed = std::move(placed),
       .spread_comm_share = options_.spread_comm_share,
       .spread_choices = options_.spread_choices_per_pass,
@@ -697,7 +696,7 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
   for (const PlannedStart& start : plan.starts) {
     ActiveJob& a = *pending.at(start.job_id);
     *a.job.mutable_allocation() = start.allocation;
-    limits_.Charge(a.job, +1);
+    usage_.Charge(a.job, +1);
     jobs_.Place(a);
     Start(a, fx);
   }

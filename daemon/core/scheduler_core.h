@@ -34,6 +34,7 @@
 #include "daemon/core/queue/limit_ledger.h"
 #include "daemon/core/queue/priority.h"
 #include "daemon/core/queue/queue_policy.h"
+#include "daemon/core/queue/queue_usage.h"
 #include "daemon/core/queue/runtime_history.h"
 #include "gpusched/v1/agent.pb.h"
 
@@ -122,7 +123,7 @@ class SchedulerCore {
   void RestoreFairShare(const v1::FairShareUsage& usage);
   // How often a pass hands the fair-share usage over to be kept: a restart
   // forgets at most this much of it.
-  static constexpr absl::Duration kFairSharePersistEvery = absl::Minutes(1);
+  static constexpr absl::Duration kFairSharePersistEvery = QueueUsage::kKeepEvery;
   // The same at once, as of the last pass (a daemon that is stopping).
   void KeepFairShareNow(Effects& fx);
   void Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
@@ -347,12 +348,10 @@ class SchedulerCore {
   ClusterState cluster_;
   JobTable jobs_;
   NodeLiveness liveness_;
-  FairShare fair_share_;
+  QueueUsage usage_;  // fair share, and what placed jobs hold against limits
   RuntimeHistory runtime_history_;
   EndForecast forecast_;
-  absl::Time fair_share_kept_ = absl::InfinitePast();
   std::vector<JobScore> scores_;
-  LimitLedger limits_;                                    // what the placed jobs hold against queue and array limits
   std::map<uint64_t, std::vector<uint64_t>> preempting_;  // job -> gangs stopped for it
   // Elastic pools: each pool node's pool (index into options_.pools), since
   // when a node is in its power state, since when an up pool node has had no

@@ -74,7 +74,7 @@ bool SchedulerCore::StoppedByPreflightBeforeStart(const ActiveJob& a) {
 void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   const std::string reason = a.job.reason();
   cluster_.Release(a.job.id(), a.job.allocation());
-  limits_.Charge(a.job, -1);
+  usage_.Charge(a.job, -1);
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   // The event history shows how this run ended before the job waits again.
   Transition(a, a.job.stopping_as(), reason, fx);
@@ -91,16 +91,12 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
 }
 
 void SchedulerCore::KeepFairShare(Effects& fx) {
-  if (options_.queues.weights.fair_share == 0 || clock_.Now() - fair_share_kept_ < kFairSharePersistEvery) return;
-  KeepFairShareNow(fx);
+  if (std::optional<v1::FairShareUsage> usage = usage_.DueToKeep(clock_.Now())) fx.fair_share = *std::move(usage);
 }
 
-void SchedulerCore::KeepFairShareNow(Effects& fx) {
-  fair_share_kept_ = clock_.Now();
-  fx.fair_share = fair_share_.Snapshot();
-}
+void SchedulerCore::KeepFairShareNow(Effects& fx) { fx.fair_share = usage_.KeepNow(clock_.Now()); }
 
-void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { fair_share_.Restore(usage); }
+void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { usage_.Restore(usage); }
 
 SchedulerCore::Ranked SchedulerCore::RankPending() {
   const absl::Time now = clock_.Now();
@@ -113,7 +109,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     const int32_t limit = job.array().max_running();
     if (limit <= 0 || job.held()) return false;  // a held task would take a place it cannot use
     int32_t& taken = admitted[job.array().array_id()];
-    if (limits_.ArrayPlaced(job.array().array_id()) + taken >= limit) return true;
+    if (usage_.limits().ArrayPlaced(job.array().array_id()) + taken >= limit) return true;
     ++taken;
     return false;
   };
@@ -139,19 +135,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     }
     return out;
   }
-  std::vector<FairShare::Holding> running, waiting;
-  running.reserve(jobs_.placed().size());
-  // A share or a MIG instance is charged as the part of a GPU it is.
-  for (uint64_t id : jobs_.placed()) {
-    const v1::JobSpec& spec = jobs_.at(id).job.spec();
-    running.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
-  }
-  fair_share_.Advance(now, running);
-  waiting.reserve(jobs_.pending().size());
-  for (const auto& [key, a] : jobs_.pending()) {
-    waiting.push_back({&a->job.spec().user(), &a->job.spec().account(), HeldGpus(a->job.spec().resources())});
-  }
-  fair_share_.SetWaiting(waiting);
+  usage_.Advance(now, jobs_);
 
   PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
   for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
@@ -179,7 +163,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] =
         fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
-    if (fresh) it->second = fair_share_.Factor(spec.user(), spec.account());
+    if (fresh) it->second = usage_.FairShareFactor(spec.user(), spec.account());
     const RuntimeEstimate estimate = runtime_history_.Estimate(spec);
     const absl::Duration expected = EndForecast::Run(spec, estimate);
     PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, expected, context);
