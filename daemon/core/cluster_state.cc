@@ -14,6 +14,7 @@ namespace gpusched::core {
 
 ClusterState::ClusterState(const ClusterState& other)
     : nodes_(other.nodes_),
+      shareable_gpus_(other.shareable_gpus_),
       topology_epoch_(other.topology_epoch_),
       network_names_(other.network_names_),
       network_ids_(other.network_ids_),
@@ -32,6 +33,7 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   gpu_kind_ids_ = other.gpu_kind_ids_;
   gpu_graphs_ = other.gpu_graphs_;
   topology_epoch_ = other.topology_epoch_;
+  shareable_gpus_ = other.shareable_gpus_;
   Reindex();
   return *this;
 }
@@ -46,11 +48,7 @@ bool ClusterState::Change(const std::string& name, absl::FunctionRef<void(NodeSl
   return true;
 }
 
-void ClusterState::Reindex() {
-  index_.Rebuild(nodes_);
-  shareable_gpus_ = 0;
-  for (const auto& [name, slot] : nodes_) shareable_gpus_ += std::popcount(slot.shareable_mask);
-}
+void ClusterState::Reindex() { index_.Rebuild(nodes_); }
 
 void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   const bool is_new = !nodes_.contains(info.name());
