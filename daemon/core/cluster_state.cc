@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/convert/topology_proto.h"
@@ -38,13 +39,18 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   return *this;
 }
 
-bool ClusterState::Change(const std::string& name, absl::FunctionRef<void(NodeSlot&)> change) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return false;
-  NodeSlot& slot = it->second;
+template <typename ChangeFn>
+void ClusterState::Change(NodeSlot& slot, ChangeFn&& change) {
   change(slot);
   slot.free_mask = slot.CountFree();
   index_.Refresh(slot);
+}
+
+template <typename ChangeFn>
+bool ClusterState::Change(const std::string& name, ChangeFn&& change) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return false;
+  Change(it->second, std::forward<ChangeFn>(change));
   return true;
 }
 
@@ -281,7 +287,7 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
     }
   }
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    Change(part.node(), [&](NodeSlot& slot) {
+    Change(nodes_.find(part.node())->second, [&](NodeSlot& slot) {  // every part's node was found above
       for (const v1::MigSlice& mig : part.mig_slices()) {
         const int pos = slot.PositionOf(mig.gpu_index());
         slot.mig_owner[pos][slot.MigPosition(pos, mig.mig_index())] = job_id;
@@ -310,9 +316,9 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
 
 void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    const NodeSlot* held = Find(part.node());
-    if (held == nullptr || !held->jobs.contains(job_id)) continue;
-    Change(part.node(), [&](NodeSlot& slot) {
+    auto it = nodes_.find(part.node());
+    if (it == nodes_.end() || !it->second.jobs.contains(job_id)) continue;
+    Change(it->second, [&](NodeSlot& slot) {
       slot.jobs.erase(job_id);
       for (const v1::MigSlice& mig : part.mig_slices()) {
         const int pos = slot.PositionOf(mig.gpu_index());

@@ -37,21 +37,6 @@ std::vector<int32_t> NodeSlot::FreeGpuIndices() const {
   return free;
 }
 
-int NodeSlot::PositionOf(int32_t index) const {
-  for (int i = 0; i < info.gpus_size(); ++i) {
-    if (info.gpus(i).index() == index) return i;
-  }
-  return -1;
-}
-
-uint64_t NodeSlot::CountFree() const {
-  uint64_t mask = 0;
-  for (size_t p = 0; p < gpu_owner.size() && p < 64; ++p) {
-    if (gpu_owner[p] == 0) mask |= uint64_t{1} << p;
-  }
-  return mask;
-}
-
 int64_t NodeSlot::FreePeerGbps(int pos) const {
   double gbps = 0;
   for (uint64_t bits = free_mask & ~(uint64_t{1} << pos); bits != 0; bits &= bits - 1) {

@@ -126,7 +126,12 @@ struct NodeSlot {
   // Indices (GpuInfo.index) of free GPUs, in position order.
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
-  int PositionOf(int32_t index) const;
+  int PositionOf(int32_t index) const {
+    for (int i = 0; i < info.gpus_size(); ++i) {
+      if (info.gpus(i).index() == index) return i;
+    }
+    return -1;
+  }
   // Whether the operator lets jobs share the GPU at `pos` (GpuInfo.share_mode).
   bool Shareable(int pos) const;
   // How the GPU at `pos` is shared: EXCLUSIVE, TIMESLICE or MPS.
@@ -154,7 +159,13 @@ struct NodeSlot {
   // Bit p set when the GPU at position p is free (positions >= 64 are left out).
   uint64_t FreeMask() const { return free_mask; }
   // gpu_owner as a mask of free positions: what free_mask must be.
-  uint64_t CountFree() const;
+  uint64_t CountFree() const {
+    uint64_t mask = 0;
+    for (size_t p = 0; p < gpu_owner.size() && p < 64; ++p) {
+      if (gpu_owner[p] == 0) mask |= uint64_t{1} << p;
+    }
+    return mask;
+  }
 };
 
 }  // namespace gpusched::core
