@@ -177,9 +177,10 @@ void ClusterState::AddUnconfirmedKill(const std::string& name, uint64_t job_id) 
 }
 
 bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
-  const NodeSlot* slot = Find(name);
-  if (slot == nullptr || !slot->unconfirmed_kills.contains(job_id)) return false;
-  return Change(name, [&](NodeSlot& s) { s.unconfirmed_kills.erase(job_id); });
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || !it->second.unconfirmed_kills.contains(job_id)) return false;
+  Change(it->second, [&](NodeSlot& slot) { slot.unconfirmed_kills.erase(job_id); });
+  return true;
 }
 
 bool ClusterState::SetAccess(const std::string& name, uint64_t queue_mask, bool spot) {

@@ -36,9 +36,9 @@ void JobTable::Requeue(ActiveJob& a) {
 }
 
 void JobTable::End(uint64_t id, v1::JobState state) {
+  // A placed job is not in the queue: only a pending one is looked for there.
   auto it = active_.find(id);
-  if (it != active_.end()) pending_.erase(QueueKey::Of(it->second.job));
-  placed_.erase(id);
+  if (placed_.erase(id) == 0 && it != active_.end()) pending_.erase(QueueKey::Of(it->second.job));
   ended_[id] = state;
   active_.erase(id);
 }
