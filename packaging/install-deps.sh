@@ -8,6 +8,8 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev
+  libpq-dev   # the PostgreSQL store (store = "postgresql://..."): several gpuschedd, one active
+  postgresql  # tests: a real PostgreSQL server started in a temporary directory (initdb, pg_ctl)
   prometheus-cpp-dev  # /metrics of gpuschedd and gpusched-agent
   prometheus          # tests: a real Prometheus server and promtool check the metrics, config and alert rules
   gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)

@@ -6,6 +6,7 @@
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
+#include "daemon/store/job_rows.h"
 #include "daemon/store/migrations.h"
 
 namespace gpusched::store {
@@ -54,25 +55,21 @@ absl::Status SqliteJobStore::PrepareStatements() {
 
 absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   RecoveredState state;
-  constexpr v1::JobState kEnded[] = {v1::JOB_STATE_COMPLETED, v1::JOB_STATE_FAILED,    v1::JOB_STATE_CANCELLED,
-                                     v1::JOB_STATE_TIMEOUT,   v1::JOB_STATE_NODE_FAIL, v1::JOB_STATE_PREEMPTED};
   auto jobs = db_->Prepare("SELECT id, job FROM jobs WHERE state NOT IN (?1, ?2, ?3, ?4, ?5, ?6) ORDER BY id");
   if (!jobs.ok()) return jobs.status();
   int i = 1;
-  for (auto s : kEnded) jobs->Bind(i++, static_cast<int64_t>(s));
+  for (auto s : kEndedStates) jobs->Bind(i++, static_cast<int64_t>(s));
   absl::Status read = jobs->ForEachRow([&]() -> absl::Status {
-    v1::Job& job = state.unfinished_jobs.emplace_back();
-    if (job.ParseFromString(jobs->ColumnBlob(1))) return absl::OkStatus();
-    return absl::DataLossError(absl::StrCat("job ", jobs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+    return ParseRow(jobs->ColumnBlob(1), state.unfinished_jobs.emplace_back(), absl::StrCat("job ", jobs->ColumnInt(0)),
+                    db_->path());
   });
   if (!read.ok()) return read;
 
   auto nodes = db_->Prepare("SELECT name, node FROM nodes ORDER BY name");
   if (!nodes.ok()) return nodes.status();
   read = nodes->ForEachRow([&]() -> absl::Status {
-    v1::Node& node = state.nodes.emplace_back();
-    if (node.ParseFromString(nodes->ColumnBlob(1))) return absl::OkStatus();
-    return absl::DataLossError(absl::StrCat("node ", nodes->ColumnText(0), " in ", db_->path(), " is corrupt"));
+    return ParseRow(nodes->ColumnBlob(1), state.nodes.emplace_back(), absl::StrCat("node ", nodes->ColumnText(0)),
+                    db_->path());
   });
   if (!read.ok()) return read;
 
@@ -92,7 +89,7 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   auto ended = db_->Prepare("SELECT id, state FROM jobs WHERE state IN (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!ended.ok()) return ended.status();
   i = 1;
-  for (auto s : kEnded) ended->Bind(i++, static_cast<int64_t>(s));
+  for (auto s : kEndedStates) ended->Bind(i++, static_cast<int64_t>(s));
   read = ended->ForEachRow([&] {
     state.ended_jobs.emplace_back(static_cast<uint64_t>(ended->ColumnInt(0)),
                                   static_cast<v1::JobState>(ended->ColumnInt(1)));
@@ -107,8 +104,9 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   runs->Bind(3, static_cast<int64_t>(RecoveredState::kRecentRuns));
   read = runs->ForEachRow([&]() -> absl::Status {
     v1::Job job;
-    if (!job.ParseFromString(runs->ColumnBlob(1))) {
-      return absl::DataLossError(absl::StrCat("job ", runs->ColumnInt(0), " in ", db_->path(), " is corrupt"));
+    if (absl::Status s = ParseRow(runs->ColumnBlob(1), job, absl::StrCat("job ", runs->ColumnInt(0)), db_->path());
+        !s.ok()) {
+      return s;
     }
     if (job.has_start_time() && job.has_end_time()) state.recent_runs.push_back(std::move(job));
     return absl::OkStatus();
@@ -145,15 +143,7 @@ absl::Status SqliteJobStore::Commit(const StoreBatch& batch) {
 absl::Status SqliteJobStore::WriteBatch(const StoreBatch& batch) {
   std::string blob;
   for (const v1::Job& job : batch.jobs) {
-    // Events live in their own table. Jobs from the scheduler carry none, so
-    // the copy to strip them is only made when a caller did fill them in.
-    if (job.events_size() == 0) {
-      job.SerializeToString(&blob);
-    } else {
-      v1::Job stripped = job;
-      stripped.clear_events();
-      stripped.SerializeToString(&blob);
-    }
+    SerializeWithoutEvents(job, &blob);
     upsert_job_->Bind(1, static_cast<int64_t>(job.id()))
         .Bind(2, static_cast<int64_t>(job.state()))
         .Bind(3, job.spec().user())

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace gpusched::store {
+
+// The parameters of one statement, sent in binary: integers as int8,
+// bytes as bytea, text as text. $1 is the first added.
+class PgParams {
+ public:
+  PgParams& Int(int64_t value);
+  PgParams& Text(absl::string_view text);
+  PgParams& Bytes(absl::string_view bytes);
+  PgParams& Null();
+
+ private:
+  friend class PgConnection;
+  std::vector<std::string> values_;
+  std::vector<bool> null_;
+  std::vector<unsigned int> types_;  // OIDs
+  std::vector<int> formats_;
+};
+
+// The rows of one statement, in binary: read integers with Int (the
+// column must be BIGINT), text and bytea with Bytes.
+class PgRows {
+ public:
+  explicit PgRows(pg_result* result) : result_(result) {}
+  PgRows(PgRows&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
+  PgRows& operator=(PgRows&&) = delete;
+  ~PgRows();
+
+  int size() const;
+  bool IsNull(int row, int col) const;
+  int64_t Int(int row, int col) const;
+  std::string Bytes(int row, int col) const;
+
+ private:
+  pg_result* result_;
+};
+
+// One connection to PostgreSQL (libpq). Not thread-safe: each thread keeps
+// its own. A connection that broke (the server restarted, the network
+// dropped) is reopened; a statement outside a transaction is then run once
+// more, one inside fails UNAVAILABLE (the transaction went with it).
+class PgConnection {
+ public:
+  // `url`: a postgresql:// URL or a libpq conninfo string. `shown`: the
+  // same with any password left out, for messages and logs.
+  static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& url, const std::string& shown);
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // One or more statements without parameters or rows (DDL, BEGIN, ...).
+  absl::Status Exec(absl::string_view sql);
+  // One statement; its rows, if any.
+  absl::StatusOr<PgRows> Query(const std::string& sql, const PgParams& params = {});
+  // The server process serving this connection (pg_backend_pid()).
+  int backend_pid() const;
+  const std::string& shown() const { return shown_; }
+
+ private:
+  PgConnection(pg_conn* conn, std::string shown) : conn_(conn), shown_(std::move(shown)) {}
+  // Runs one statement (reopening a broken connection first); returns its result.
+  pg_result* Run(const std::function<pg_result*()>& statement);
+  // UNAVAILABLE (and reset for the next call) when the connection broke,
+  // else the server's error with its SQLSTATE.
+  absl::Status Error(pg_result* result, absl::string_view sql);
+
+  pg_conn* conn_;
+  std::string shown_;
+};
+
+}  // namespace gpusched::store

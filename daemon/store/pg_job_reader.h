@@ -1,0 +1,26 @@
+#pragma once
+
+#include <memory>
+
+#include "daemon/store/job_store.h"
+#include "daemon/store/pg_connection.h"
+#include "daemon/store/store_url.h"
+
+namespace gpusched::store {
+
+// A view of the PostgreSQL store for one thread, on a connection of its
+// own: it sees committed transactions only.
+class PgJobReader final : public JobReader {
+ public:
+  // The schema must be there (PgJobStore::Open makes it).
+  static absl::StatusOr<std::unique_ptr<PgJobReader>> Open(const StoreUrl& url);
+
+  absl::StatusOr<std::optional<v1::Job>> GetJob(uint64_t id, bool with_events) override;
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& filter, int limit, uint64_t after_id) override;
+
+ private:
+  explicit PgJobReader(std::unique_ptr<PgConnection> db) : db_(std::move(db)) {}
+  std::unique_ptr<PgConnection> db_;
+};
+
+}  // namespace gpusched::store
