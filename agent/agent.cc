@@ -33,6 +33,7 @@
 #include "agent/runner/rank_environment.h"
 #include "common/io/logging/logging.h"
 #include "common/io/metrics/metrics_endpoint.h"
+#include "common/replica_addresses.h"
 #include "common/threads/mutex.h"
 
 namespace gpusched::agent {
@@ -161,7 +162,8 @@ absl::Status Agent::Start() {
   if (options.advertise_address.empty()) {
     // What the other nodes of a gang dial as MASTER_ADDR: this host's address
     // toward the daemon, not loopback, unless the operator says otherwise.
-    auto routed = LocalAddressToward(options.daemon_address);
+    // Replicas of one daemon sit on one network: the first one's route serves.
+    auto routed = LocalAddressToward(ReplicaAddresses(options.daemon_address).current());
     if (!routed.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat("cannot work out this node's address (set --advertise-address): ", routed.status().message()));

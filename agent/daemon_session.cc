@@ -36,7 +36,15 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
     : options_(std::move(options)),
       handler_(handler),
       log_(GetLogger(absl::StrCat("agent/", options_.node_name))),
+      replicas_(options_.daemon_address),
       heartbeat_interval_(options_.heartbeat_interval) {
+  channels_.resize(replicas_.size());
+  stubs_.resize(replicas_.size());
+}
+
+v1::AgentGateway::Stub& DaemonSession::CurrentStub() {
+  const size_t i = replicas_.current_index();
+  if (stubs_[i] != nullptr) return *stubs_[i];
   grpc::ChannelArguments args;
   // gRPC's own redial backoff (1 s growing to 120 s) would hide our shorter one.
   const int max_ms = static_cast<int>(std::max<int64_t>(100, absl::ToInt64Milliseconds(options_.max_backoff)));
@@ -47,8 +55,9 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
   // Its own TCP connection, not one shared through gRPC's global subchannel
   // pool: the agents of `gpuschedd dev` share a process but are separate nodes.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  channel_ = grpc::CreateCustomChannel(options_.daemon_address, tls::ChannelCredentials(options_.tls), args);
-  stub_ = v1::AgentGateway::NewStub(channel_);
+  channels_[i] = grpc::CreateCustomChannel(replicas_.current(), tls::ChannelCredentials(options_.tls), args);
+  stubs_[i] = v1::AgentGateway::NewStub(channels_[i]);
+  return *stubs_[i];
 }
 
 DaemonSession::~DaemonSession() { Stop(); }
@@ -123,7 +132,7 @@ void DaemonSession::ConnectLoop() {
       if (stopping_) break;
     }
     const bool registered = RunConnection();
-    backoff = registered ? options_.initial_backoff : std::min(backoff * 2, options_.max_backoff);
+    backoff = registered || redirected_ ? options_.initial_backoff : std::min(backoff * 2, options_.max_backoff);
     MutexLock lock(&mu_);
     const SteadyTime redial = std::chrono::steady_clock::now() + ToChrono(Jitter(backoff));
     while (!stopping_ && cv_.WaitUntil(&mu_, redial)) {
@@ -145,7 +154,8 @@ bool DaemonSession::RunConnection() {
   }
   cv_.SignalAll();  // the sender watches the registration deadline
 
-  std::unique_ptr<Stream> stream = stub_->Connect(context.get());
+  const std::string address = replicas_.current();
+  std::unique_ptr<Stream> stream = CurrentStub().Connect(context.get());
   v1::AgentMessage hello;
   *hello.mutable_register_() = handler_->MakeRegistration();
   v1::DaemonMessage first;
@@ -182,6 +192,14 @@ bool DaemonSession::RunConnection() {
     next_heartbeat_ = SteadyTime::max();
   }
   grpc::Status status = stream->Finish();
+  // Another replica next time: the one a standby named, else the next.
+  redirected_ = false;
+  if (replicas_.size() > 1) {
+    const auto& trailers = context->GetServerTrailingMetadata();
+    const auto leader = trailers.find(kLeaderMetadata);
+    redirected_ = leader != trailers.end();
+    replicas_.Failed(redirected_ ? std::string(leader->second.data(), leader->second.size()) : "");
+  }
   bool stopping;
   int failures;
   {
@@ -191,20 +209,19 @@ bool DaemonSession::RunConnection() {
     failures = registered ? 0 : ++failures_;
   }
   if (stopping) {
-    log_->info("disconnected from the daemon at {}", options_.daemon_address);
+    log_->info("disconnected from the daemon at {}", address);
   } else if (registered) {
-    log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting", options_.daemon_address,
+    log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting", address,
                status.error_message());
   } else if (failures == 1 || failures % 20 == 0) {
     // Every attempt at debug level, only now and then at warn: a node whose
     // daemon is down for an hour should not fill its log with this. gRPC
     // says only "Socket closed" when the daemon refused our certificate.
     const std::string hint = tls::TlsConnectHint(status.error_message(), options_.tls.has_value());
-    log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", options_.daemon_address,
-               status.error_message(), hint.empty() ? "" : ": " + hint, failures);
+    log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", address, status.error_message(),
+               hint.empty() ? "" : ": " + hint, failures);
   } else {
-    log_->debug("cannot register with the daemon at {} ({}), attempt {}", options_.daemon_address,
-                status.error_message(), failures);
+    log_->debug("cannot register with the daemon at {} ({}), attempt {}", address, status.error_message(), failures);
   }
   return registered;
 }

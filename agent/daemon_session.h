@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "agent/session_handler.h"
 #include "common/io/tls/tls_files.h"
+#include "common/replica_addresses.h"
 #include "common/threads/mutex.h"
 #include "gpusched/v1/agent.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -57,6 +58,7 @@ class DaemonSession {
 
   void ConnectLoop();
   bool RunConnection();  // true when the daemon acked the registration
+  v1::AgentGateway::Stub& CurrentStub();
   void OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent);
   // The daemon heard heartbeat `seq`: the lease runs from when it left.
   void OnHeartbeatAck(int64_t seq);
@@ -68,8 +70,12 @@ class DaemonSession {
   const SessionOptions options_;
   SessionHandler* const handler_;
   std::shared_ptr<spdlog::logger> log_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AgentGateway::Stub> stub_;
+  // The daemon's replicas (one address but for a daemon on PostgreSQL),
+  // a channel to each made at first use; the connector thread's own.
+  ReplicaAddresses replicas_;
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<std::unique_ptr<v1::AgentGateway::Stub>> stubs_;
+  bool redirected_ = false;  // a standby named the active replica: dial it without backing off
 
   // Lock order: write_mu_ before mu_.
   Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);

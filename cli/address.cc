@@ -3,6 +3,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cli/config_file.h"
 #include "cli/errors.h"
 #include "common/defaults.h"
@@ -22,6 +24,12 @@ std::vector<std::string> CliConfigPaths(const LocalContext& ctx) {
 }
 
 bool IsValidDaemonAddress(const std::string& address) {
+  if (absl::StrContains(address, ',')) {
+    for (absl::string_view one : absl::StrSplit(address, ',')) {
+      if (!IsValidDaemonAddress(std::string(absl::StripAsciiWhitespace(one)))) return false;
+    }
+    return true;
+  }
   if (absl::StartsWith(address, "unix:") || absl::StrContains(address, "://")) {
     return address.find(':') + 1 < address.size();
   }
@@ -37,7 +45,8 @@ bool IsValidDaemonAddress(const std::string& address) {
 absl::StatusOr<std::string> ResolveDaemonAddress(const std::optional<std::string>& flag, const LocalContext& ctx) {
   auto checked = [](const std::string& address, const std::string& source) -> absl::StatusOr<std::string> {
     if (IsValidDaemonAddress(address)) return address;
-    return UsageError(absl::StrCat("invalid ", source, " \"", address, "\": expected HOST:PORT"));
+    return UsageError(absl::StrCat("invalid ", source, " \"", address,
+                                   "\": expected HOST:PORT, or several, comma-separated (the replicas of a daemon)"));
   };
   if (flag.has_value()) return checked(*flag, "--addr");
   if (ctx.getenv) {

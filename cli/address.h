@@ -18,7 +18,8 @@ std::vector<std::string> CliConfigPaths(const LocalContext& ctx);
 // are not read, so a broken config file can always be bypassed with --addr.
 absl::StatusOr<std::string> ResolveDaemonAddress(const std::optional<std::string>& flag, const LocalContext& ctx);
 
-// HOST:PORT, [V6]:PORT, or a gRPC target with a scheme (unix:/path, dns:///h:p).
+// HOST:PORT, [V6]:PORT, or a gRPC target with a scheme (unix:/path, dns:///h:p);
+// or several HOST:PORT, comma-separated: the replicas of one daemon.
 bool IsValidDaemonAddress(const std::string& address);
 
 }  // namespace gpusched::cli

@@ -23,7 +23,8 @@ absl::StatusOr<CliConfig> ParseCliConfig(absl::string_view text, absl::string_vi
   CliConfig cli;
   cli.address = reader.String("address");
   if (cli.address && !IsValidDaemonAddress(*cli.address)) {
-    reader.Error(reader.LineOf("address"), absl::StrCat("address \"", *cli.address, "\" is not HOST:PORT"));
+    reader.Error(reader.LineOf("address"),
+                 absl::StrCat("address \"", *cli.address, "\" is not HOST:PORT, nor several of them comma-separated"));
   }
   const tls::TlsFiles tls = tls::ReadTlsKeys(reader, tls::kClientTlsKeys, /*complete=*/false);
   auto set = [](const std::string& file) { return file.empty() ? std::nullopt : std::optional<std::string>(file); };

@@ -7,6 +7,7 @@
 #include "cli/errors.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/grpc_credentials.h"
+#include "common/replica_addresses.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
 namespace gpusched::cli {
@@ -15,10 +16,11 @@ namespace {
 class GrpcSchedulerClient final : public SchedulerClient {
  public:
   explicit GrpcSchedulerClient(const DaemonEndpoint& endpoint)
-      : address_(endpoint.address),
+      : replicas_(endpoint.address),
+        tls_material_(endpoint.tls),
         tls_(endpoint.tls.has_value()),
-        channel_(grpc::CreateChannel(address_, tls::ChannelCredentials(endpoint.tls))),
-        stub_(v1::Scheduler::NewStub(channel_)) {}
+        channels_(replicas_.size()),
+        stubs_(replicas_.size()) {}
 
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) override {
     return Unary<v1::SubmitJobResponse>(&v1::Scheduler::Stub::SubmitJob, request);
@@ -74,7 +76,7 @@ class GrpcSchedulerClient final : public SchedulerClient {
                          const std::function<bool(const v1::JobEvent&)>& on_event) override {
     grpc::ClientContext context;
     context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
-    std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader = stub_->WatchJobs(&context, request);
+    std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader = stub().WatchJobs(&context, request);
     v1::JobEvent event;
     bool stopped = false;
     while (reader->Read(&event)) {
@@ -112,21 +114,44 @@ class GrpcSchedulerClient final : public SchedulerClient {
       std::unique_ptr<grpc::ClientReaderWriter<v1::AttachRequest, v1::AttachResponse>> stream_;
     };
     return std::unique_ptr<AttachStream>(
-        std::make_unique<Stream>(*stub_, [this](const grpc::Status& status) { return Convert(status); }));
+        std::make_unique<Stream>(stub(), [this](const grpc::Status& status) { return Convert(status); }));
   }
 
  private:
+  // With several addresses (the replicas of a daemon on PostgreSQL), a
+  // call that finds no one or a standby goes on to the replica the standby
+  // names, else the next; each address is tried once. A submit is safe to
+  // send again: its request id makes it one job.
   template <typename Response, typename Request, typename Method>
   absl::StatusOr<Response> Unary(Method method, const Request& request) {
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
-    Response response;
-    grpc::Status status = (stub_.get()->*method)(&context, request, &response);
-    if (!status.ok()) return Convert(status);
-    return response;
+    grpc::Status status;
+    for (size_t tried = 0; tried < replicas_.size(); ++tried) {
+      grpc::ClientContext context;
+      context.set_deadline(absl::ToChronoTime(absl::Now() + kRpcTimeout));
+      Response response;
+      status = (stub().*method)(&context, request, &response);
+      if (status.ok()) return response;
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE || tried + 1 == replicas_.size()) break;
+      const auto& trailers = context.GetServerTrailingMetadata();
+      const auto leader = trailers.find(kLeaderMetadata);
+      replicas_.Failed(leader == trailers.end() ? "" : std::string(leader->second.data(), leader->second.size()));
+    }
+    return Convert(status);
   }
 
-  bool Connected() { return channel_->GetState(false) == GRPC_CHANNEL_READY; }
+  v1::Scheduler::Stub& stub() {
+    const size_t i = replicas_.current_index();
+    if (stubs_[i] == nullptr) {
+      channels_[i] = grpc::CreateChannel(replicas_.current(), tls::ChannelCredentials(tls_material_));
+      stubs_[i] = v1::Scheduler::NewStub(channels_[i]);
+    }
+    return *stubs_[i];
+  }
+
+  bool Connected() {
+    const auto& channel = channels_[replicas_.current_index()];
+    return channel != nullptr && channel->GetState(false) == GRPC_CHANNEL_READY;
+  }
 
   // UNAVAILABLE or DEADLINE_EXCEEDED while the channel never got a connection
   // means nobody answered, or the TLS handshake failed (then the hint says
@@ -135,20 +160,21 @@ class GrpcSchedulerClient final : public SchedulerClient {
   absl::Status Convert(const grpc::Status& status) {
     const auto code = status.error_code();
     if ((code == grpc::StatusCode::UNAVAILABLE || code == grpc::StatusCode::DEADLINE_EXCEEDED) && !Connected()) {
-      return UnreachableError(address_, tls::TlsConnectHint(status.error_message(), tls_));
+      return UnreachableError(replicas_.current(), tls::TlsConnectHint(status.error_message(), tls_));
     }
     if (code == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("gpuschedd at ", address_, " did not answer within ", absl::FormatDuration(kRpcTimeout)));
+      return absl::DeadlineExceededError(absl::StrCat("gpuschedd at ", replicas_.current(), " did not answer within ",
+                                                      absl::FormatDuration(kRpcTimeout)));
     }
     // gRPC and absl share the canonical code numbers.
     return absl::Status(static_cast<absl::StatusCode>(code), status.error_message());
   }
 
-  std::string address_;
+  ReplicaAddresses replicas_;
+  std::optional<tls::TlsMaterial> tls_material_;
   bool tls_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Scheduler::Stub> stub_;
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;  // per address, made at first use
+  std::vector<std::unique_ptr<v1::Scheduler::Stub>> stubs_;
 };
 
 }  // namespace

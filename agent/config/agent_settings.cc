@@ -12,10 +12,11 @@ const config::SettingsTable<AgentSettings>& AgentSettingsTable() {
   using config::BoolSetting, config::ChoiceSetting, config::IntSetting, config::ListSetting, config::TextSetting;
   using config::SettingType;
   using S = AgentSettings;
-  static const std::string daemon_help = absl::StrCat("gpuschedd address, host:port (default: $", kDaemonAddressEnv,
-                                                      ", else ", kDefaultDaemonAddress, ")");
+  static const std::string daemon_help =
+      absl::StrCat("gpuschedd address, host:port, or its replicas comma-separated (default: $", kDaemonAddressEnv,
+                   ", else ", kDefaultDaemonAddress, ")");
   static const config::SettingsTable<AgentSettings> table = {
-      {TextSetting("daemon", SettingType::kHostPort, daemon_help.c_str()), &S::daemon},
+      {TextSetting("daemon", SettingType::kHostPortList, daemon_help.c_str()), &S::daemon},
       {TextSetting("node_name", SettingType::kNonEmptyString, "name of this node (default: the host name)"),
        &S::node_name},
       {TextSetting("advertise_address", SettingType::kString,

@@ -3,12 +3,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/config/host_port.h"
 
 namespace gpusched::config {
 namespace {
 
 bool IsAddress(SettingType type) { return type == SettingType::kHostPort || type == SettingType::kListenAddress; }
+
+bool IsHostPortList(absl::string_view text) {
+  if (text.empty()) return false;
+  for (absl::string_view one : absl::StrSplit(text, ',')) {
+    if (!IsHostPort(std::string(absl::StripAsciiWhitespace(one)), /*listen=*/false)) return false;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -64,6 +74,9 @@ std::string CheckSettingText(const SettingSpec& spec, const std::string& text) {
   if (IsAddress(spec.type) && !IsHostPort(text, spec.type == SettingType::kListenAddress)) {
     return absl::StrCat("\"", text, "\" is not HOST:PORT");
   }
+  if (spec.type == SettingType::kHostPortList && !IsHostPortList(text)) {
+    return absl::StrCat("\"", text, "\" is not HOST:PORT, nor several of them comma-separated");
+  }
   if (spec.type == SettingType::kNonEmptyString && text.empty()) return "must not be empty";
   return "";
 }
@@ -105,6 +118,7 @@ std::optional<SettingValue> ReadSetting(TomlTableReader& reader, const SettingSp
     case SettingType::kString:
     case SettingType::kNonEmptyString:
     case SettingType::kHostPort:
+    case SettingType::kHostPortList:
     case SettingType::kListenAddress: {
       std::optional<std::string> value = reader.String(spec.key);
       if (!value) return std::nullopt;

@@ -21,6 +21,7 @@ enum class SettingType {
   kExistingFile,   // a kPath that must name a file (the flag checks; a file's loader checks its own)
   kProgram,        // a name looked up in PATH, or (with a '/') a path as kPath
   kHostPort,       // HOST:PORT or unix:PATH, a port clients can dial
+  kHostPortList,   // one kHostPort or several, comma-separated: the replicas of a daemon
   kListenAddress,  // HOST:PORT or unix:PATH; port 0 picks a free one
   kChoice,         // one of `choices`
   kInt,            // within [min, max]

@@ -146,7 +146,9 @@ TEST_CASE("the whole command line uses the resolved address and reports a bad on
 
   run = RunGpusched({"--addr", "nohost", "nodes"}, client, host);
   CHECK(run.exit_code == 2);
-  CHECK(run.err == "gpusched: invalid --addr \"nohost\": expected HOST:PORT\n");
+  CHECK(run.err ==
+        "gpusched: invalid --addr \"nohost\": expected HOST:PORT, or several, comma-separated (the replicas of a "
+        "daemon)\n");
 }
 
 TEST_CASE("daemon addresses are HOST:PORT or a gRPC target with a scheme") {
@@ -159,4 +161,15 @@ TEST_CASE("daemon addresses are HOST:PORT or a gRPC target with a scheme") {
     INFO(bad);
     CHECK_FALSE(IsValidDaemonAddress(bad));
   }
+}
+
+TEST_CASE("several addresses, comma-separated, name the replicas of one daemon; each must be HOST:PORT") {
+  CHECK(IsValidDaemonAddress("sched1:6870,sched2:6870"));
+  CHECK(IsValidDaemonAddress("10.0.0.1:6870, [::1]:6870"));
+  CHECK_FALSE(IsValidDaemonAddress("sched1:6870,sched2"));
+  CHECK_FALSE(IsValidDaemonAddress("sched1:6870,,"));
+  FakeHost host;
+  auto both = ResolveDaemonAddress(std::string("sched1:6870,sched2:6870"), host.Context());
+  REQUIRE(both.ok());
+  CHECK(*both == "sched1:6870,sched2:6870");
 }

@@ -76,7 +76,8 @@ TEST_CASE("agent.toml: each mistake names the file and the line") {
   CHECK(ErrorOf("[gpu_share_modes]\n\"0\" = \"shared\"\n") ==
         at + "1: gpu_share_modes \"0\" = \"shared\": \"shared\" is not one of exclusive, timeslice, mps, mig");
   CHECK(ErrorOf("gpu_source = \"cuda\"\n") == at + "1: gpu_source \"cuda\" is not one of auto, nvml, file, fake");
-  CHECK(ErrorOf("daemon = \"head\"\n") == at + "1: daemon \"head\" is not HOST:PORT");
+  CHECK(ErrorOf("daemon = \"head\"\n") ==
+        at + "1: daemon \"head\" is not HOST:PORT, nor several of them comma-separated");
   CHECK(ErrorOf("[labels]\nrack = \"\"\n") == at + "2: labels.rack is empty");
   CHECK(ErrorOf("[labels]\nrack = 1\n") == at + "2: labels.rack must be a string, got an integer");
   CHECK_THAT(ErrorOf("topology_file = \"/nonexistent/topo.txt\"\n"),
