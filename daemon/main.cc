@@ -33,8 +33,11 @@
 #include "daemon/dev/demo_job.h"
 #include "daemon/dev/dev_cluster.h"
 #include "daemon/server/daemon.h"
+#include "daemon/server/replica.h"
 #include "daemon/sim/sharing_flags.h"
 #include "daemon/sim/simulate_flags.h"
+#include "daemon/store/pg_job_store.h"
+#include "daemon/store/store_url.h"
 
 namespace {
 
@@ -67,7 +70,35 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-int RunServe(DaemonOptions options, const sigset_t& signals) {
+// Exits the process: another replica leads now, and this one's memory is
+// behind the store. systemd (Restart=always) brings it back as a standby.
+constexpr int kSteppedDownExit = 75;
+
+int RunReplicaServe(DaemonOptions options, const gpusched::server::ReplicaOptions& replica,
+                    const gpusched::Clock& clock, gpusched::service::SystemdNotifier& systemd,
+                    const sigset_t& signals) {
+  options.on_lost_leadership = [](const absl::Status& why) {
+    gpusched::GetLogger("daemon")->critical("stepping down: {}; exiting with status {}", std::string(why.message()),
+                                            kSteppedDownExit);
+    gpusched::GetLogger("daemon")->flush();
+    std::_Exit(kSteppedDownExit);
+  };
+  gpusched::server::ReplicaHooks hooks;
+  hooks.stop_within = [&signals](absl::Duration wait) {
+    const timespec timeout = absl::ToTimespec(wait);
+    if (sigtimedwait(&signals, nullptr, &timeout) < 0) return false;
+    gpusched::GetLogger("daemon")->info("shutting down");
+    return true;
+  };
+  hooks.ready = [&systemd](const std::string& status) { systemd.Ready(status); };
+  hooks.alive = [&systemd] { systemd.PingWatchdogIfDue(); };
+  absl::Status ran = gpusched::server::RunReplica(std::move(options), replica, clock, hooks);
+  systemd.Stopping();
+  if (!ran.ok()) return Fail(ran);
+  return 0;
+}
+
+int RunServe(DaemonOptions options, const gpusched::server::ReplicaOptions& replica, const sigset_t& signals) {
   gpusched::service::SystemdNotifier systemd;  // no-op outside systemd
   if (auto interval = systemd.watchdog_interval()) {
     // The scheduler thread pings: a hung pass or a deadlock in it gets the
@@ -80,6 +111,13 @@ int RunServe(DaemonOptions options, const sigset_t& signals) {
     options.on_scheduler_wake = [&systemd] { systemd.PingWatchdogIfDue(); };
   }
   gpusched::SystemClock clock;
+  if (!options.store_url.empty()) {
+    auto url = gpusched::store::ParseStoreUrl(options.store_url);
+    if (!url.ok()) return Fail(url.status());
+    if (url->engine == gpusched::store::StoreUrl::Engine::kPostgres) {
+      return RunReplicaServe(std::move(options), replica, clock, systemd, signals);
+    }
+  }
   auto daemon = gpusched::server::Daemon::Start(options, clock);
   if (!daemon.ok()) return Fail(daemon.status());
   systemd.Ready(absl::StrCat("serving on ", (*daemon)->address(), ", state in ", (*daemon)->db_path()));
@@ -102,6 +140,7 @@ absl::StatusOr<DaemonOptions> ServeOptions(const gpusched::daemon::ServeSettings
   DaemonOptions options;
   options.listen_address = s.listen;
   options.state_dir = s.state_dir;
+  options.store_url = s.store;
   options.metrics_listen = s.metrics_listen;
   options.unix_socket = s.socket;
   options.admins = std::set<std::string>(s.admins.begin(), s.admins.end());
@@ -138,6 +177,24 @@ absl::StatusOr<DaemonOptions> ServeOptions(const gpusched::daemon::ServeSettings
   return options;
 }
 
+// How a replica on a PostgreSQL store takes part: its lease, and the
+// address the others name to clients.
+gpusched::server::ReplicaOptions ReplicaSettings(const gpusched::daemon::ServeSettings& s, const std::string& listen) {
+  gpusched::server::ReplicaOptions replica;
+  replica.lease = absl::Milliseconds(s.leader_lease_ms);
+  replica.advertise = s.advertise_address;
+  if (replica.advertise.empty()) {
+    const size_t colon = listen.rfind(':');
+    const std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    replica.advertise = host.empty() || host == "0.0.0.0" || host == "[::]"
+                            ? absl::StrCat(name, colon == std::string::npos ? "" : listen.substr(colon))
+                            : listen;
+  }
+  return replica;
+}
+
 // `gpuschedd check-config FILE`: 0 and one line when the file is good, else 1
 // and the message naming the line.
 int CheckConfig(const std::string& path) {
@@ -149,12 +206,25 @@ int CheckConfig(const std::string& path) {
 
 // `gpuschedd init`: 0 once the state exists (new, or already there), 1 with
 // the message when it cannot be made.
-int InitState(const std::string& config_path, std::string state_dir) {
-  if (state_dir.empty()) {
+int InitState(const std::string& config_path, std::string state_dir, std::string store) {
+  if (state_dir.empty() || store.empty()) {
     std::string used;
     auto file = gpusched::daemon::LoadServeConfig(config_path, &used);
     if (!file.ok()) return Fail(file.status());
-    state_dir = file->settings.values.state_dir;
+    if (state_dir.empty()) state_dir = file->settings.values.state_dir;
+    if (store.empty()) store = file->settings.values.store;
+  }
+  if (!store.empty()) {
+    auto url = gpusched::store::ParseStoreUrl(store);
+    if (!url.ok()) return Fail(url.status());
+    if (url->engine == gpusched::store::StoreUrl::Engine::kPostgres) {
+      auto made = gpusched::store::PgJobStore::Init(*url);
+      if (!made.ok()) return Fail(made.status());
+      std::cout << "gpuschedd: " << (*made ? "a new, empty state in " : "a state is already kept in ") << url->shown
+                << (*made ? "\n" : "; nothing was changed\n");
+      return 0;
+    }
+    state_dir = std::filesystem::path(url->sqlite_path).parent_path().string();
   }
   absl::Status s = gpusched::server::Daemon::InitState(state_dir);
   if (absl::IsAlreadyExists(s)) {
@@ -290,6 +360,10 @@ int main(int argc, char** argv) {
   init->add_option("--config", init_config_path,
                    "settings file to take state_dir from (default: " +
                        std::string(gpusched::daemon::kDefaultDaemonConfigPath) + ")");
+  std::string init_store;
+  init->add_option("--store", init_store,
+                   "the store (default: the file's store, else the SQLite file in the state directory); for "
+                   "postgresql://..., makes gpusched's tables in that database");
   init->add_option("--state-dir", init_state_dir,
                    "the state directory (default: the file's state_dir, else " +
                        std::string(gpusched::daemon::kDefaultStateDir) + ")");
@@ -306,7 +380,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
   if (*check_config) return CheckConfig(check_config_path);
-  if (*init) return InitState(init_config_path, init_state_dir);
+  if (*init) return InitState(init_config_path, init_state_dir, init_store);
   std::string config_used;
   if (*serve) {
     auto file = gpusched::daemon::LoadServeConfig(config_path, &config_used);
@@ -328,7 +402,8 @@ int main(int argc, char** argv) {
           settings.tls_client_ca.empty() ? "clients are not asked for certificates"
                                          : "clients must present a certificate signed by " + settings.tls_client_ca);
     }
-    return RunServe(*std::move(options), signals);
+    const gpusched::server::ReplicaOptions replica = ReplicaSettings(settings, options->listen_address);
+    return RunServe(*std::move(options), replica, signals);
   }
   gpusched::SetLogLevel(settings.log_level);
   if (simulate.chosen()) return RunSimulateCommand(simulate.Options(), signals);

@@ -12,6 +12,7 @@
 #include "daemon/config/network_topology_file.h"
 #include "daemon/config/pool_settings.h"
 #include "daemon/config/queue_settings.h"
+#include "daemon/store/store_url.h"
 
 namespace gpusched::daemon {
 
@@ -38,6 +39,11 @@ absl::StatusOr<DaemonConfig> ParseDaemonConfig(absl::string_view text, const std
       config.network = *std::move(network);
     } else {
       reader.Error(reader.LineOf("network_topology"), network.status().message());
+    }
+  }
+  if (config.settings.Sets("store")) {
+    if (auto url = store::ParseStoreUrl(values.store); !url.ok()) {
+      reader.Error(reader.LineOf("store"), url.status().message());
     }
   }
   tls::RecordTlsProblems(reader, {.cert = values.tls_cert, .key = values.tls_key, .ca = values.tls_client_ca},

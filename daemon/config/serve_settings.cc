@@ -11,6 +11,18 @@ const config::SettingsTable<ServeSettings>& ServeSettingsTable() {
   static const config::SettingsTable<ServeSettings> table = {
       {TextSetting("listen", SettingType::kListenAddress, "address to serve gRPC on"), &S::listen},
       {TextSetting("state_dir", SettingType::kPath, "directory of the SQLite state file"), &S::state_dir},
+      {TextSetting("store", SettingType::kString,
+                   "where the state is kept: sqlite:///PATH (default: gpusched.db in state_dir) or "
+                   "postgresql://USER@HOST:PORT/DB, where several gpuschedd share one database, one of them active"),
+       &S::store},
+      {TextSetting("advertise_address", SettingType::kHostPort,
+                   "with a PostgreSQL store: the HOST:PORT clients reach this replica at, told to them by the "
+                   "others (default: listen, with this host's name in place of 0.0.0.0)"),
+       &S::advertise_address},
+      {IntSetting("leader_lease_ms", 500, 600'000,
+                  "with a PostgreSQL store: how long the active replica's lease lasts unrenewed before a standby "
+                  "takes over (at once when its process dies)"),
+       &S::leader_lease_ms},
       {config::ProgramWide(
            ChoiceSetting("log_level", config::LogLevelNames(), "trace, debug, info, warn, error, critical or off")),
        &S::log_level},

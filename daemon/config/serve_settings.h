@@ -20,6 +20,9 @@ inline constexpr char kDefaultStateDir[] = "/var/lib/gpusched";
 struct ServeSettings {
   std::string listen = kDefaultDaemonAddress;
   std::string state_dir = kDefaultStateDir;
+  std::string store;              // "": the SQLite file in state_dir
+  std::string advertise_address;  // "": listen, with this host's name for a wildcard
+  int64_t leader_lease_ms = 5'000;
   std::string log_level = "info";
   std::string placement_policy = core::kDefaultPlacementPolicy;
   std::string share_packing = core::kDefaultSharePacking;

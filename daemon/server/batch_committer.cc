@@ -6,6 +6,7 @@
 #include "common/io/logging/logging.h"
 #include "common/job_states.h"
 #include "common/threads/mutex.h"
+#include "daemon/store/fencing.h"
 
 namespace gpusched::server {
 namespace {
@@ -99,8 +100,14 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   static const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
   const absl::Time first_try = absl::Now();
   absl::Time last_said = absl::InfinitePast();
-  while (true) {
+  while (!fenced_) {
     const absl::Status committed = store_.Commit(rows);
+    if (store::IsFencedOut(committed)) {
+      fenced_ = true;
+      if (on_fenced_) on_fenced_(committed);  // says why, and ends the process
+      log->critical("{}", std::string(committed.message()));
+      break;
+    }
     if (committed.ok()) {
       if (health_.CommitSucceeded()) {
         log->warn("scheduler state written again after {}; accepting changes again",
@@ -120,10 +127,12 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
     while (!stopping_ && wake_.WaitUntil(&mu_, retry_at)) {
     }
   }
-  // Stopping with the store refusing: what memory holds beyond the disk is
-  // lost with the process, and was never acknowledged.
-  log->error("stopping with {} batch(es) of changes not written; they were not acknowledged", group.size());
-  const absl::Status failed = absl::UnavailableError("gpuschedd stopped before it could persist the change");
+  // Stopping with the store refusing, or fenced out: what memory holds
+  // beyond the disk is lost with the process, and was never acknowledged.
+  log->error("{} {} batch(es) of changes not written; they were not acknowledged",
+             fenced_ ? "another replica leads now:" : "stopping with", group.size());
+  const absl::Status failed = absl::UnavailableError(fenced_ ? "this gpuschedd is no longer the active replica"
+                                                             : "gpuschedd stopped before it could persist the change");
   for (const CommittedBatch& batch : group) {
     for (const AfterCommit& done : batch.after_commit) done(failed, batch);
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -26,10 +27,15 @@ namespace gpusched::server {
 // the daemon, and the disk always holds a prefix of what memory went
 // through. `health` says so meanwhile, so that no new change is accepted.
 // Stopping while it fails gives the waiting batches up, unacknowledged.
+//
+// A commit fenced out (another replica leads now: store/fencing.h) is not
+// retried: `on_fenced` is told, and the group is given up unacknowledged,
+// as is everything after it.
 class BatchCommitter {
  public:
-  BatchCommitter(store::JobStore& store, JobEventHub& hub, StoreHealth& health)
-      : store_(store), hub_(hub), health_(health) {}
+  using OnFenced = std::function<void(const absl::Status&)>;
+  BatchCommitter(store::JobStore& store, JobEventHub& hub, StoreHealth& health, OnFenced on_fenced = nullptr)
+      : store_(store), hub_(hub), health_(health), on_fenced_(std::move(on_fenced)) {}
   ~BatchCommitter();
 
   void Start();
@@ -50,6 +56,8 @@ class BatchCommitter {
   store::JobStore& store_;
   JobEventHub& hub_;
   StoreHealth& health_;
+  const OnFenced on_fenced_;
+  bool fenced_ = false;  // the commit thread's own
   Mutex mu_;
   CondVar wake_;
   CondVar space_;

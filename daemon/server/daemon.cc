@@ -23,7 +23,11 @@
 #include "daemon/server/session_relay.h"
 #include "daemon/server/undecodable_request.h"
 #include "daemon/server/unix_listener.h"
+#include "daemon/store/pg_job_reader.h"
+#include "daemon/store/pg_job_store.h"
+#include "daemon/store/sqlite_job_reader.h"
 #include "daemon/store/sqlite_job_store.h"
+#include "daemon/store/store_url.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/server.h"
@@ -77,18 +81,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   auto lock = LockStateDir(options.state_dir);
   if (!lock.ok()) return lock.status();
   d->lock_fd_ = *lock;
-  d->db_path_ = options.state_dir + kDatabaseFile;
-  if (!options.init_state) {
-    if (absl::Status s = CheckStateExists(d->db_path_); !s.ok()) return s;
-  } else if (!HasState(d->db_path_)) {
-    GetLogger("daemon")->info("no state in {}: starting a new, empty one (--init)", d->db_path_);
-  }
-
-  auto store = store::SqliteJobStore::Open(d->db_path_);
-  if (!store.ok()) return store.status();
-  auto recovered = (*store)->Recover();
+  auto opened = OpenStore(options, *d);
+  if (!opened.ok()) return opened.status();
+  auto recovered = (*opened)->Recover();
   if (!recovered.ok()) return recovered.status();
-  d->store_ = std::move(*store);
+  d->store_ = std::move(*opened);
   d->core_ = std::make_unique<core::SchedulerCore>(clock, options.core);
   GetLogger("daemon")->info("recovered {} unfinished jobs and {} nodes from {}", recovered->unfinished_jobs.size(),
                             recovered->nodes.size(), d->db_path_);
@@ -104,7 +101,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 
   d->hub_ = std::make_unique<JobEventHub>();
-  d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_, d->store_health_);
+  d->committer_ = std::make_unique<BatchCommitter>(*d->store_, *d->hub_, d->store_health_, options.on_lost_leadership);
   d->loop_ = std::make_unique<SchedulerLoop>(clock, *d->core_, *d->committer_, d->store_health_, options.tick,
                                              d->metrics_.get());
   if (!options.core.pools.empty()) {
@@ -115,7 +112,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
         });
     d->loop_->set_power_programs(d->power_programs_.get());
   }
-  auto reads = ReadPool::Open(d->db_path_, options.read_threads);
+  auto reads = ReadPool::Open(d->open_reader_, options.read_threads);
   if (!reads.ok()) return reads.status();
   d->reads_ = std::move(*reads);
   d->local_callers_ = std::make_unique<LocalCallers>();
@@ -130,7 +127,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up
     // without a daemon half running.
-    auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, {d->metrics_->registry()});
+    std::vector<std::shared_ptr<prometheus::Collectable>> served = options.more_metrics;
+    served.push_back(d->metrics_->registry());
+    auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, std::move(served));
     if (!endpoint.ok()) return endpoint.status();
     d->metrics_endpoint_ = std::move(*endpoint);
   }
@@ -164,6 +163,41 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
     d->unix_listener_ = std::move(*listener);
   }
   return d;
+}
+
+absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenStore(const DaemonOptions& options, Daemon& d) {
+  if (options.store_url.empty()) return OpenSqlite(options, d, options.state_dir + kDatabaseFile);
+  auto url = store::ParseStoreUrl(options.store_url);
+  if (!url.ok()) return url.status();
+  d.db_path_ = url->shown;
+  if (url->engine == store::StoreUrl::Engine::kSqlite) return OpenSqlite(options, d, url->sqlite_path);
+  auto pg = store::PgJobStore::Open(*url, options.init_state);
+  if (!pg.ok()) return pg.status();
+  (*pg)->FenceWith(options.leader_epoch);
+  d.open_reader_ = [url = *url]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
+    auto reader = store::PgJobReader::Open(url);
+    if (!reader.ok()) return reader.status();
+    return std::unique_ptr<store::JobReader>(std::move(*reader));
+  };
+  return std::unique_ptr<store::JobStore>(std::move(*pg));
+}
+
+absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenSqlite(const DaemonOptions& options, Daemon& d,
+                                                                    const std::string& path) {
+  d.db_path_ = path;
+  if (!options.init_state) {
+    if (absl::Status s = CheckStateExists(path); !s.ok()) return s;
+  } else if (!HasState(path)) {
+    GetLogger("daemon")->info("no state in {}: starting a new, empty one (--init)", path);
+  }
+  auto sqlite = store::SqliteJobStore::Open(path);
+  if (!sqlite.ok()) return sqlite.status();
+  d.open_reader_ = [path]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
+    auto reader = store::SqliteJobReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    return std::unique_ptr<store::JobReader>(std::move(*reader));
+  };
+  return std::unique_ptr<store::JobStore>(std::move(*sqlite));
 }
 
 absl::Status Daemon::InitState(const std::string& state_dir) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -19,6 +20,10 @@ namespace grpc {
 class Server;
 }
 
+namespace prometheus {
+class Collectable;
+}
+
 namespace gpusched::metrics {
 class DaemonMetrics;
 class MetricsEndpoint;
@@ -28,12 +33,22 @@ namespace gpusched::server {
 
 struct DaemonOptions {
   std::string listen_address = kDefaultDaemonAddress;  // port 0 picks a free one
-  std::string state_dir;                               // holds gpusched.db
-  absl::Duration tick = absl::Milliseconds(200);       // time-limit checks, periodic passes
+  std::string state_dir;                               // holds gpusched.db (unless store_url says otherwise)
+  // Where the state is kept (store/store_url.h); empty: gpusched.db in
+  // state_dir. On PostgreSQL the daemon is one of several replicas, and
+  // leader_epoch (PgLeadership) fences its commits.
+  std::string store_url;
+  int64_t leader_epoch = -1;
+  // A commit found that another replica took over: this one must stop
+  // acting (gpuschedd serve exits). Empty: the commit just fails.
+  std::function<void(const absl::Status&)> on_lost_leadership;
+  absl::Duration tick = absl::Milliseconds(200);  // time-limit checks, periodic passes
   int read_threads = 2;
   // HOST:PORT to serve Prometheus metrics on (port 0 picks a free one);
   // empty: no metrics, and none are measured.
   std::string metrics_listen;
+  // More series for the same endpoint (a replica's: ReplicaMetrics).
+  std::vector<std::shared_ptr<prometheus::Collectable>> more_metrics;
   // A Unix socket for the CLI on this host, where callers are told apart by
   // their uid (SO_PEERCRED); empty: none. `admins` (and root) may act on
   // anyone's jobs there.
@@ -43,8 +58,9 @@ struct DaemonOptions {
   // runs as, an admin, and any agent may register: a single-user
   // development setup (`gpuschedd dev`). Off: they are refused.
   bool allow_unauthenticated_tcp = false;
-  // A missing or 0-byte gpusched.db is made a new, empty state. Off, it is
-  // an error: a lost or truncated file must not pass for an empty cluster.
+  // A missing or 0-byte gpusched.db (or a PostgreSQL database without
+  // gpusched's tables) is made a new, empty state. Off, it is an error: a
+  // lost or truncated file must not pass for an empty cluster.
   bool init_state = false;
   // TLS on listen_address, checked already (tls::LoadTls); std::nullopt:
   // plaintext. With ca_certs, every client must present a certificate signed
@@ -82,18 +98,25 @@ class Daemon {
   void Shutdown();
   int port() const { return port_; }
   std::string address() const;  // host:port actually bound
+  // The SQLite file, or the PostgreSQL URL without its password.
   const std::string& db_path() const { return db_path_; }
   // http://HOST:PORT/metrics, or "" without metrics.
   std::string metrics_url() const;
 
  private:
   Daemon() = default;
+  // The store options name (or the SQLite file in state_dir), recovered by
+  // the caller; sets db_path_ and open_reader_.
+  static absl::StatusOr<std::unique_ptr<store::JobStore>> OpenStore(const DaemonOptions& options, Daemon& d);
+  static absl::StatusOr<std::unique_ptr<store::JobStore>> OpenSqlite(const DaemonOptions& options, Daemon& d,
+                                                                     const std::string& path);
 
   DaemonOptions options_;
   std::string db_path_;
   int lock_fd_ = -1;
   int port_ = 0;
   std::unique_ptr<store::JobStore> store_;
+  std::function<absl::StatusOr<std::unique_ptr<store::JobReader>>()> open_reader_;
   std::unique_ptr<core::SchedulerCore> core_;
   std::unique_ptr<metrics::DaemonMetrics> metrics_;  // null without metrics_listen
   std::unique_ptr<JobEventHub> hub_;

@@ -2,14 +2,13 @@
 
 #include "common/io/logging/logging.h"
 #include "common/threads/mutex.h"
-#include "daemon/store/sqlite_job_reader.h"
 
 namespace gpusched::server {
 
-absl::StatusOr<std::unique_ptr<ReadPool>> ReadPool::Open(const std::string& db_path, int threads) {
+absl::StatusOr<std::unique_ptr<ReadPool>> ReadPool::Open(const OpenReader& open_reader, int threads) {
   std::unique_ptr<ReadPool> pool(new ReadPool());
   for (int i = 0; i < threads; ++i) {
-    auto reader = store::SqliteJobReader::Open(db_path);
+    auto reader = open_reader();
     if (!reader.ok()) return reader.status();
     pool->readers_.push_back(std::move(*reader));
   }

@@ -15,7 +15,7 @@
 
 namespace gpusched::server {
 
-// A few threads, each with its own read-only connection to the state file,
+// A few threads, each with its own read-only connection to the store,
 // so that GetJob/ListJobs never wait on the scheduler thread nor block a gRPC
 // callback thread.
 class ReadPool {
@@ -25,7 +25,8 @@ class ReadPool {
   // usually a few seconds, and the log should say which of the two it was.
   static constexpr std::chrono::milliseconds kSlowRead{1000};
 
-  static absl::StatusOr<std::unique_ptr<ReadPool>> Open(const std::string& db_path, int threads);
+  using OpenReader = std::function<absl::StatusOr<std::unique_ptr<store::JobReader>>()>;
+  static absl::StatusOr<std::unique_ptr<ReadPool>> Open(const OpenReader& open_reader, int threads);
   ~ReadPool();
   void Post(Read read);
 
