@@ -398,3 +398,30 @@ TEST_CASE("PostgreSQL restarted under load: the leader waits, recovers, and ever
   }
   CHECK(acknowledged.size() > 10);
 }
+
+TEST_CASE("the CLI given every replica reaches the active one; given only a standby, it says where the active one is",
+          "[integration]") {
+  TempDir dir;
+  std::string skipped;
+  auto pg = StartPostgres(dir, &skipped);
+  if (!pg) GPUSCHED_SKIP(skipped);
+  ReplicatedCluster cluster(*pg, dir.path().string(), 2);
+  const int active = cluster.WaitForActive(20);
+  REQUIRE(active >= 0);
+  const int standby = 1 - active;
+  INFO(cluster.AllLogs());
+
+  CommandResult only_standby = RunCommand({GPUSCHED_CLI_BIN, "--addr", cluster.Address(standby), "status"});
+  CHECK(only_standby.exit_code != 0);
+  CHECK_THAT(only_standby.err, Catch::Contains("standby replica; the active one is at " + cluster.Address(active)));
+
+  // The standby first: the CLI follows its pointer.
+  CommandResult both = RunCommand({GPUSCHED_CLI_BIN, "--addr", cluster.Address(standby) + "," + cluster.Address(active),
+                                   "submit", "--hold", "--", "/bin/true"});
+  INFO(both.out << both.err);
+  CHECK(both.exit_code == 0);
+  CommandResult from_env = RunCommand({GPUSCHED_CLI_BIN, "status"},
+                                      {{"GPUSCHED_ADDR", cluster.Address(standby) + "," + cluster.Address(active)}});
+  CHECK(from_env.exit_code == 0);
+  CHECK_THAT(from_env.out, Catch::Contains("PENDING"));
+}

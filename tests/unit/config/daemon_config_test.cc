@@ -144,6 +144,11 @@ TEST_CASE("gpuschedd.toml: each mistake names the file and the line") {
   CHECK_THAT(ErrorOf("node_not_responding_ms = 5000\nnode_down_ms = 1000\n"),
              StartsWith(at + "2: node_down_ms (1000) is shorter than node_not_responding_ms (5000)"));
   CHECK(ErrorOf("state_dir = \"\"\n") == at + "1: state_dir is empty");
+  CHECK_THAT(ErrorOf("store = \"sqlite://gpusched.db\"\n"), StartsWith(at + "1: store: ") && Contains("absolute path"));
+  CHECK_THAT(ErrorOf("store = \"mysql://gpusched:pw@db1/gpusched\"\n"),
+             StartsWith(at + "1: store: \"mysql://gpusched:***@db1/gpusched\" is neither sqlite:///PATH nor "));
+  CHECK_THAT(ErrorOf("store = \"postgresql://[::1/gpusched\"\n"), StartsWith(at + "1: store: ") && Contains("libpq"));
+  CHECK(ErrorOf("advertise_address = \"sched1\"\n") == at + "1: advertise_address \"sched1\" is not HOST:PORT");
   // Syntax.
   CHECK_THAT(ErrorOf("tick_ms = 200\nkill_grace_ms = \n"), StartsWith(at + "2: "));
   // Unknown keys are reported first, then the values from the top down.
