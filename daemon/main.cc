@@ -218,7 +218,7 @@ int InitState(const std::string& config_path, std::string state_dir, std::string
     auto url = gpusched::store::ParseStoreUrl(store);
     if (!url.ok()) return Fail(url.status());
     if (url->engine == gpusched::store::StoreUrl::Engine::kPostgres) {
-      auto made = gpusched::store::PgJobStore::Init(*url);
+      auto made = gpusched::store::PgJobStore::Prepare(*url, /*create=*/true);
       if (!made.ok()) return Fail(made.status());
       std::cout << "gpuschedd: " << (*made ? "a new, empty state in " : "a state is already kept in ") << url->shown
                 << (*made ? "\n" : "; nothing was changed\n");

@@ -11,6 +11,7 @@
 #include "daemon/metrics/replica_metrics.h"
 #include "daemon/server/standby_server.h"
 #include "daemon/store/fencing.h"
+#include "daemon/store/pg_job_store.h"
 #include "daemon/store/pg_leadership.h"
 #include "daemon/store/store_url.h"
 
@@ -77,6 +78,19 @@ absl::Status RunReplica(DaemonOptions options, const ReplicaOptions& replica, co
   if (!url.ok()) return url.status();
   const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
   const store::PgLeadership::Identity me{HolderName(), replica.advertise};
+  // The schema first (made with --init, migrated by a newer gpuschedd): the
+  // leadership lives in it. A database that cannot be reached yet is waited for.
+  for (absl::Time said_at = absl::InfinitePast();;) {
+    auto prepared = store::PgJobStore::Prepare(*url, options.init_state);
+    if (prepared.ok()) break;
+    if (!absl::IsUnavailable(prepared.status())) return prepared.status();
+    if (absl::Now() - said_at > kSayAgainAfter) {
+      said_at = absl::Now();
+      log->error("cannot reach the store yet: {}", std::string(prepared.status().message()));
+    }
+    if (hooks.alive) hooks.alive();
+    if (hooks.stop_within(replica.poll)) return absl::OkStatus();
+  }
   std::unique_ptr<store::PgLeadership> leadership;
   std::unique_ptr<StandbyServer> standby;
   std::optional<int64_t> epoch;

@@ -24,7 +24,7 @@ absl::Status StoreHealth::AcceptingChanges() const {
   return absl::ResourceExhaustedError(
       absl::StrCat("gpuschedd cannot write its state (", why_.message(),
                    "), so it accepts no change until it can; reads still work, and the changes it had accepted are "
-                   "written once there is room"));
+                   "written as soon as the store takes them"));
 }
 
 }  // namespace gpusched::server

@@ -11,30 +11,35 @@
 
 namespace gpusched::store {
 
+namespace {
+
+// Migrates the database; true when it had no gpusched state (and now has an
+// empty one). Without `create`, such a database is refused.
+absl::StatusOr<bool> PrepareSchema(PgConnection& db, bool create) {
+  auto version = PgSchemaVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version == 0 && !create) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the PostgreSQL database at ", db.shown(), " holds no gpusched state: if this cluster had state, check ",
+        "the database name; to start a new, empty one, run `gpuschedd init` (or `serve --init`) once"));
+  }
+  if (absl::Status s = ApplyPgMigrations(db); !s.ok()) return s;
+  return *version == 0;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<PgJobStore>> PgJobStore::Open(const StoreUrl& url, bool create) {
   auto db = PgConnection::Connect(url.postgres, url.shown);
   if (!db.ok()) return db.status();
-  if (!create) {
-    auto version = PgSchemaVersion(**db);
-    if (!version.ok()) return version.status();
-    if (*version == 0) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the PostgreSQL database at ", url.shown, " holds no gpusched state: if this cluster had state, check ",
-          "the database name; to start a new, empty one, run `gpuschedd init` (or `serve --init`) once"));
-    }
-  }
-  if (absl::Status s = ApplyPgMigrations(**db); !s.ok()) return s;
+  if (auto prepared = PrepareSchema(**db, create); !prepared.ok()) return prepared.status();
   return std::unique_ptr<PgJobStore>(new PgJobStore(std::move(*db)));
 }
 
-absl::StatusOr<bool> PgJobStore::Init(const StoreUrl& url) {
+absl::StatusOr<bool> PgJobStore::Prepare(const StoreUrl& url, bool create) {
   auto db = PgConnection::Connect(url.postgres, url.shown);
   if (!db.ok()) return db.status();
-  auto version = PgSchemaVersion(**db);
-  if (!version.ok()) return version.status();
-  if (*version > 0) return false;
-  if (absl::Status s = ApplyPgMigrations(**db); !s.ok()) return s;
-  return true;
+  return PrepareSchema(**db, create);
 }
 
 absl::StatusOr<RecoveredState> PgJobStore::Recover() {

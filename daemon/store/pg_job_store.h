@@ -22,9 +22,10 @@ class PgJobStore final : public JobStore {
   // database name must not pass for a new, empty cluster.
   static absl::StatusOr<std::unique_ptr<PgJobStore>> Open(const StoreUrl& url, bool create);
 
-  // `gpuschedd init`: true when it made a new, empty state; false when the
-  // database holds one already (then nothing is changed).
-  static absl::StatusOr<bool> Init(const StoreUrl& url);
+  // The database migrated to the current schema, without a store: `gpuschedd
+  // init`, and a replica before it stands by. True when it made a new, empty
+  // state (`create`); false when the database held one already.
+  static absl::StatusOr<bool> Prepare(const StoreUrl& url, bool create);
 
   absl::StatusOr<RecoveredState> Recover() override;
   absl::Status Commit(const StoreBatch& batch) override;

@@ -1,5 +1,6 @@
-// A full state disk: the daemon refuses changes and keeps serving reads, and
-// takes changes again once there is room, losing nothing it had accepted.
+// A full state disk (the SQLite file's, or PostgreSQL's): the daemon refuses
+// changes and keeps serving reads, and takes changes again once there is room,
+// losing nothing it had accepted.
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -14,8 +15,10 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/skip.h"
+#include "tests/support/postgres_server.h"
 
 using gpusched::testing::TestCluster;
 namespace v1 = gpusched::v1;
@@ -134,4 +137,66 @@ TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads
   REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
   CHECK(retried.duplicate());
   CHECK_THAT(cluster.DaemonLog(), Catch::Contains("scheduler state written again"));
+}
+
+TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, and all resumes with room",
+          "[integration]") {
+  if (geteuid() != 0) {
+    GPUSCHED_SKIP("not root, cannot mount a small tmpfs for PostgreSQL's data");
+  }
+  char tmpl[] = "/tmp/gpusched-fullpg-XXXXXX";
+  const std::string disk = mkdtemp(tmpl);
+  if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=96m,mode=0755") != 0) {
+    const int error = errno;
+    std::filesystem::remove_all(disk);
+    GPUSCHED_SKIP("cannot mount a tmpfs here: " << std::strerror(error));
+  }
+  struct Unmount {
+    std::string path;
+    ~Unmount() {
+      umount2(path.c_str(), MNT_DETACH);
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } unmount{disk};
+  auto pg = gpusched::testing::PostgresServer::Start(disk);
+  if (absl::IsNotFound(pg.status())) GPUSCHED_SKIP(pg.status().message());
+  REQUIRE(pg.ok());
+  auto url = (*pg)->CreateDatabase("gpusched");
+  REQUIRE(url.ok());
+
+  TestCluster cluster({{"node-a", 2}}, {"--store", *url});
+  const uint64_t before = cluster.Submit({"--", "/bin/true"});
+  REQUIRE(cluster.WaitForEnd(before).state() == v1::JOB_STATE_COMPLETED);
+
+  const std::string filler = Fill(disk);
+  std::string stuck_request;
+  grpc::Status status;
+  for (int i = 0; i < 400 && status.ok(); ++i) {
+    stuck_request = "fill-" + std::to_string(i);
+    v1::SubmitJobResponse response;
+    status = Submit(cluster, stuck_request, "exit 0", 16384, 2000, &response);
+  }
+  INFO((*pg)->Log());
+  REQUIRE_FALSE(status.ok());
+  v1::SubmitJobResponse refused_response;
+  const grpc::Status refused = Submit(cluster, "refused", "exit 0", 0, 5000, &refused_response);
+  CHECK(refused.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED);
+  CHECK_THAT(refused.error_message(),
+             Catch::Contains("cannot write its state") && Catch::Contains("No space left on device"));
+  CHECK(cluster.GetJob(before).state() == v1::JOB_STATE_COMPLETED);  // reads go on
+
+  REQUIRE(unlink(filler.c_str()) == 0);
+  v1::SubmitJobResponse again;
+  grpc::Status after;
+  for (int i = 0; i < 100; ++i) {
+    after = Submit(cluster, "after", "exit 0", 0, 5000, &again);
+    if (after.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(after.ok());
+  CHECK(cluster.WaitForEnd(again.job().id()).state() == v1::JOB_STATE_COMPLETED);
+  v1::SubmitJobResponse retried;
+  REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
+  CHECK(retried.duplicate());
 }

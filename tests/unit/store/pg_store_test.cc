@@ -98,7 +98,14 @@ TEST_CASE("PostgreSQL: an empty database is not taken for a new cluster unless a
   CHECK(refused.status().code() == absl::StatusCode::kFailedPrecondition);
   CHECK(refused.status().message().find("holds no gpusched state") != std::string::npos);
   CHECK(refused.status().message().find("gpuschedd init") != std::string::npos);
-  REQUIRE(store::PgJobStore::Open(Parsed(engine.url()), /*create=*/true).ok());
+  CHECK(store::PgJobStore::Prepare(Parsed(engine.url()), /*create=*/false).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  auto made = store::PgJobStore::Prepare(Parsed(engine.url()), /*create=*/true);  // `gpuschedd init`
+  REQUIRE(made.ok());
+  CHECK(*made);
+  auto again = store::PgJobStore::Prepare(Parsed(engine.url()), /*create=*/true);
+  REQUIRE(again.ok());
+  CHECK_FALSE(*again);  // already there: nothing changed
   CHECK(store::PgJobStore::Open(Parsed(engine.url()), /*create=*/false).ok());
 }
 
