@@ -186,6 +186,16 @@ std::unique_ptr<PostgresServer> StartPostgres(const TempDir& dir, std::string* s
   return std::move(*pg);
 }
 
+// A PostgreSQL server and two replicas on it, with the active one found.
+struct TwoReplicas {
+  TempDir dir;
+  std::string skipped;  // why there is no server
+  std::unique_ptr<PostgresServer> pg = StartPostgres(dir, &skipped);
+  std::unique_ptr<ReplicatedCluster> cluster =
+      pg ? std::make_unique<ReplicatedCluster>(*pg, dir.path().string(), 2) : nullptr;
+  int active = cluster ? cluster->WaitForActive(20) : -1;
+};
+
 v1::SubmitJobRequest Request(const std::string& id, bool hold, const std::string& runs) {
   v1::SubmitJobRequest request;
   request.set_client_request_id(id);
@@ -207,13 +217,12 @@ double Percentile(std::vector<double> values, double p) {
 
 TEST_CASE("killing the active replica during submit bursts loses no acknowledged job and runs none twice",
           "[integration]") {
-  TempDir dir;
-  std::string skipped;
-  auto pg = StartPostgres(dir, &skipped);
-  if (!pg) GPUSCHED_SKIP(skipped);
-  ReplicatedCluster cluster(*pg, dir.path().string(), 2);
-  int active = cluster.WaitForActive(20);
-  REQUIRE(active >= 0);
+  TwoReplicas replicas;
+  if (!replicas.pg) GPUSCHED_SKIP(replicas.skipped);
+  REQUIRE(replicas.active >= 0);
+  ReplicatedCluster& cluster = *replicas.cluster;
+  const TempDir& dir = replicas.dir;
+  int active = replicas.active;
   cluster.StartAgents(2, 4);
   const std::string runs = dir / "runs";
   int rounds = 20;
@@ -308,13 +317,12 @@ TEST_CASE("killing the active replica during submit bursts loses no acknowledged
 }
 
 TEST_CASE("a leader paused past its lease commits nothing when it resumes, and steps down", "[integration]") {
-  TempDir dir;
-  std::string skipped;
-  auto pg = StartPostgres(dir, &skipped);
-  if (!pg) GPUSCHED_SKIP(skipped);
-  ReplicatedCluster cluster(*pg, dir.path().string(), 2);
-  const int paused = cluster.WaitForActive(20);
-  REQUIRE(paused >= 0);
+  TwoReplicas replicas;
+  if (!replicas.pg) GPUSCHED_SKIP(replicas.skipped);
+  REQUIRE(replicas.active >= 0);
+  ReplicatedCluster& cluster = *replicas.cluster;
+  const TempDir& dir = replicas.dir;
+  const int paused = replicas.active;
   const int other = 1 - paused;
   FollowingClient client(cluster.AllAddresses());
   auto before = client.Submit(Request("before", true, dir / "runs"), Clock::now() + std::chrono::seconds(10));
@@ -356,13 +364,11 @@ TEST_CASE("a leader paused past its lease commits nothing when it resumes, and s
 
 TEST_CASE("PostgreSQL restarted under load: the leader waits, recovers, and every acknowledged job is there",
           "[integration]") {
-  TempDir dir;
-  std::string skipped;
-  auto pg = StartPostgres(dir, &skipped);
-  if (!pg) GPUSCHED_SKIP(skipped);
-  ReplicatedCluster cluster(*pg, dir.path().string(), 2);
-  const int active = cluster.WaitForActive(20);
-  REQUIRE(active >= 0);
+  TwoReplicas replicas;
+  if (!replicas.pg) GPUSCHED_SKIP(replicas.skipped);
+  REQUIRE(replicas.active >= 0);
+  ReplicatedCluster& cluster = *replicas.cluster;
+  const TempDir& dir = replicas.dir;
   std::mutex mu;
   std::map<std::string, uint64_t> acknowledged;
   std::atomic<bool> stop{false};
@@ -381,7 +387,7 @@ TEST_CASE("PostgreSQL restarted under load: the leader waits, recovers, and ever
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  REQUIRE(pg->Restart().ok());
+  REQUIRE(replicas.pg->Restart().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   stop = true;
   for (auto& t : clients) t.join();
@@ -401,13 +407,11 @@ TEST_CASE("PostgreSQL restarted under load: the leader waits, recovers, and ever
 
 TEST_CASE("the CLI given every replica reaches the active one; given only a standby, it says where the active one is",
           "[integration]") {
-  TempDir dir;
-  std::string skipped;
-  auto pg = StartPostgres(dir, &skipped);
-  if (!pg) GPUSCHED_SKIP(skipped);
-  ReplicatedCluster cluster(*pg, dir.path().string(), 2);
-  const int active = cluster.WaitForActive(20);
-  REQUIRE(active >= 0);
+  TwoReplicas replicas;
+  if (!replicas.pg) GPUSCHED_SKIP(replicas.skipped);
+  REQUIRE(replicas.active >= 0);
+  ReplicatedCluster& cluster = *replicas.cluster;
+  const int active = replicas.active;
   const int standby = 1 - active;
   INFO(cluster.AllLogs());
 

@@ -56,6 +56,29 @@ std::string Fill(const std::string& dir) {
   return filler;
 }
 
+// A small tmpfs mounted for one test, unmounted and removed at its end.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(const std::string& options) {
+    char tmpl[] = "/tmp/gpusched-fulldisk-XXXXXX";
+    path_ = mkdtemp(tmpl);
+    if (mount("tmpfs", path_.c_str(), "tmpfs", 0, options.c_str()) != 0) {
+      why_not_ = std::string("cannot mount a tmpfs here: ") + std::strerror(errno);
+    }
+  }
+  ~SmallTmpfs() {
+    if (why_not_.empty()) umount2(path_.c_str(), MNT_DETACH);
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  const std::string& why_not() const { return why_not_; }  // empty: mounted
+
+ private:
+  std::string path_;
+  std::string why_not_;
+};
+
 }  // namespace
 
 TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads go on, and all resumes with room",
@@ -63,21 +86,9 @@ TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root, cannot mount a small tmpfs for the state");
   }
-  char tmpl[] = "/tmp/gpusched-fulldisk-XXXXXX";
-  const std::string state = mkdtemp(tmpl);
-  if (mount("tmpfs", state.c_str(), "tmpfs", 0, "size=4m") != 0) {
-    const int error = errno;
-    std::filesystem::remove_all(state);
-    GPUSCHED_SKIP("cannot mount a tmpfs here: " << std::strerror(error));
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() {
-      umount2(path.c_str(), MNT_DETACH);
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } unmount{state};
+  const SmallTmpfs disk("size=4m");
+  if (!disk.why_not().empty()) GPUSCHED_SKIP(disk.why_not());
+  const std::string& state = disk.path();
 
   TestCluster cluster({{"node-a", 2}}, {"--state-dir", state});
   const uint64_t before = cluster.Submit({"--", "/bin/true"});
@@ -144,22 +155,9 @@ TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, 
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root, cannot mount a small tmpfs for PostgreSQL's data");
   }
-  char tmpl[] = "/tmp/gpusched-fullpg-XXXXXX";
-  const std::string disk = mkdtemp(tmpl);
-  if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=96m,mode=0755") != 0) {
-    const int error = errno;
-    std::filesystem::remove_all(disk);
-    GPUSCHED_SKIP("cannot mount a tmpfs here: " << std::strerror(error));
-  }
-  struct Unmount {
-    std::string path;
-    ~Unmount() {
-      umount2(path.c_str(), MNT_DETACH);
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-    }
-  } unmount{disk};
-  auto pg = gpusched::testing::PostgresServer::Start(disk);
+  const SmallTmpfs disk("size=96m,mode=0755");  // PostgreSQL's own files take about 40 MB
+  if (!disk.why_not().empty()) GPUSCHED_SKIP(disk.why_not());
+  auto pg = gpusched::testing::PostgresServer::Start(disk.path());
   if (absl::IsNotFound(pg.status())) GPUSCHED_SKIP(pg.status().message());
   REQUIRE(pg.ok());
   auto url = (*pg)->CreateDatabase("gpusched");
@@ -169,7 +167,7 @@ TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, 
   const uint64_t before = cluster.Submit({"--", "/bin/true"});
   REQUIRE(cluster.WaitForEnd(before).state() == v1::JOB_STATE_COMPLETED);
 
-  const std::string filler = Fill(disk);
+  const std::string filler = Fill(disk.path());
   std::string stuck_request;
   grpc::Status status;
   for (int i = 0; i < 400 && status.ok(); ++i) {
