@@ -56,6 +56,24 @@ std::string Fill(const std::string& dir) {
   return filler;
 }
 
+// With room again: a new submit is taken and runs, and the submit whose reply
+// never came was taken: sent again under its request id, it is a
+// duplicate, not a second job.
+void TakesChangesAgain(const TestCluster& cluster, const std::string& stuck_request) {
+  v1::SubmitJobResponse again;
+  grpc::Status after;
+  for (int i = 0; i < 100; ++i) {
+    after = Submit(cluster, "after", "exit 0", 0, 5000, &again);
+    if (after.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(after.ok());
+  CHECK(cluster.WaitForEnd(again.job().id()).state() == v1::JOB_STATE_COMPLETED);
+  v1::SubmitJobResponse retried;
+  REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
+  CHECK(retried.duplicate());
+}
+
 // A small tmpfs mounted for one test, unmounted and removed at its end.
 class SmallTmpfs {
  public:
@@ -133,20 +151,7 @@ TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads
   // Room again: what was accepted is written, and changes are taken again.
   REQUIRE(unlink(filler.c_str()) == 0);
   CHECK(cluster.WaitForEnd(running, 30).state() == v1::JOB_STATE_COMPLETED);
-  v1::SubmitJobResponse again;
-  grpc::Status after;
-  for (int i = 0; i < 100; ++i) {
-    after = Submit(cluster, "after", "exit 0", 0, 5000, &again);
-    if (after.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  REQUIRE(after.ok());
-  CHECK(cluster.WaitForEnd(again.job().id()).state() == v1::JOB_STATE_COMPLETED);
-  // The submit whose reply never came was taken: sent again under its
-  // request id, it is a duplicate, not a second job.
-  v1::SubmitJobResponse retried;
-  REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
-  CHECK(retried.duplicate());
+  TakesChangesAgain(cluster, stuck_request);
   CHECK_THAT(cluster.DaemonLog(), Catch::Contains("scheduler state written again"));
 }
 
@@ -185,16 +190,5 @@ TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, 
   CHECK(cluster.GetJob(before).state() == v1::JOB_STATE_COMPLETED);  // reads go on
 
   REQUIRE(unlink(filler.c_str()) == 0);
-  v1::SubmitJobResponse again;
-  grpc::Status after;
-  for (int i = 0; i < 100; ++i) {
-    after = Submit(cluster, "after", "exit 0", 0, 5000, &again);
-    if (after.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  REQUIRE(after.ok());
-  CHECK(cluster.WaitForEnd(again.job().id()).state() == v1::JOB_STATE_COMPLETED);
-  v1::SubmitJobResponse retried;
-  REQUIRE(Submit(cluster, stuck_request, "exit 0", 16384, 5000, &retried).ok());
-  CHECK(retried.duplicate());
+  TakesChangesAgain(cluster, stuck_request);
 }
