@@ -72,106 +72,137 @@ class LeaseKeeper {
 
 }  // namespace
 
+namespace {
+
+// One run of a replica: the schema, then standing by, then leading.
+class ReplicaRun {
+ public:
+  ReplicaRun(const store::StoreUrl& url, const ReplicaOptions& replica, const ReplicaHooks& hooks)
+      : url_(url), replica_(replica), hooks_(hooks), me_{HolderName(), replica.advertise} {}
+
+  // Makes or migrates the schema (the leadership lives in it), waiting for
+  // a database that cannot be reached yet. False: told to stop meanwhile.
+  absl::StatusOr<bool> PrepareSchema(bool create) {
+    for (absl::Time said = absl::InfinitePast();;) {
+      auto prepared = store::PgJobStore::Prepare(url_, create);
+      if (prepared.ok()) return true;
+      if (!absl::IsUnavailable(prepared.status())) return prepared.status();
+      if (absl::Now() - said > kSayAgainAfter) {
+        said = absl::Now();
+        log_->error("cannot reach the store yet: {}", std::string(prepared.status().message()));
+      }
+      if (hooks_.alive) hooks_.alive();
+      if (hooks_.stop_within(replica_.poll)) return false;
+    }
+  }
+
+  // Serves as a standby until this replica takes the leadership: its epoch,
+  // or nullopt when told to stop first.
+  absl::StatusOr<std::optional<int64_t>> StandBy(const DaemonOptions& options) {
+    std::unique_ptr<StandbyServer> standby;
+    std::unique_ptr<metrics::MetricsEndpoint> standby_metrics;
+    absl::Time said = absl::InfinitePast();
+    std::string leader_said;
+    while (true) {
+      absl::Status tried = absl::OkStatus();
+      if (!leadership_) {
+        auto opened = store::PgLeadership::Open(url_, me_, replica_.lease);
+        if (opened.ok()) leadership_ = std::move(*opened);
+        tried = opened.status();
+      }
+      if (leadership_) {
+        auto taken = leadership_->TryTake();
+        if (taken.ok() && taken->has_value()) return *taken;  // the standby's ports close with it
+        tried = taken.status();
+      }
+      if (!tried.ok() && absl::Now() - said > kSayAgainAfter) {
+        said = absl::Now();
+        log_->error("standby: cannot reach the store to take or watch the leadership: {}",
+                    std::string(tried.message()));
+      }
+      if (!standby) {
+        auto started = StandbyServer::Start(options.listen_address, options.tls);
+        if (!started.ok()) return started.status();
+        standby = std::move(*started);
+        if (metrics_) {
+          auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, {metrics_->registry()});
+          if (!endpoint.ok()) return endpoint.status();
+          standby_metrics = std::move(*endpoint);
+        }
+        if (hooks_.ready) hooks_.ready(absl::StrCat("standby on ", options.listen_address, ", store ", url_.shown));
+        log_->info("standby replica {} on {}: another replica is active", me_.holder, options.listen_address);
+      }
+      if (auto leader = leadership_ ? leadership_->Current() : absl::UnavailableError(""); leader.ok()) {
+        standby->SetLeader(leader->live ? leader->address : "");
+        if (metrics_) metrics_->Standby(leader->epoch);
+        if (leader->live && leader->address != leader_said) {
+          leader_said = leader->address;
+          log_->info("the active replica is {} at {} (epoch {})", leader->holder, leader->address, leader->epoch);
+        }
+      }
+      if (hooks_.alive) hooks_.alive();
+      if (hooks_.stop_within(replica_.poll)) return std::optional<int64_t>();
+    }
+  }
+
+  // Runs the daemon as the active replica of `epoch` until told to stop,
+  // then lets the leadership go so that a standby takes over at once.
+  absl::Status Lead(DaemonOptions options, int64_t epoch, const Clock& clock) {
+    log_->info("replica {} is the active one now (leader epoch {})", me_.holder, epoch);
+    options.leader_epoch = epoch;
+    if (metrics_) {
+      metrics_->Active(epoch);
+      options.more_metrics.push_back(metrics_->registry());
+    }
+    {
+      // Renewing from now on: recovering a large state may take longer than the lease.
+      LeaseKeeper keeper(*leadership_, epoch, replica_.lease / 4, options.on_lost_leadership);
+      auto daemon = Daemon::Start(options, clock);
+      if (!daemon.ok()) {
+        leadership_->Release(epoch).IgnoreError();
+        return daemon.status();
+      }
+      if (hooks_.ready) {
+        hooks_.ready(absl::StrCat("active, serving on ", (*daemon)->address(), ", state in ", (*daemon)->db_path()));
+      }
+      log_->info("gpuschedd serving on {} as the active replica, state in {}", (*daemon)->address(),
+                 (*daemon)->db_path());
+      while (!hooks_.stop_within(absl::Seconds(1))) {
+      }
+      (*daemon)->Shutdown();
+    }
+    if (absl::Status released = leadership_->Release(epoch); !released.ok()) {
+      log_->warn("could not let the leadership go ({}): a standby takes over when the lease runs out",
+                 std::string(released.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  void MeasureWith(std::shared_ptr<metrics::ReplicaMetrics> metrics) { metrics_ = std::move(metrics); }
+
+ private:
+  const store::StoreUrl url_;
+  const ReplicaOptions replica_;
+  const ReplicaHooks& hooks_;
+  const store::PgLeadership::Identity me_;
+  const std::shared_ptr<spdlog::logger> log_ = GetLogger("daemon");
+  std::unique_ptr<store::PgLeadership> leadership_;
+  std::shared_ptr<metrics::ReplicaMetrics> metrics_;  // null without metrics_listen
+};
+
+}  // namespace
+
 absl::Status RunReplica(DaemonOptions options, const ReplicaOptions& replica, const Clock& clock,
                         const ReplicaHooks& hooks) {
   auto url = store::ParseStoreUrl(options.store_url);
   if (!url.ok()) return url.status();
-  const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
-  const store::PgLeadership::Identity me{HolderName(), replica.advertise};
-  // The schema first (made with --init, migrated by a newer gpuschedd): the
-  // leadership lives in it. A database that cannot be reached yet is waited for.
-  for (absl::Time said_at = absl::InfinitePast();;) {
-    auto prepared = store::PgJobStore::Prepare(*url, options.init_state);
-    if (prepared.ok()) break;
-    if (!absl::IsUnavailable(prepared.status())) return prepared.status();
-    if (absl::Now() - said_at > kSayAgainAfter) {
-      said_at = absl::Now();
-      log->error("cannot reach the store yet: {}", std::string(prepared.status().message()));
-    }
-    if (hooks.alive) hooks.alive();
-    if (hooks.stop_within(replica.poll)) return absl::OkStatus();
-  }
-  std::unique_ptr<store::PgLeadership> leadership;
-  std::unique_ptr<StandbyServer> standby;
-  std::optional<int64_t> epoch;
-  absl::Time said = absl::InfinitePast();
-  std::string leader_said;
-  // Served while a standby; the daemon serves them beside its own once active.
-  std::shared_ptr<metrics::ReplicaMetrics> replica_metrics;
-  std::unique_ptr<metrics::MetricsEndpoint> standby_metrics;
-  if (!options.metrics_listen.empty()) replica_metrics = std::make_shared<metrics::ReplicaMetrics>();
-  while (!epoch) {
-    absl::Status tried = absl::OkStatus();
-    if (!leadership) {
-      auto opened = store::PgLeadership::Open(*url, me, replica.lease);
-      if (opened.ok()) leadership = std::move(*opened);
-      tried = opened.status();
-    }
-    if (leadership) {
-      auto taken = leadership->TryTake();
-      tried = taken.status();
-      if (taken.ok()) epoch = *taken;
-    }
-    if (!tried.ok() && absl::Now() - said > kSayAgainAfter) {
-      said = absl::Now();
-      log->error("standby: cannot reach the store to take or watch the leadership: {}", std::string(tried.message()));
-    }
-    if (epoch) break;
-    if (!standby) {
-      auto started = StandbyServer::Start(options.listen_address, options.tls);
-      if (!started.ok()) return started.status();
-      standby = std::move(*started);
-      if (replica_metrics) {
-        replica_metrics->Standby(0);
-        auto endpoint = metrics::MetricsEndpoint::Start(options.metrics_listen, {replica_metrics->registry()});
-        if (!endpoint.ok()) return endpoint.status();
-        standby_metrics = std::move(*endpoint);
-      }
-      if (hooks.ready) hooks.ready(absl::StrCat("standby on ", options.listen_address, ", store ", url->shown));
-      log->info("standby replica {} on {}: another replica is active", me.holder, options.listen_address);
-    }
-    if (leadership) {
-      if (auto leader = leadership->Current(); leader.ok()) {
-        standby->SetLeader(leader->live ? leader->address : "");
-        if (replica_metrics) replica_metrics->Standby(leader->epoch);
-        if (leader->live && leader->address != leader_said) {
-          leader_said = leader->address;
-          log->info("the active replica is {} at {} (epoch {})", leader->holder, leader->address, leader->epoch);
-        }
-      }
-    }
-    if (hooks.alive) hooks.alive();
-    if (hooks.stop_within(replica.poll)) return absl::OkStatus();
-  }
-  standby.reset();  // the ports are the leader's now
-  standby_metrics.reset();
-  if (replica_metrics) {
-    replica_metrics->Active(*epoch);
-    options.more_metrics.push_back(replica_metrics->registry());
-  }
-  log->info("replica {} is the active one now (leader epoch {})", me.holder, *epoch);
-  options.leader_epoch = *epoch;
-  auto daemon = Daemon::Start(options, clock);
-  if (!daemon.ok()) {
-    leadership->Release(*epoch).IgnoreError();
-    return daemon.status();
-  }
-  {
-    LeaseKeeper keeper(*leadership, *epoch, replica.lease / 4, options.on_lost_leadership);
-    if (hooks.ready) {
-      hooks.ready(absl::StrCat("active, serving on ", (*daemon)->address(), ", state in ", (*daemon)->db_path()));
-    }
-    log->info("gpuschedd serving on {} as the active replica, state in {}", (*daemon)->address(), (*daemon)->db_path());
-    while (!hooks.stop_within(absl::Seconds(1))) {
-    }
-    (*daemon)->Shutdown();
-  }
-  // A standby takes over at once rather than after the lease.
-  if (absl::Status released = leadership->Release(*epoch); !released.ok()) {
-    log->warn("could not let the leadership go ({}): a standby takes over when the lease runs out",
-              std::string(released.message()));
-  }
-  return absl::OkStatus();
+  ReplicaRun run(*url, replica, hooks);
+  if (!options.metrics_listen.empty()) run.MeasureWith(std::make_shared<metrics::ReplicaMetrics>());
+  auto prepared = run.PrepareSchema(options.init_state);
+  if (!prepared.ok() || !*prepared) return prepared.status();
+  auto epoch = run.StandBy(options);
+  if (!epoch.ok() || !epoch->has_value()) return epoch.status();
+  return run.Lead(std::move(options), **epoch, clock);
 }
 
 }  // namespace gpusched::server
