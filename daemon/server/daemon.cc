@@ -171,9 +171,8 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenStore(const DaemonO
   if (!url.ok()) return url.status();
   d.db_path_ = url->shown;
   if (url->engine == store::StoreUrl::Engine::kSqlite) return OpenSqlite(options, d, url->sqlite_path);
-  auto pg = store::PgJobStore::Open(*url, options.init_state);
+  auto pg = store::PgJobStore::Open(*url, options.init_state, options.leader_epoch);
   if (!pg.ok()) return pg.status();
-  (*pg)->FenceWith(options.leader_epoch);
   d.open_reader_ = [url = *url]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
     auto reader = store::PgJobReader::Open(url);
     if (!reader.ok()) return reader.status();

@@ -1,6 +1,7 @@
 #include "daemon/store/fencing.h"
 
 #include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 
 namespace gpusched::store {
 namespace {
@@ -14,5 +15,7 @@ absl::Status FencedOutError(absl::string_view message) {
 }
 
 bool IsFencedOut(const absl::Status& status) { return status.GetPayload(kFencedPayload).has_value(); }
+
+std::string WriterSessionName(int64_t epoch) { return absl::StrCat("gpuschedd writer of leader epoch ", epoch); }
 
 }  // namespace gpusched::store

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
@@ -10,5 +13,10 @@ namespace gpusched::store {
 // the batch was written; the replica must stop acting as the leader.
 absl::Status FencedOutError(absl::string_view message);
 bool IsFencedOut(const absl::Status& status);
+
+// The PostgreSQL session name (application_name) of the writer that commits
+// as the leader of `epoch`: the replica that takes over after it ends those
+// sessions, so that a commit of theirs in flight cannot hold it up.
+std::string WriterSessionName(int64_t epoch);
 
 }  // namespace gpusched::store

@@ -118,9 +118,13 @@ std::string PgRows::Bytes(int row, int col) const {
   return std::string(PQgetvalue(result_, row, col), static_cast<size_t>(PQgetlength(result_, row, col)));
 }
 
-absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& url, const std::string& shown) {
+absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& url, const std::string& shown,
+                                                                    const std::string& application_name) {
   if (absl::Status s = CheckPasswordFile(url); !s.ok()) return s;
-  PGconn* conn = PQconnectdb(url.c_str());
+  // dbname is expanded (the URL's own parameters), and what follows wins.
+  const char* keywords[] = {"dbname", "application_name", nullptr};
+  const char* values[] = {url.c_str(), application_name.c_str(), nullptr};
+  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string why = Trimmed(PQerrorMessage(conn));

@@ -57,8 +57,11 @@ class PgRows {
 class PgConnection {
  public:
   // `url`: a postgresql:// URL or a libpq conninfo string. `shown`: the
-  // same with any password left out, for messages and logs.
-  static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& url, const std::string& shown);
+  // same with any password left out, for messages and logs. The session's
+  // application_name (pg_stat_activity) says what it is for; it is kept
+  // when the connection is reopened.
+  static absl::StatusOr<std::unique_ptr<PgConnection>> Connect(const std::string& url, const std::string& shown,
+                                                               const std::string& application_name = "gpuschedd");
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;

@@ -29,11 +29,13 @@ absl::StatusOr<bool> PrepareSchema(PgConnection& db, bool create) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PgJobStore>> PgJobStore::Open(const StoreUrl& url, bool create) {
-  auto db = PgConnection::Connect(url.postgres, url.shown);
+absl::StatusOr<std::unique_ptr<PgJobStore>> PgJobStore::Open(const StoreUrl& url, bool create, int64_t epoch) {
+  // A replica taking over ends the sessions of the writer it fences, which
+  // it finds by this name (PgLeadership::TryTake).
+  auto db = PgConnection::Connect(url.postgres, url.shown, epoch < 0 ? "gpuschedd" : WriterSessionName(epoch));
   if (!db.ok()) return db.status();
   if (auto prepared = PrepareSchema(**db, create); !prepared.ok()) return prepared.status();
-  return std::unique_ptr<PgJobStore>(new PgJobStore(std::move(*db)));
+  return std::unique_ptr<PgJobStore>(new PgJobStore(std::move(*db), epoch));
 }
 
 absl::StatusOr<bool> PgJobStore::Prepare(const StoreUrl& url, bool create) {

@@ -25,7 +25,7 @@ struct Leader {
 // takes it when the leader's lease has run out, or at once when the
 // session the leader renews from is gone (its process died: the server
 // ends the session when the socket closes). Each take raises the epoch,
-// which fences every commit of the former leader (PgJobStore::FenceWith).
+// which fences every commit of the former leader (PgJobStore::Open).
 // Times are the server's clock, so replicas' clocks do not matter.
 class PgLeadership {
  public:

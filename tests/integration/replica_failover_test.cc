@@ -17,6 +17,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/replica_addresses.h"
@@ -208,9 +209,14 @@ v1::SubmitJobRequest Request(const std::string& id, bool hold, const std::string
   return request;
 }
 
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())))];
+// "min 0.21 s, median 0.25 s, p90 0.31 s, max 0.40 s"
+std::string Distribution(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  auto at = [&](double p) {
+    return seconds[std::min(seconds.size() - 1, static_cast<size_t>(p * static_cast<double>(seconds.size())))];
+  };
+  return absl::StrFormat("min %.2f s, median %.2f s, p90 %.2f s, max %.2f s", seconds.front(), at(0.5), at(0.9),
+                         seconds.back());
 }
 
 }  // namespace
@@ -230,7 +236,8 @@ TEST_CASE("killing the active replica during submit bursts loses no acknowledged
 
   std::mutex mu;
   std::map<std::string, uint64_t> acknowledged;  // request id -> job id
-  std::vector<double> takeover_s;                // kill -> the first submit the next leader acknowledged
+  std::vector<double> serving_s;                 // kill -> the next leader answers a fresh client
+  std::vector<double> takeover_s;  // kill -> the first submit the next leader acknowledged, to the clients above
   std::atomic<int> next_request{0};
   for (int round = 0; round < rounds; ++round) {
     std::atomic<bool> stop{false};
@@ -260,6 +267,13 @@ TEST_CASE("killing the active replica during submit bursts loses no acknowledged
     cluster.replica(active).Signal(SIGKILL);
     cluster.replica(active).Wait();  // reaped: any reply from now on is another replica's
     killed_at_us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+    const int serving = cluster.WaitForActive(15);
+    serving_s.push_back(
+        static_cast<double>(
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count() -
+            killed_at_us.load()) /
+        1e6);
+    REQUIRE(serving >= 0);
     const auto until = Clock::now() + std::chrono::seconds(15);
     while (first_after_us.load() == 0 && Clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -309,10 +323,10 @@ TEST_CASE("killing the active replica during submit bursts loses no acknowledged
   CHECK(times_run.size() == runnable.size());
   WARN("failover: " << rounds << " kills of the active replica during bursts from 8 clients; " << acknowledged.size()
                     << " submits acknowledged (" << runnable.size() << " ran), none lost, none run twice; "
-                    << "kill -> first submit acknowledged by the next leader: min "
-                    << *std::min_element(takeover_s.begin(), takeover_s.end()) << " s, median "
-                    << Percentile(takeover_s, 0.5) << " s, p90 " << Percentile(takeover_s, 0.9) << " s, max "
-                    << *std::max_element(takeover_s.begin(), takeover_s.end()) << " s");
+                    << "kill -> the next leader answers: " << Distribution(serving_s)
+                    << "; kill -> the first submit it acknowledged to the bursting clients (whose gRPC channels "
+                    << "redial after 1 s): " << Distribution(takeover_s));
+  CHECK(*std::max_element(serving_s.begin(), serving_s.end()) < 5.0);
   CHECK(*std::max_element(takeover_s.begin(), takeover_s.end()) < 5.0);
 }
 

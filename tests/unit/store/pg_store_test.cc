@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
+#include <future>
 #include <thread>
 
 #include "common/proto_time.h"
@@ -128,8 +129,7 @@ TEST_CASE("PostgreSQL: a database of a newer schema is refused, not touched") {
 TEST_CASE("PostgreSQL: one replica leads; a commit of a replica that lost the lead writes nothing") {
   PostgresEngine engine;
   if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
-  auto a_store = store::PgJobStore::Open(Parsed(engine.url()), true);
-  REQUIRE(a_store.ok());
+  REQUIRE(engine.OpenStore().ok());
   auto a = Replica(engine.url(), "a");
   auto b = Replica(engine.url(), "b");
 
@@ -145,7 +145,8 @@ TEST_CASE("PostgreSQL: one replica leads; a commit of a replica that lost the le
   CHECK(leader->address == "a.example:6870");
   CHECK(leader->live);
 
-  (*a_store)->FenceWith(**a_epoch);
+  auto a_store = store::PgJobStore::Open(Parsed(engine.url()), false, **a_epoch);
+  REQUIRE(a_store.ok());
   REQUIRE((*a_store)->Commit(OneJob(1)).ok());
   REQUIRE(a->Renew(**a_epoch).ok());
 
@@ -198,16 +199,47 @@ TEST_CASE("PostgreSQL: a leader whose session ended is replaced at once; a silen
   CHECK(store::IsFencedOut(c->Renew(**c_epoch)));
 }
 
+TEST_CASE("PostgreSQL: a leader paused in the middle of a commit holds up neither the standbys nor the take") {
+  PostgresEngine engine;
+  if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
+  REQUIRE(engine.OpenStore().ok());
+  auto a = Replica(engine.url(), "a", absl::Seconds(1));
+  auto a_epoch = a->TryTake();
+  REQUIRE(a_epoch.ok());
+  REQUIRE(a_epoch->has_value());
+  // What a's writer does in each commit, stopped before its COMMIT: the
+  // leader row is locked FOR SHARE for as long as the process is paused.
+  auto paused = store::PgConnection::Connect(engine.url(), engine.url(), store::WriterSessionName(**a_epoch));
+  REQUIRE(paused.ok());
+  REQUIRE((*paused)->Exec("BEGIN").ok());
+  REQUIRE((*paused)->Query("SELECT epoch FROM leader WHERE id = 1 FOR SHARE").ok());
+
+  auto b = Replica(engine.url(), "b");
+  auto try_now = std::async(std::launch::async, [&] { return b->TryTake(); });
+  REQUIRE(try_now.wait_for(std::chrono::seconds(10)) == std::future_status::ready);  // a standby's try never waits
+  REQUIRE(try_now.get().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // a's lease runs out
+  auto take = std::async(std::launch::async, [&] { return b->TryTake(); });
+  REQUIRE(take.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  auto b_epoch = take.get();
+  REQUIRE(b_epoch.ok());
+  REQUIRE(b_epoch->has_value());
+  CHECK(**b_epoch == **a_epoch + 1);
+  // a's writer, resumed, finds its transaction gone with its session.
+  auto resumed = (*paused)->Exec("COMMIT");
+  CHECK(resumed.code() == absl::StatusCode::kUnavailable);
+}
+
 TEST_CASE("PostgreSQL: after the server restarts, the store and the leader carry on") {
   PostgresEngine engine;
   if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
-  auto store = store::PgJobStore::Open(Parsed(engine.url()), true);
-  REQUIRE(store.ok());
+  REQUIRE(engine.OpenStore().ok());
   auto a = Replica(engine.url(), "a");
   auto b = Replica(engine.url(), "b");
   auto epoch = a->TryTake();
   REQUIRE(epoch->has_value());
-  (*store)->FenceWith(**epoch);
+  auto store = store::PgJobStore::Open(Parsed(engine.url()), false, **epoch);
+  REQUIRE(store.ok());
   REQUIRE((*store)->Commit(OneJob(1)).ok());
 
   REQUIRE(PostgresEngine::server()->Restart().ok());
