@@ -46,6 +46,7 @@ struct Options {
   bool keep_state = false;
   bool absl_deadlock_detection = false;
   std::string daemon_bin = GPUSCHEDD_BIN;
+  std::vector<std::string> serve_args;  // e.g. --store=postgresql://...
   std::string cli_bin = GPUSCHED_CLI_BIN;
 };
 
@@ -102,7 +103,7 @@ std::string PerCall(double cpu_s, uint64_t calls) { return calls > 0 ? Fixed(1e6
 int Run(const Options& o) {
   const auto bench_start = std::chrono::steady_clock::now();
   const std::string load_start = LoadAverage();
-  BenchDaemon daemon(o.daemon_bin, o.keep_state);
+  BenchDaemon daemon(o.daemon_bin, o.keep_state, o.serve_args);
   std::cout << "gpuschedd pid " << daemon.pid() << " on " << daemon.address() << ", state in " << daemon.dir()
             << "/state\n"
             << "machine: " << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs online, loadavg at start " << load_start
@@ -343,6 +344,8 @@ int main(int argc, char** argv) {
                "keep Abseil's mutex deadlock detection on in the bench client (Debian's Abseil enables it, and "
                "gRPC's mutexes pay for it)");
   app.add_option("--daemon", o.daemon_bin, "gpuschedd binary")->capture_default_str();
+  app.add_option("--serve-arg", o.serve_args,
+                 "one more `gpuschedd serve` argument, as --serve-arg=--store=postgresql://... (repeatable)");
   app.add_option("--cli", o.cli_bin, "gpusched binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.clients.empty()) {
