@@ -15,15 +15,18 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/replica_addresses.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/skip.h"
+#include "tests/support/http_client.h"
 #include "tests/support/postgres_server.h"
 #include "tests/support/temp_dir.h"
 
@@ -37,13 +40,16 @@ namespace {
 // all of their addresses.
 class ReplicatedCluster {
  public:
-  ReplicatedCluster(PostgresServer& pg, const std::string& dir, int replicas) : dir_(dir) {
+  ReplicatedCluster(PostgresServer& pg, const std::string& dir, int replicas, bool metrics = false) : dir_(dir) {
     auto url = pg.CreateDatabase("gpusched");
     REQUIRE(url.ok());
     url_ = *url;
     CommandResult init = RunCommand({GPUSCHEDD_BIN, "init", "--store", url_});
     REQUIRE(init.exit_code == 0);
-    for (int i = 0; i < replicas; ++i) ports_.push_back(FreeLoopbackPort());
+    for (int i = 0; i < replicas; ++i) {
+      ports_.push_back(FreeLoopbackPort());
+      metrics_ports_.push_back(metrics ? FreeLoopbackPort() : 0);
+    }
     for (int i = 0; i < replicas; ++i) {
       replicas_.emplace_back();
       Start(i);
@@ -67,6 +73,7 @@ class ReplicatedCluster {
                                      "50",
                                      "--kill-grace-ms",
                                      "1000"};
+    if (metrics_ports_[i] != 0) argv.insert(argv.end(), {"--metrics-listen", MetricsAddress(i)});
     replicas_[i] = std::make_unique<Subprocess>(std::move(argv), absl::StrCat(dir_, "/gpuschedd-", i, ".log"));
   }
 
@@ -82,6 +89,8 @@ class ReplicatedCluster {
   }
 
   std::string Address(int i) const { return absl::StrCat("127.0.0.1:", ports_[i]); }
+  std::string MetricsAddress(int i) const { return absl::StrCat("127.0.0.1:", metrics_ports_[i]); }
+  int metrics_port(int i) const { return metrics_ports_[i]; }
   std::string AllAddresses() const {
     std::vector<std::string> all;
     for (size_t i = 0; i < ports_.size(); ++i) all.push_back(Address(static_cast<int>(i)));
@@ -122,6 +131,7 @@ class ReplicatedCluster {
   std::string dir_;
   std::string url_;
   std::vector<int> ports_;
+  std::vector<int> metrics_ports_;  // 0: none
   std::vector<std::unique_ptr<Subprocess>> replicas_;
   std::vector<std::unique_ptr<Subprocess>> agents_;
 };
@@ -189,13 +199,53 @@ std::unique_ptr<PostgresServer> StartPostgres(const TempDir& dir, std::string* s
 
 // A PostgreSQL server and two replicas on it, with the active one found.
 struct TwoReplicas {
+  explicit TwoReplicas(bool metrics = false)
+      : pg(StartPostgres(dir, &skipped)),
+        cluster(pg ? std::make_unique<ReplicatedCluster>(*pg, dir.path().string(), 2, metrics) : nullptr),
+        active(cluster ? cluster->WaitForActive(20) : -1) {}
   TempDir dir;
   std::string skipped;  // why there is no server
-  std::unique_ptr<PostgresServer> pg = StartPostgres(dir, &skipped);
-  std::unique_ptr<ReplicatedCluster> cluster =
-      pg ? std::make_unique<ReplicatedCluster>(*pg, dir.path().string(), 2) : nullptr;
-  int active = cluster ? cluster->WaitForActive(20) : -1;
+  std::unique_ptr<PostgresServer> pg;
+  std::unique_ptr<ReplicatedCluster> cluster;
+  int active;
 };
+
+// What the standard gRPC health check says of a replica: SERVING (1),
+// NOT_SERVING (2), or -1 when the call fails.
+int HealthOf(const std::string& address) {
+  grpc::GenericStub stub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::CompletionQueue cq;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  grpc::Slice empty(std::string{});
+  grpc::ByteBuffer request(&empty, 1);  // HealthCheckRequest{}: no bytes
+  auto call = stub.PrepareUnaryCall(&context, "/grpc.health.v1.Health/Check", request, &cq);
+  call->StartCall();
+  grpc::ByteBuffer response;
+  grpc::Status status;
+  call->Finish(&response, &status, reinterpret_cast<void*>(1));
+  void* tag = nullptr;
+  bool ok = false;
+  if (!cq.Next(&tag, &ok) || !ok || !status.ok()) return -1;
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return -1;
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  // HealthCheckResponse{status}: field 1, a varint.
+  return bytes.size() == 2 && bytes[0] == 0x08 ? bytes[1] : -1;
+}
+
+// One series' value in a replica's /metrics, or -1 when absent.
+double Metric(int port, const std::string& name) {
+  auto page = HttpGet("127.0.0.1", port, "/metrics");
+  if (!page.ok()) return -1;
+  for (absl::string_view line : absl::StrSplit(page->body, '\n')) {
+    if (!absl::StartsWith(line, name + " ")) continue;
+    double value = 0;
+    if (absl::SimpleAtod(line.substr(name.size() + 1), &value)) return value;
+  }
+  return -1;
+}
 
 v1::SubmitJobRequest Request(const std::string& id, bool hold, const std::string& runs) {
   v1::SubmitJobRequest request;
@@ -419,9 +469,10 @@ TEST_CASE("PostgreSQL restarted under load: the leader waits, recovers, and ever
   CHECK(acknowledged.size() > 10);
 }
 
-TEST_CASE("the CLI given every replica reaches the active one; given only a standby, it says where the active one is",
-          "[integration]") {
-  TwoReplicas replicas;
+TEST_CASE(
+    "the CLI given every replica reaches the active one; a standby names it, and says NOT_SERVING and 0 in its metrics",
+    "[integration]") {
+  TwoReplicas replicas(/*metrics=*/true);
   if (!replicas.pg) GPUSCHED_SKIP(replicas.skipped);
   REQUIRE(replicas.active >= 0);
   ReplicatedCluster& cluster = *replicas.cluster;
@@ -442,4 +493,13 @@ TEST_CASE("the CLI given every replica reaches the active one; given only a stan
                                       {{"GPUSCHED_ADDR", cluster.Address(standby) + "," + cluster.Address(active)}});
   CHECK(from_env.exit_code == 0);
   CHECK_THAT(from_env.out, Catch::Contains("PENDING"));
+
+  // What a load balancer and Prometheus see.
+  CHECK(HealthOf(cluster.Address(active)) == 1);
+  CHECK(HealthOf(cluster.Address(standby)) == 2);
+  CHECK(Metric(cluster.metrics_port(active), "gpusched_replica_active") == 1);
+  CHECK(Metric(cluster.metrics_port(active), "gpusched_replica_takeovers_total") == 1);
+  CHECK(Metric(cluster.metrics_port(standby), "gpusched_replica_active") == 0);
+  CHECK(Metric(cluster.metrics_port(standby), "gpusched_leader_epoch") ==
+        Metric(cluster.metrics_port(active), "gpusched_leader_epoch"));
 }
