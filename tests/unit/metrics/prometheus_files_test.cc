@@ -40,7 +40,8 @@ TEST_CASE("the example scrape config and the alert rules pass promtool's checks"
   Promtool({"check", "config", kDir + "/prometheus.yml"});
 }
 
-TEST_CASE("the alert rules fire on GPU down, node not responding or down, a stuck queue, and only then") {
+TEST_CASE(
+    "the alert rules fire on GPU down, node not responding or down, a stuck queue, no active replica, and only then") {
   if (!HavePromtool()) return;
   Promtool({"test", "rules", GPUSCHED_METRICS_TEST_DATA "/gpusched_alerts_test.yml"});
 }
