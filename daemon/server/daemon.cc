@@ -72,6 +72,16 @@ absl::Status CheckStateExists(const std::string& db_path) {
       "empty one, run `gpuschedd init` (or `serve --init`) once"));
 }
 
+// Opens a reader of the engine's kind for each read thread.
+template <typename Reader, typename Where>
+std::function<absl::StatusOr<std::unique_ptr<store::JobReader>>()> ReaderOpener(Where where) {
+  return [where]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
+    auto reader = Reader::Open(where);
+    if (!reader.ok()) return reader.status();
+    return std::unique_ptr<store::JobReader>(std::move(*reader));
+  };
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& options, const Clock& clock) {
@@ -173,11 +183,7 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenStore(const DaemonO
   if (url->engine == store::StoreUrl::Engine::kSqlite) return OpenSqlite(options, d, url->sqlite_path);
   auto pg = store::PgJobStore::Open(*url, options.init_state, options.leader_epoch);
   if (!pg.ok()) return pg.status();
-  d.open_reader_ = [url = *url]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
-    auto reader = store::PgJobReader::Open(url);
-    if (!reader.ok()) return reader.status();
-    return std::unique_ptr<store::JobReader>(std::move(*reader));
-  };
+  d.open_reader_ = ReaderOpener<store::PgJobReader>(*url);
   return std::unique_ptr<store::JobStore>(std::move(*pg));
 }
 
@@ -191,11 +197,7 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenSqlite(const Daemon
   }
   auto sqlite = store::SqliteJobStore::Open(path);
   if (!sqlite.ok()) return sqlite.status();
-  d.open_reader_ = [path]() -> absl::StatusOr<std::unique_ptr<store::JobReader>> {
-    auto reader = store::SqliteJobReader::Open(path);
-    if (!reader.ok()) return reader.status();
-    return std::unique_ptr<store::JobReader>(std::move(*reader));
-  };
+  d.open_reader_ = ReaderOpener<store::SqliteJobReader>(path);
   return std::unique_ptr<store::JobStore>(std::move(*sqlite));
 }
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -259,6 +260,23 @@ v1::SubmitJobRequest Request(const std::string& id, bool hold, const std::string
   return request;
 }
 
+// Whether every thread of `pid` has stopped (SIGSTOP reaches each thread
+// when it next runs), within a few seconds.
+bool AllThreadsStopped(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    bool all = true;
+    std::error_code ec;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+      const std::string stat = ReadFile((task.path() / "stat").string());
+      const size_t paren = stat.rfind(')');
+      if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'T') all = false;
+    }
+    if (all && !ec) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // "min 0.21 s, median 0.25 s, p90 0.31 s, max 0.40 s"
 std::string Distribution(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
@@ -393,9 +411,10 @@ TEST_CASE("a leader paused past its lease commits nothing when it resumes, and s
   REQUIRE(before.has_value());
 
   cluster.replica(paused).Signal(SIGSTOP);
+  REQUIRE(AllThreadsStopped(cluster.replica(paused).pid()));
   // A submit sent to the paused leader now waits in its socket.
   std::optional<v1::Job> stuck_reply;
-  std::thread stuck([&] {
+  std::jthread stuck([&] {
     auto stub =
         v1::Scheduler::NewStub(grpc::CreateChannel(cluster.Address(paused), grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
