@@ -23,7 +23,7 @@ absl::StatusOr<std::optional<int64_t>> PgLeadership::TryTake() {
        (renewed_at > pg_postmaster_start_time() AND
         NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = leader.backend_pid))))sql";
   auto seen = db_->Query(
-      absl::StrCat("SELECT epoch, CASE WHEN ", kGone, " THEN 1 ELSE 0 END::BIGINT FROM leader ", "WHERE id = 1"));
+      absl::StrCat("SELECT epoch, CASE WHEN ", kGone, " THEN 1 ELSE 0 END::BIGINT FROM leader WHERE id = 1"));
   if (!seen.ok()) return seen.status();
   if (seen->size() != 1 || seen->Int(0, 1) == 0) return std::optional<int64_t>();
   const int64_t former = seen->Int(0, 0);
