@@ -193,13 +193,7 @@ bool DaemonSession::RunConnection() {
   }
   grpc::Status status = stream->Finish();
   // Another replica next time: the one a standby named, else the next.
-  redirected_ = false;
-  if (replicas_.size() > 1) {
-    const auto& trailers = context->GetServerTrailingMetadata();
-    const auto leader = trailers.find(kLeaderMetadata);
-    redirected_ = leader != trailers.end();
-    replicas_.Failed(redirected_ ? std::string(leader->second.data(), leader->second.size()) : "");
-  }
+  redirected_ = replicas_.size() > 1 && replicas_.FailedWith(context->GetServerTrailingMetadata());
   bool stopping;
   int failures;
   {

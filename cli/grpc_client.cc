@@ -132,9 +132,7 @@ class GrpcSchedulerClient final : public SchedulerClient {
       status = (stub().*method)(&context, request, &response);
       if (status.ok()) return response;
       if (status.error_code() != grpc::StatusCode::UNAVAILABLE || tried + 1 == replicas_.size()) break;
-      const auto& trailers = context.GetServerTrailingMetadata();
-      const auto leader = trailers.find(kLeaderMetadata);
-      replicas_.Failed(leader == trailers.end() ? "" : std::string(leader->second.data(), leader->second.size()));
+      replicas_.FailedWith(context.GetServerTrailingMetadata());
     }
     return Convert(status);
   }

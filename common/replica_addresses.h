@@ -27,6 +27,19 @@ class ReplicaAddresses {
   // active replica a standby named ("" when none). Moves to it when it is
   // one of the list, else to the next in the list.
   void Failed(absl::string_view leader);
+  // The same from a failed call's trailing metadata (gRPC's multimap of
+  // string_refs), where a standby names the active replica: true when it
+  // did.
+  template <typename Trailers>
+  bool FailedWith(const Trailers& trailers) {
+    const auto named = trailers.find(kLeaderMetadata);
+    if (named == trailers.end()) {
+      Failed("");
+      return false;
+    }
+    Failed(absl::string_view(named->second.data(), named->second.size()));
+    return true;
+  }
 
  private:
   std::vector<std::string> addresses_;

@@ -155,10 +155,10 @@ class FollowingClient {
       v1::SubmitJobResponse response;
       grpc::Status status = stubs_[replicas_.current_index()]->SubmitJob(&context, request, &response);
       if (status.ok()) return response.job();
-      const auto& trailers = context.GetServerTrailingMetadata();
-      const auto leader = trailers.find(kLeaderMetadata);
-      replicas_.Failed(leader == trailers.end() ? "" : std::string(leader->second.data(), leader->second.size()));
-      if (leader == trailers.end()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // No one to point at: a moment before the next replica.
+      if (!replicas_.FailedWith(context.GetServerTrailingMetadata())) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
     }
     return std::nullopt;
   }

@@ -1,6 +1,8 @@
 #include "common/replica_addresses.h"
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <string>
 
 using gpusched::ReplicaAddresses;
 
@@ -23,4 +25,14 @@ TEST_CASE("replica addresses: a standby's pointer is followed, else the next in 
   CHECK(one.size() == 1);
   one.Failed("other:1");
   CHECK(one.current() == "127.0.0.1:6870");
+}
+
+TEST_CASE("replica addresses: a failed call's trailers are followed when a standby named the active replica") {
+  ReplicaAddresses replicas("sched1:6870,sched2:6870,sched3:6870");
+  const std::multimap<std::string, std::string> named = {{gpusched::kLeaderMetadata, "sched3:6870"}};
+  CHECK(replicas.FailedWith(named));
+  CHECK(replicas.current() == "sched3:6870");
+  const std::multimap<std::string, std::string> silent = {{"other", "x"}};
+  CHECK_FALSE(replicas.FailedWith(silent));  // no pointer: the next in the list
+  CHECK(replicas.current() == "sched1:6870");
 }
