@@ -18,7 +18,21 @@
 namespace gpusched::server {
 namespace {
 
-constexpr absl::Duration kSayAgainAfter = absl::Seconds(30);  // one line per outage of the database
+// An error line when a try against the database fails, at most one per
+// 30 s: one line per outage, not one per try.
+class OutageLog {
+ public:
+  explicit OutageLog(std::string what) : what_(std::move(what)) {}
+  void Failed(const absl::Status& why) {
+    if (absl::Now() - said_ < absl::Seconds(30)) return;
+    said_ = absl::Now();
+    GetLogger("daemon")->error("{}: {}", what_, std::string(why.message()));
+  }
+
+ private:
+  const std::string what_;
+  absl::Time said_ = absl::InfinitePast();
+};
 
 std::string HolderName() {
   char host[256] = {};
@@ -44,7 +58,7 @@ class LeaseKeeper {
  private:
   void Run(store::PgLeadership& leadership, int64_t epoch, absl::Duration every,
            const std::function<void(const absl::Status&)>& lost) {
-    absl::Time said = absl::InfinitePast();
+    OutageLog outage("cannot renew the leader's lease");
     while (true) {
       const absl::Status renewed = leadership.Renew(epoch);
       if (store::IsFencedOut(renewed)) {
@@ -52,10 +66,7 @@ class LeaseKeeper {
         GetLogger("daemon")->critical("{}", std::string(renewed.message()));
         return;
       }
-      if (!renewed.ok() && absl::Now() - said > kSayAgainAfter) {
-        said = absl::Now();
-        GetLogger("daemon")->error("cannot renew the leader's lease: {}", std::string(renewed.message()));
-      }
+      if (!renewed.ok()) outage.Failed(renewed);
       MutexLock lock(&mu_);
       const CondVar::Deadline next = CondVar::DeadlineIn(every);
       while (!stop_ && wake_.WaitUntil(&mu_, next)) {
@@ -70,10 +81,6 @@ class LeaseKeeper {
   std::thread thread_;  // last: it starts at construction
 };
 
-}  // namespace
-
-namespace {
-
 // One run of a replica: the schema, then standing by, then leading.
 class ReplicaRun {
  public:
@@ -83,16 +90,13 @@ class ReplicaRun {
   // Makes or migrates the schema (the leadership lives in it), waiting for
   // a database that cannot be reached yet. False: told to stop meanwhile.
   absl::StatusOr<bool> PrepareSchema(bool create) {
-    for (absl::Time said = absl::InfinitePast();;) {
+    OutageLog outage("cannot reach the store yet");
+    while (true) {
       auto prepared = store::PgJobStore::Prepare(url_, create);
       if (prepared.ok()) return true;
       if (!absl::IsUnavailable(prepared.status())) return prepared.status();
-      if (absl::Now() - said > kSayAgainAfter) {
-        said = absl::Now();
-        log_->error("cannot reach the store yet: {}", std::string(prepared.status().message()));
-      }
-      if (hooks_.alive) hooks_.alive();
-      if (hooks_.stop_within(replica_.poll)) return false;
+      outage.Failed(prepared.status());
+      if (StoppedWhileWaiting()) return false;
     }
   }
 
@@ -101,7 +105,7 @@ class ReplicaRun {
   absl::StatusOr<std::optional<int64_t>> StandBy(const DaemonOptions& options) {
     std::unique_ptr<StandbyServer> standby;
     std::unique_ptr<metrics::MetricsEndpoint> standby_metrics;
-    absl::Time said = absl::InfinitePast();
+    OutageLog outage("standby: cannot reach the store to take or watch the leadership");
     std::string leader_said;
     while (true) {
       absl::Status tried = absl::OkStatus();
@@ -115,11 +119,7 @@ class ReplicaRun {
         if (taken.ok() && taken->has_value()) return *taken;  // the standby's ports close with it
         tried = taken.status();
       }
-      if (!tried.ok() && absl::Now() - said > kSayAgainAfter) {
-        said = absl::Now();
-        log_->error("standby: cannot reach the store to take or watch the leadership: {}",
-                    std::string(tried.message()));
-      }
+      if (!tried.ok()) outage.Failed(tried);
       if (!standby) {
         auto started = StandbyServer::Start(options.listen_address, options.tls);
         if (!started.ok()) return started.status();
@@ -140,8 +140,7 @@ class ReplicaRun {
           log_->info("the active replica is {} at {} (epoch {})", leader->holder, leader->address, leader->epoch);
         }
       }
-      if (hooks_.alive) hooks_.alive();
-      if (hooks_.stop_within(replica_.poll)) return std::optional<int64_t>();
+      if (StoppedWhileWaiting()) return std::optional<int64_t>();
     }
   }
 
@@ -181,6 +180,12 @@ class ReplicaRun {
   void MeasureWith(std::shared_ptr<metrics::ReplicaMetrics> metrics) { metrics_ = std::move(metrics); }
 
  private:
+  // Waits one poll, alive for the watchdog; true when told to stop meanwhile.
+  bool StoppedWhileWaiting() {
+    if (hooks_.alive) hooks_.alive();
+    return hooks_.stop_within(replica_.poll);
+  }
+
   const store::StoreUrl url_;
   const ReplicaOptions replica_;
   const ReplicaHooks& hooks_;
