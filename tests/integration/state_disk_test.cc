@@ -56,6 +56,19 @@ std::string Fill(const std::string& dir) {
   return filler;
 }
 
+// Submits padded jobs until one is refused or not answered in time (the
+// disk is full); returns its request id, and its status in `status`.
+std::string SubmitUntilRefused(const TestCluster& cluster, grpc::Status* status) {
+  std::string request;
+  *status = grpc::Status::OK;
+  for (int i = 0; i < 400 && status->ok(); ++i) {
+    request = "fill-" + std::to_string(i);
+    v1::SubmitJobResponse response;
+    *status = Submit(cluster, request, "exit 0", 16384, 2000, &response);
+  }
+  return request;
+}
+
 // With room again: a new submit is taken and runs, and the submit whose reply
 // never came was taken: sent again under its request id, it is a
 // duplicate, not a second job.
@@ -119,13 +132,8 @@ TEST_CASE("a full state disk: changes are refused with RESOURCE_EXHAUSTED, reads
   const std::string filler = Fill(state);
   // Changes go on being accepted while the state file still has room in it;
   // the first that does not fit waits for its commit, which fails.
-  std::string stuck_request;
   grpc::Status status;
-  for (int i = 0; i < 400 && status.ok(); ++i) {
-    stuck_request = "fill-" + std::to_string(i);
-    v1::SubmitJobResponse response;
-    status = Submit(cluster, stuck_request, "exit 0", 16384, 2000, &response);
-  }
+  const std::string stuck_request = SubmitUntilRefused(cluster, &status);
   REQUIRE_FALSE(status.ok());
   CHECK((status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
          status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED));
@@ -173,13 +181,8 @@ TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, 
   REQUIRE(cluster.WaitForEnd(before).state() == v1::JOB_STATE_COMPLETED);
 
   const std::string filler = Fill(disk.path());
-  std::string stuck_request;
   grpc::Status status;
-  for (int i = 0; i < 400 && status.ok(); ++i) {
-    stuck_request = "fill-" + std::to_string(i);
-    v1::SubmitJobResponse response;
-    status = Submit(cluster, stuck_request, "exit 0", 16384, 2000, &response);
-  }
+  const std::string stuck_request = SubmitUntilRefused(cluster, &status);
   INFO((*pg)->Log());
   REQUIRE_FALSE(status.ok());
   v1::SubmitJobResponse refused_response;
