@@ -214,6 +214,7 @@ int InitState(const std::string& config_path, std::string state_dir, std::string
     if (state_dir.empty()) state_dir = file->settings.values.state_dir;
     if (store.empty()) store = file->settings.values.store;
   }
+  std::string db_path;  // "": gpusched.db in state_dir
   if (!store.empty()) {
     auto url = gpusched::store::ParseStoreUrl(store);
     if (!url.ok()) return Fail(url.status());
@@ -224,15 +225,15 @@ int InitState(const std::string& config_path, std::string state_dir, std::string
                 << (*made ? "\n" : "; nothing was changed\n");
       return 0;
     }
-    state_dir = std::filesystem::path(url->sqlite_path).parent_path().string();
+    db_path = url->sqlite_path;
   }
-  absl::Status s = gpusched::server::Daemon::InitState(state_dir);
+  absl::Status s = gpusched::server::Daemon::InitState(state_dir, db_path);
   if (absl::IsAlreadyExists(s)) {
     std::cout << "gpuschedd: " << s.message() << "\n";
     return 0;
   }
   if (!s.ok()) return Fail(s);
-  std::cout << "gpuschedd: a new, empty state in " << state_dir << "/gpusched.db\n";
+  std::cout << "gpuschedd: a new, empty state in " << (db_path.empty() ? state_dir + "/gpusched.db" : db_path) << "\n";
   return 0;
 }
 

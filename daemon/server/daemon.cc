@@ -201,10 +201,10 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenSqlite(const Daemon
   return std::unique_ptr<store::JobStore>(std::move(*sqlite));
 }
 
-absl::Status Daemon::InitState(const std::string& state_dir) {
+absl::Status Daemon::InitState(const std::string& state_dir, const std::string& file) {
   auto lock = LockStateDir(state_dir);
   if (!lock.ok()) return lock.status();
-  const std::string db_path = state_dir + kDatabaseFile;
+  const std::string db_path = file.empty() ? state_dir + kDatabaseFile : file;
   absl::Status result = absl::OkStatus();
   if (HasState(db_path)) {
     result = absl::AlreadyExistsError(absl::StrCat(db_path, " already holds a state; nothing was changed"));

@@ -87,6 +87,15 @@ TEST_CASE("a missing or 0-byte state database is refused, not taken for an empty
   CHECK(again.exit_code == 0);
   CHECK(again.out == "gpuschedd: " + db + " already holds a state; nothing was changed\n");
 
+  // A store naming another file: that file is made, and serve finds it.
+  const std::string named = (dir / "named.db").string();
+  CommandResult made_named = RunCommand(
+      {GPUSCHED_DAEMON_BINARY, "init", "--config", "/dev/null", "--state-dir", state, "--store", "sqlite://" + named});
+  INFO(made_named.err);
+  CHECK(made_named.exit_code == 0);
+  CHECK(made_named.out == "gpuschedd: a new, empty state in " + named + "\n");
+  CHECK(std::filesystem::file_size(named) > 0);
+
   // Now serve starts on it.
   NotifySocket systemd;
   const std::string log = (dir / "daemon.log").string();
