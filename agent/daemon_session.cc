@@ -196,20 +196,24 @@ bool DaemonSession::RunConnection() {
   redirected_ = replicas_.size() > 1 && replicas_.FailedWith(context->GetServerTrailingMetadata());
   bool stopping;
   int failures;
+  bool new_reason;
   {
     MutexLock lock(&mu_);
     context_ = nullptr;
     stopping = stopping_;
     failures = registered ? 0 : ++failures_;
+    new_reason = !registered && status.error_code() != last_failure_;
+    last_failure_ = registered ? grpc::StatusCode::OK : status.error_code();
   }
   if (stopping) {
     log_->info("disconnected from the daemon at {}", address);
   } else if (registered) {
     log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting", address,
                status.error_message());
-  } else if (failures == 1 || failures % 20 == 0) {
-    // Every attempt at debug level, only now and then at warn: a node whose
-    // daemon is down for an hour should not fill its log with this. gRPC
+  } else if (new_reason || failures % 20 == 0) {
+    // Every attempt at debug level, at warn only when the reason changes and
+    // now and then: a node whose daemon is down for an hour should not fill
+    // its log with this. gRPC
     // says only "Socket closed" when the daemon refused our certificate.
     const std::string hint = tls::TlsConnectHint(status.error_message(), options_.tls.has_value());
     log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", address, status.error_message(),

@@ -202,10 +202,12 @@ TEST_CASE("agents are nodes, proven: impostors and a second host under a taken n
   REQUIRE(WaitFor([&] { return absl::StrContains(wrong_node->Log(), "certificate is for node node-b, not node-a"); }));
   REQUIRE(WaitFor(
       [&] { return absl::StrContains(user_cert->Log(), "a user's certificate (root) cannot register a node"); }));
-  REQUIRE(WaitFor([&] {
+  const bool second_host_refused = WaitFor([&] {
     const std::string log = second_host->Log();
     return absl::StrContains(log, "node node-a is already connected from") && absl::StrContains(log, "is refused");
-  }));
+  });
+  INFO("second host's log:\n" << second_host->Log() << "node-a's log:\n" << cluster.AgentLog("node-a"));
+  REQUIRE(second_host_refused);
   CHECK_THAT(cluster.DaemonLog(), Contains("two hosts with one node name?"));
 
   // The real node keeps its node: its jobs, with their secrets, go to it

@@ -6,11 +6,15 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/strip.h"
+#include "common/io/logging/logging.h"
 #include "fake_daemon.h"
+#include "spdlog/sinks/ostream_sink.h"
 #include "test_util.h"
 
 using namespace gpusched::agent;
@@ -268,6 +272,34 @@ TEST_CASE("without a daemon the agent keeps trying, and still stops at once") {
   const auto t0 = std::chrono::steady_clock::now();
   agent.Stop();
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1500));
+}
+
+TEST_CASE("a registration refused for a new reason is logged at once, not only every 20th attempt") {
+  TempDir dir;
+  FakeDaemon daemon;
+  daemon.RefuseRegistrations(grpc::Status(grpc::StatusCode::UNAVAILABLE, "warming up"));
+  AgentOptions options = Options(daemon, dir);
+  options.node_name = "refused";
+  // What an operator reads: the agent's warnings (debug lines are off).
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  auto logger = gpusched::GetLogger("agent/refused");
+  logger->sinks().push_back(sink);
+  Agent agent(options);
+  REQUIRE(agent.Start().ok());
+  REQUIRE(daemon.WaitForRegistrations(3).size() >= 3);
+  daemon.RefuseRegistrations(
+      grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "node refused is already connected from elsewhere"));
+  const size_t seen = daemon.WaitForRegistrations(1).size();
+  REQUIRE(daemon.WaitForRegistrations(seen + 2).size() >= seen + 2);
+  agent.Stop();
+  logger->flush();
+  logger->sinks().pop_back();
+  const std::string text = log.str();
+  CHECK(absl::StrContains(text, "warming up"));
+  CHECK(absl::StrContains(text, "is already connected from elsewhere"));
+  // The same reason again is not repeated.
+  CHECK(text.find("warming up") == text.rfind("warming up"));
 }
 
 TEST_CASE("Start rejects options it cannot work with, saying which") {

@@ -19,6 +19,7 @@ class FakeDaemon::Service final : public v1::AgentGateway::Service {
     {
       std::lock_guard<std::mutex> write_lock(daemon_->write_mu_);
       std::lock_guard<std::mutex> lock(daemon_->mu_);
+      if (daemon_->refusal_.has_value()) return *daemon_->refusal_;
       *ack.mutable_register_ack() = daemon_->ack_;
       ack.mutable_register_ack()->set_node(message.register_().node().name());
       daemon_->current_context_ = context;
@@ -72,6 +73,11 @@ void FakeDaemon::AckHeartbeats(bool ack) {
 void FakeDaemon::SetAck(v1::RegisterAck ack) {
   std::lock_guard<std::mutex> lock(mu_);
   ack_ = std::move(ack);
+}
+
+void FakeDaemon::RefuseRegistrations(std::optional<grpc::Status> refusal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refusal_ = std::move(refusal);
 }
 
 bool FakeDaemon::Send(const v1::DaemonMessage& message) {

@@ -27,6 +27,9 @@ class FakeDaemon {
   int port() const { return port_; }
 
   void SetAck(v1::RegisterAck ack);
+  // Ends every registration with `refusal` (as gpuschedd refuses a second
+  // host under a taken name); std::nullopt acks them again.
+  void RefuseRegistrations(std::optional<grpc::Status> refusal);
   // Answer each heartbeat with a HeartbeatAck, as gpuschedd does (off by default).
   void AckHeartbeats(bool ack);
   // To the agent's current stream; false when there is none.
@@ -56,6 +59,7 @@ class FakeDaemon {
   mutable std::condition_variable cv_;
   std::vector<v1::AgentMessage> messages_;
   v1::RegisterAck ack_;
+  std::optional<grpc::Status> refusal_;
   grpc::ServerContext* current_context_ = nullptr;
   grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>* current_stream_ = nullptr;
   std::mutex write_mu_;
