@@ -193,8 +193,15 @@ TEST_CASE("elastic pool: a daemon killed while nodes boot carries on after its r
   const std::string runs = host.path("runs");
   const uint64_t job =
       cluster.Submit({"--gpus", "2", "--", "/bin/sh", "-c", "echo ran-$RANK-$GPUSCHED_RESTART_COUNT >> " + runs});
+  // Killed once the resume program runs: a daemon killed between marking
+  // the node POWERING_UP and starting the program cannot know whether it
+  // ran, and rightly waits out resume_timeout (30 s) before booting again.
   WaitUntil(
-      cluster, 10, [&] { return NodeOf(cluster, "pa").state() == v1::NODE_STATE_POWERING_UP; },
+      cluster, 10,
+      [&] {
+        return NodeOf(cluster, "pa").state() == v1::NODE_STATE_POWERING_UP &&
+               host.Requests().find("\"resume\"") != std::string::npos;
+      },
       "pa did not start booting");
   cluster.CrashDaemon();
   cluster.StartDaemon();
