@@ -5,6 +5,9 @@
 # c-ares, OpenSSL, zlib) taken from the archive, and libstdc++ and libgcc
 # linked in too. A CLI started for every command otherwise spends most of
 # its run in the dynamic loader: 58 shared objects and their relocations.
+# Linked at a fixed address (-no-pie) for the same reason: a position-
+# independent build leaves the loader 40,000 relocations to apply at each
+# start (gpusched --version: 6.8 -> 4.7 ms of CPU here).
 set -euo pipefail
 
 system_dirs=(/usr/lib/x86_64-linux-gnu /usr/lib /lib/x86_64-linux-gnu)
@@ -57,5 +60,5 @@ done
 
 # Archives refer to each other in no fixed order: one group resolves them,
 # then the C library's parts they use.
-exec "${command[@]}" -static-libstdc++ -static-libgcc \
+exec "${command[@]}" -no-pie -static-libstdc++ -static-libgcc \
   -Wl,--start-group "${archives[@]}" -Wl,--end-group -ldl -lpthread -lm -lrt
