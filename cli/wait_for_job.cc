@@ -37,7 +37,14 @@ absl::StatusOr<v1::Job> WaitForJob(SchedulerClient& client, uint64_t job_id, con
     const absl::Time started = ctx.now();
     bool ended = false;
     absl::Status watched = client.WatchJobs(request, kWatchRound, [&](const v1::JobEvent& event) {
-      ended = event.job_id() == job_id && IsTerminal(event.state());
+      if (event.job_id() == 0) {
+        // The watch is in place: an end between our GetJob and it would
+        // never come as an event, so read the job once more.
+        auto again = client.GetJob(job_id);
+        ended = again.ok() && IsTerminal(again->state());
+      } else {
+        ended = event.job_id() == job_id && IsTerminal(event.state());
+      }
       return !ended;
     });
     // GetJob is the source of truth and reports real failures; a watch that

@@ -9,6 +9,8 @@ namespace gpusched::server {
 WatchJobsReactor::WatchJobsReactor(JobEventHub& hub, const v1::WatchJobsRequest& request) : hub_(hub) {
   std::set<uint64_t> ids(request.job_ids().begin(), request.job_ids().end());
   subscription_ = hub_.Subscribe(std::move(ids), [this](const v1::JobEvent& event) { Enqueue(event); });
+  // The watch is in place (v1::WatchJobs): job_id 0, no state.
+  Enqueue(v1::JobEvent());
 }
 
 void WatchJobsReactor::Enqueue(const v1::JobEvent& event) {

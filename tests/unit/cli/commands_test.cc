@@ -313,6 +313,23 @@ TEST_CASE("submit --wait follows WatchJobs and confirms the end with GetJob") {
   CHECK(final_job.state() == v1::JOB_STATE_COMPLETED);
 }
 
+TEST_CASE("submit --wait reads the job again once the watch is in place: an end just before it is not missed") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  client.watch_status = absl::OkStatus();
+  v1::Job job;
+  job.set_id(42);
+  // Running when first read; ended before the watch was in place, so no
+  // event for it will come: only the daemon's "watching" marker.
+  client.job_script = {WithState(job, v1::JOB_STATE_RUNNING), WithState(job, v1::JOB_STATE_COMPLETED)};
+  client.watch_events = {v1::JobEvent()};
+  Invocation run = RunGpusched({"submit", "--wait", "--", "x"}, client, host);
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "Submitted job 42\nJob 42 COMPLETED\n");
+  CHECK(client.watches == 1);
+  CHECK(host.slept == absl::ZeroDuration());  // no wait for a round to end
+}
+
 TEST_CASE("nodes prints the table, or the ListNodesResponse as JSON") {
   FakeHost host;
   FakeSchedulerClient client;
