@@ -10,6 +10,15 @@
 # start (gpusched --version: 6.8 -> 4.7 ms of CPU here).
 set -euo pipefail
 
+# --shared-libstdc++ (before the link command): for a program that also loads
+# C++ libraries with no static archive (spdlog, prometheus-cpp): one C++
+# runtime in the process, theirs.
+static_runtime=(-static-libstdc++ -static-libgcc)
+if [[ ${1:-} == --shared-libstdc++ ]]; then
+  static_runtime=()
+  shift
+fi
+
 system_dirs=(/usr/lib/x86_64-linux-gnu /usr/lib /lib/x86_64-linux-gnu)
 command=()
 archives=()
@@ -34,6 +43,8 @@ archive_for_name() {  # -lNAME -> the first libNAME.a on the search path
 
 for arg in "$@"; do
   case "$arg" in
+    # Its archive needs libudev and others the link does not name.
+    */libhwloc.so*) ;;
     /*.so | /*.so.[0-9]*)
       archive="${arg%%.so*}.a"
       if [[ -f "$archive" ]]; then
@@ -60,5 +71,5 @@ done
 
 # Archives refer to each other in no fixed order: one group resolves them,
 # then the C library's parts they use.
-exec "${command[@]}" -no-pie -static-libstdc++ -static-libgcc \
+exec "${command[@]}" -no-pie "${static_runtime[@]}" \
   -Wl,--start-group "${archives[@]}" -Wl,--end-group -ldl -lpthread -lm -lrt

@@ -27,6 +27,8 @@ cleanup() {
 trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# The CPU of the agent's children it has reaped: its job shims, with their jobs.
+child_ticks() { awk '{print $16 + $17}' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 ticks_per_s=$(getconf CLK_TCK)
 idle_s=${IDLE_S:-10}
@@ -54,14 +56,14 @@ measure() {  # AGENT_BIN ROUND
   sleep 2
   local rss=$(rss_kib "$agent") idle0=$(cpu_ticks "$agent")
   sleep "$idle_s"
-  local before=$(cpu_ticks "$agent") start=$(now)
+  local before=$(cpu_ticks "$agent") children0=$(child_ticks "$agent") start=$(now)
   "$cli" submit --array "1-$tasks" --gpus 1 --wait -- /bin/true >/dev/null
-  local after=$(cpu_ticks "$agent") end=$(now)
+  local after=$(cpu_ticks "$agent") children=$(($(child_ticks "$agent") - children0)) end=$(now)
   awk -v b="$agent_bin" -v r="$rss" -v idle="$((before - idle0))" -v idle_s="$idle_s" -v t="$((after - before))" \
-    -v hz="$ticks_per_s" -v n="$tasks" -v s0="$start" -v s1="$end" 'BEGIN {
+    -v c="$children" -v hz="$ticks_per_s" -v n="$tasks" -v s0="$start" -v s1="$end" 'BEGIN {
       rate = idle / hz / idle_s; took = s1 - s0; per_job = (t / hz - rate * took) / n
-      printf "%-34s idle: RSS %5.1f MiB, CPU %5.2f%%   per job: %.3f ms of agent CPU   (%d jobs in %.1f s)\n",
-             b, r / 1024, rate * 100, per_job * 1000, n, took }'
+      printf "%-34s idle: RSS %5.1f MiB, CPU %5.2f%%   per job: agent %.3f ms, shim+job %.3f ms of CPU   (%d jobs in %.1f s)\n",
+             b, r / 1024, rate * 100, per_job * 1000, c / hz * 1000 / n, n, took }'
   kill "$agent" "$daemon"
   wait "$agent" "$daemon" 2>/dev/null || true
 }
