@@ -55,7 +55,8 @@ absl::StatusOr<pid_t> SpawnShim(const std::string& program, int channel, int exi
   posix_spawn_file_actions_destroy(&actions);
   if (error == 0) return pid;
   if (error == EAGAIN || error == ENOMEM) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot start the job shim ", program, ": ", std::strerror(error)));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot start the job shim ", program, ": ", std::strerror(error)));
   }
   return absl::FailedPreconditionError(absl::StrCat("cannot run the job shim ", program, ": ", std::strerror(error)));
 }
