@@ -3,7 +3,6 @@
 
 #include <catch2/catch.hpp>
 #include <future>
-#include <thread>
 
 #include "grpcpp/create_channel.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -76,10 +75,13 @@ TEST_CASE("WatchJobs streams every state change of a job", "[integration]") {
   grpc::ClientContext ctx;
   v1::WatchJobsRequest request;  // every job
   auto reader = cluster.stub().WatchJobs(&ctx, request);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the subscription land
+  // The first event says the watch is in place: nothing submitted after it is missed.
+  v1::JobEvent event;
+  REQUIRE(reader->Read(&event));
+  CHECK(event.job_id() == 0);
+  CHECK(event.state() == v1::JOB_STATE_UNSPECIFIED);
   uint64_t id = cluster.Submit({"--gpus", "1", "--", "/bin/true"});
   std::vector<v1::JobState> seen;
-  v1::JobEvent event;
   while (reader->Read(&event)) {
     if (event.job_id() != id) continue;
     if (seen.empty() || seen.back() != event.state()) seen.push_back(event.state());
