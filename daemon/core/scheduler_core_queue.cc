@@ -98,6 +98,15 @@ void SchedulerCore::KeepFairShareNow(Effects& fx) { fx.fair_share = usage_.KeepN
 
 void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { usage_.Restore(usage); }
 
+namespace {
+
+// A held job whose row says so already: a pass has nothing to tell it.
+bool SaysHeld(const v1::Job& job) {
+  return job.wait_cause() == v1::WAIT_CAUSE_HELD && !job.has_estimated_start_time() && job.reason() == kHeldReason;
+}
+
+}  // namespace
+
 SchedulerCore::Ranked SchedulerCore::RankPending() {
   const absl::Time now = clock_.Now();
   Ranked out;
@@ -119,7 +128,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     scores_.clear();
     for (const auto& [key, a] : jobs_.pending()) {
       if (a->job.held()) {
-        out.held.push_back(a);
+        if (!SaysHeld(a->job)) out.held.push_back(a);
         continue;
       }
       // Past the depth only the held are looked for, to say why they wait.
@@ -160,6 +169,12 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   scores_.clear();
   scores_.reserve(jobs_.pending().size());
   for (const auto& [key, a] : jobs_.pending()) {
+    // A held job is not ranked (Slurm gives it priority 0): thousands of held
+    // jobs would otherwise be scored by every pass.
+    if (a->job.held()) {
+      if (!SaysHeld(a->job)) out.held.push_back(a);
+      continue;
+    }
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] =
         fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
@@ -170,10 +185,6 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     score.expected_run = expected;
     score.estimate = estimate;
     scores_.emplace_back(key.job_id, score);
-    if (a->job.held()) {
-      out.held.push_back(a);
-      continue;
-    }
     if (over_limit(a->job)) {
       out.throttled.push_back(a);
       continue;

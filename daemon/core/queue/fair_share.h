@@ -35,7 +35,8 @@ class FairShare {
   // charges `running` for that time (they held those GPUs all along).
   void Advance(absl::Time now, const std::vector<Holding>& running);
 
-  // Who is competing: the parties with jobs waiting (usage alone counts too).
+  // Who is competing: the parties with jobs waiting, held ones aside (usage
+  // alone counts too).
   void SetWaiting(const std::vector<Holding>& waiting);
 
   double Factor(const std::string& user, const std::string& account) const;

@@ -16,6 +16,7 @@ void QueueUsage::Advance(absl::Time now, const JobTable& jobs) {
   fair_share_.Advance(now, running);
   waiting.reserve(jobs.pending().size());
   for (const auto& [key, a] : jobs.pending()) {
+    if (a->job.held()) continue;  // not competing until released
     const v1::JobSpec& spec = a->job.spec();
     waiting.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
   }

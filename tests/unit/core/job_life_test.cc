@@ -88,6 +88,8 @@ TEST_CASE("a held job waits, without holding back the jobs behind it, until rele
   CHECK(h.StateOf(held) == v1::JOB_STATE_PENDING);
   CHECK(h.Persisted(held).held());
   CHECK(h.StateOf(other) == v1::JOB_STATE_STARTING);
+  // Not ranked while held (as Slurm gives it priority 0): no score to show.
+  CHECK_FALSE(h.core.PriorityOf(held).has_value());
 
   uint64_t later = h.Submit(GpuJob(1));
   REQUIRE(h.core.Hold(later, h.fx).ok());
