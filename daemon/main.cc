@@ -214,7 +214,7 @@ int InitState(const std::string& config_path, std::string state_dir, std::string
     if (state_dir.empty()) state_dir = file->settings.values.state_dir;
     if (store.empty()) store = file->settings.values.store;
   }
-  std::string db_path;  // "": gpusched.db in state_dir
+  std::string db_path = gpusched::store::SqliteFileIn(state_dir);
   if (!store.empty()) {
     auto url = gpusched::store::ParseStoreUrl(store);
     if (!url.ok()) return Fail(url.status());
@@ -233,7 +233,7 @@ int InitState(const std::string& config_path, std::string state_dir, std::string
     return 0;
   }
   if (!s.ok()) return Fail(s);
-  std::cout << "gpuschedd: a new, empty state in " << (db_path.empty() ? state_dir + "/gpusched.db" : db_path) << "\n";
+  std::cout << "gpuschedd: a new, empty state in " << db_path << "\n";
   return 0;
 }
 

@@ -53,8 +53,6 @@ absl::StatusOr<int> LockStateDir(const std::string& dir) {
   return fd;
 }
 
-constexpr char kDatabaseFile[] = "/gpusched.db";
-
 // A file with no bytes is no state: SQLite would take it for an empty
 // database, and the daemon for a cluster with no jobs.
 bool HasState(const std::string& db_path) {
@@ -176,7 +174,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
 }
 
 absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenStore(const DaemonOptions& options, Daemon& d) {
-  if (options.store_url.empty()) return OpenSqlite(options, d, options.state_dir + kDatabaseFile);
+  if (options.store_url.empty()) return OpenSqlite(options, d, store::SqliteFileIn(options.state_dir));
   auto url = store::ParseStoreUrl(options.store_url);
   if (!url.ok()) return url.status();
   d.db_path_ = url->shown;
@@ -201,10 +199,9 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenSqlite(const Daemon
   return std::unique_ptr<store::JobStore>(std::move(*sqlite));
 }
 
-absl::Status Daemon::InitState(const std::string& state_dir, const std::string& file) {
+absl::Status Daemon::InitState(const std::string& state_dir, const std::string& db_path) {
   auto lock = LockStateDir(state_dir);
   if (!lock.ok()) return lock.status();
-  const std::string db_path = file.empty() ? state_dir + kDatabaseFile : file;
   absl::Status result = absl::OkStatus();
   if (HasState(db_path)) {
     result = absl::AlreadyExistsError(absl::StrCat(db_path, " already holds a state; nothing was changed"));

@@ -91,9 +91,9 @@ class Daemon {
   // naming the directory, file or address at fault.
   static absl::StatusOr<std::unique_ptr<Daemon>> Start(const DaemonOptions& options, const Clock& clock);
   // `gpuschedd init`: an empty state in the SQLite file `db_path` (with
-  // state_dir locked; empty: gpusched.db in state_dir), made only where
-  // there is none (no file, or 0 bytes); AlreadyExists where there is one.
-  static absl::Status InitState(const std::string& state_dir, const std::string& db_path = "");
+  // state_dir locked), made only where there is none (no file, or 0
+  // bytes); AlreadyExists where there is one.
+  static absl::Status InitState(const std::string& state_dir, const std::string& db_path);
   ~Daemon();
 
   void Shutdown();

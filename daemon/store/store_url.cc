@@ -62,8 +62,10 @@ absl::StatusOr<StoreUrl> ParseStoreUrl(absl::string_view url) {
       "store: \"", WithoutPassword(url), "\" is neither sqlite:///PATH nor postgresql://[USER@]HOST[:PORT]/DB"));
 }
 
-std::string SqliteUrlIn(absl::string_view state_dir) {
-  return absl::StrCat(kSqlite, absl::StripSuffix(state_dir, "/"), "/gpusched.db");
+std::string SqliteFileIn(absl::string_view state_dir) {
+  return absl::StrCat(absl::StripSuffix(state_dir, "/"), "/gpusched.db");
 }
+
+std::string SqliteUrlIn(absl::string_view state_dir) { return absl::StrCat(kSqlite, SqliteFileIn(state_dir)); }
 
 }  // namespace gpusched::store

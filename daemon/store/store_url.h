@@ -24,6 +24,7 @@ struct StoreUrl {
 absl::StatusOr<StoreUrl> ParseStoreUrl(absl::string_view url);
 
 // The SQLite file in a state directory: what `store` is when not set.
+std::string SqliteFileIn(absl::string_view state_dir);
 std::string SqliteUrlIn(absl::string_view state_dir);
 
 }  // namespace gpusched::store
