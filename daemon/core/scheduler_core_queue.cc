@@ -113,24 +113,31 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   // Tasks of a job array beyond what its limit lets start this pass take no
   // place in the queue depth: a throttled sweep of thousands must not hide
   // the jobs behind it. The array's first tasks in queue order go first.
+  // Held tasks are set aside before this: they would take a place they
+  // cannot use.
   absl::flat_hash_map<uint64_t, int32_t> admitted;  // by array
   auto over_limit = [&](const v1::Job& job) {
     const int32_t limit = job.array().max_running();
-    if (limit <= 0 || job.held()) return false;  // a held task would take a place it cannot use
+    if (limit <= 0) return false;
     int32_t& taken = admitted[job.array().array_id()];
     if (usage_.limits().ArrayPlaced(job.array().array_id()) + taken >= limit) return true;
     ++taken;
     return false;
+  };
+  // A held job is not ranked (Slurm gives it priority 0), and one whose row
+  // says so already needs nothing from the pass: thousands of held jobs
+  // would otherwise be scored and told again by every pass.
+  auto set_aside_if_held = [&](ActiveJob* a) {
+    if (!a->job.held()) return false;
+    if (!SaysHeld(a->job)) out.held.push_back(a);
+    return true;
   };
   if (options_.queues.weights.all_zero()) {
     // The queue's own order is the ranking: only the jobs a pass looks at
     // are touched, as many as queue_depth.
     scores_.clear();
     for (const auto& [key, a] : jobs_.pending()) {
-      if (a->job.held()) {
-        if (!SaysHeld(a->job)) out.held.push_back(a);
-        continue;
-      }
+      if (set_aside_if_held(a)) continue;
       // Past the depth only the held are looked for, to say why they wait.
       if (out.order.size() >= options_.queue_depth) continue;
       if (over_limit(a->job)) {
@@ -169,12 +176,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
   scores_.clear();
   scores_.reserve(jobs_.pending().size());
   for (const auto& [key, a] : jobs_.pending()) {
-    // A held job is not ranked (Slurm gives it priority 0): thousands of held
-    // jobs would otherwise be scored by every pass.
-    if (a->job.held()) {
-      if (!SaysHeld(a->job)) out.held.push_back(a);
-      continue;
-    }
+    if (set_aside_if_held(a)) continue;
     const v1::JobSpec& spec = a->job.spec();
     auto [it, fresh] =
         fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
