@@ -213,8 +213,8 @@ bool DaemonSession::RunConnection() {
   } else if (new_reason || failures % 20 == 0) {
     // Every attempt at debug level, at warn only when the reason changes and
     // now and then: a node whose daemon is down for an hour should not fill
-    // its log with this. gRPC
-    // says only "Socket closed" when the daemon refused our certificate.
+    // its log with this. gRPC says only "Socket closed" when the daemon
+    // refused our certificate.
     const std::string hint = tls::TlsConnectHint(status.error_message(), options_.tls.has_value());
     log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", address, status.error_message(),
                hint.empty() ? "" : ": " + hint, failures);
