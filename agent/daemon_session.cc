@@ -202,8 +202,11 @@ bool DaemonSession::RunConnection() {
     context_ = nullptr;
     stopping = stopping_;
     failures = registered ? 0 : ++failures_;
-    new_reason = !registered && status.error_code() != last_failure_;
-    last_failure_ = registered ? grpc::StatusCode::OK : status.error_code();
+    // The code alone does not tell reasons apart: a daemon that cannot be
+    // reached and one that refuses for now both say UNAVAILABLE.
+    std::string failure = registered ? "" : absl::StrCat(status.error_code(), " ", status.error_message());
+    new_reason = !registered && failure != last_failure_;
+    last_failure_ = std::move(failure);
   }
   if (stopping) {
     log_->info("disconnected from the daemon at {}", address);

@@ -101,9 +101,9 @@ class DaemonSession {
   bool lease_expired_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<std::pair<int64_t, SteadyTime>> beats_sent_ ABSL_GUARDED_BY(mu_);  // seq, when; awaiting an ack
   int failures_ ABSL_GUARDED_BY(mu_) = 0;  // connection attempts since the last registration
-  // The last failed attempt's code: a new reason is logged at once, not only
+  // The last failed attempt's code and message: a new reason is logged at once, not only
   // every 20th attempt (a refusal after a daemon restart must not hide).
-  grpc::StatusCode last_failure_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
+  std::string last_failure_ ABSL_GUARDED_BY(mu_);  // code and message; empty once registered
   std::deque<v1::AgentMessage> outbox_ ABSL_GUARDED_BY(mu_);
 
   std::thread connector_;

@@ -288,15 +288,20 @@ TEST_CASE("a registration refused for a new reason is logged at once, not only e
   Agent agent(options);
   REQUIRE(agent.Start().ok());
   REQUIRE(daemon.WaitForRegistrations(3).size() >= 3);
+  // The same code as before, another reason: a standby's answer.
+  daemon.RefuseRegistrations(grpc::Status(grpc::StatusCode::UNAVAILABLE, "this replica is a standby"));
+  size_t seen = daemon.WaitForRegistrations(1).size();
+  REQUIRE(daemon.WaitForRegistrations(seen + 2).size() >= seen + 2);
   daemon.RefuseRegistrations(
       grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "node refused is already connected from elsewhere"));
-  const size_t seen = daemon.WaitForRegistrations(1).size();
+  seen = daemon.WaitForRegistrations(1).size();
   REQUIRE(daemon.WaitForRegistrations(seen + 2).size() >= seen + 2);
   agent.Stop();
   logger->flush();
   logger->sinks().pop_back();
   const std::string text = log.str();
   CHECK(absl::StrContains(text, "warming up"));
+  CHECK(absl::StrContains(text, "this replica is a standby"));
   CHECK(absl::StrContains(text, "is already connected from elsewhere"));
   // The same reason again is not repeated.
   CHECK(text.find("warming up") == text.rfind("warming up"));
