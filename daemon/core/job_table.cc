@@ -9,6 +9,7 @@ ActiveJob& JobTable::Add(ActiveJob a) {
   ActiveJob& stored = active_.emplace(id, std::move(a)).first->second;
   if (stored.job.state() == v1::JOB_STATE_PENDING) {
     pending_.emplace(QueueKey::Of(stored.job), &stored);
+    queue_changes_.push_back(id);
   } else {
     placed_.insert(id);
   }
@@ -28,17 +29,27 @@ const ActiveJob* JobTable::Find(uint64_t id) const {
 void JobTable::Place(ActiveJob& a) {
   pending_.erase(QueueKey::Of(a.job));
   placed_.insert(a.job.id());
+  queue_changes_.push_back(a.job.id());
 }
 
 void JobTable::Requeue(ActiveJob& a) {
   placed_.erase(a.job.id());
   pending_.emplace(QueueKey::Of(a.job), &a);
+  queue_changes_.push_back(a.job.id());
+}
+
+void JobTable::SetHeld(ActiveJob& a, bool held) {
+  a.job.set_held(held);
+  queue_changes_.push_back(a.job.id());
 }
 
 void JobTable::End(uint64_t id, v1::JobState state) {
   // A placed job is not in the queue: only a pending one is looked for there.
   auto it = active_.find(id);
-  if (placed_.erase(id) == 0 && it != active_.end()) pending_.erase(QueueKey::Of(it->second.job));
+  if (placed_.erase(id) == 0 && it != active_.end()) {
+    pending_.erase(QueueKey::Of(it->second.job));
+    queue_changes_.push_back(id);
+  }
   ended_[id] = state;
   active_.erase(id);
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -55,6 +56,12 @@ class JobTable {
   void Requeue(ActiveJob& a);
   // The job ended as `state`: forgotten but for that.
   void End(uint64_t id, v1::JobState state);
+  // A pending job held (it waits until released) or released.
+  void SetHeld(ActiveJob& a, bool held);
+  // The jobs that joined or left the queue, or were held or released, since
+  // the last call (an id may be named more than once, an ended one too): so
+  // that the ranking follows the queue without walking it.
+  std::vector<uint64_t> TakeQueueChanges() { return std::exchange(queue_changes_, {}); }
   // After a restart: how jobs that ended before it ended.
   void RestoreEnded(uint64_t id, v1::JobState state) { ended_[id] = state; }
 
@@ -90,6 +97,7 @@ class JobTable {
   std::map<uint64_t, ActiveJob> active_;
   std::map<QueueKey, ActiveJob*> pending_;  // into active_, whose nodes do not move
   std::set<uint64_t> placed_;
+  std::vector<uint64_t> queue_changes_;
   absl::flat_hash_map<std::string, uint64_t> request_ids_;
   absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
   absl::flat_hash_map<uint64_t, v1::JobState> ended_;

@@ -26,7 +26,8 @@ SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
       options_(std::move(options)),
       liveness_(options_.node_not_responding_after, options_.node_down_after),
       usage_(options_.queues),
-      forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_) {
+      forecast_(clock_, options_.kill_grace, options_.head_blocks_after, runtime_history_),
+      ranking_(options_.priority_refresh) {
   auto policy = MakePlacementPolicy(options_.placement_policy);
   policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
   if (!options_.queues.Compile().ok()) {

@@ -25,6 +25,7 @@
 #include "daemon/core/job_validator.h"
 #include "daemon/core/node_liveness.h"
 #include "daemon/core/pass_plan.h"
+#include "daemon/core/pending_ranking.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/core/power/headroom.h"
 #include "daemon/core/power/pool_spec.h"
@@ -61,6 +62,12 @@ struct CoreOptions {
   // Zero: strict queue order (reservations come from hard time limits only,
   // and no job waits for a better placement while others pass it).
   absl::Duration head_blocks_after = absl::Hours(kDefaultHeadBlocksAfterHours);
+  // How long the pending jobs' priorities hold before all are scored again
+  // (pending_ranking.h): age and decaying usage move slowly, and scoring
+  // 10,000 jobs on every submit is what made a submit cost milliseconds.
+  // Inputs that change at once (a job ended, a node came, a new user)
+  // score them again at the next pass.
+  absl::Duration priority_refresh = absl::Seconds(30);
   // A node silent this long (no heartbeat, or its stream gone) takes no new
   // work; its jobs keep running, since its agent keeps them alive.
   absl::Duration node_not_responding_after = absl::Seconds(30);
@@ -212,11 +219,12 @@ class SchedulerCore {
   // Each [[pool]] as it stands: nodes by state, GPUs paid and used, demand.
   std::vector<v1::PoolStatus> Pools() const;
   const ClusterState& cluster() const { return cluster_; }
-  // Every pending job's rank as of the last pass (never persisted), in
-  // queue-key order; PriorityOf looks one up (linear: for tests and tools).
-  using JobScore = std::pair<uint64_t, PriorityScore>;
-  const std::vector<JobScore>& priorities() const { return scores_; }
-  std::optional<PriorityScore> PriorityOf(uint64_t job_id) const;
+  // The pending jobs' priorities as of the last pass (never persisted):
+  // what changed since the last call, for the daemon's readers; one job's.
+  PendingRanking::ScoreUpdates TakePriorityUpdates() { return ranking_.TakeScoreUpdates(); }
+  std::optional<PriorityScore> PriorityOf(uint64_t job_id) const { return ranking_.ScoreOf(job_id); }
+  // How many times every pending job was scored (pending_ranking.h).
+  uint64_t priority_refreshes() const { return ranking_.rescores(); }
   const QueuePolicy& queues() const { return options_.queues; }
   // A job that ended on its own after running `ran`: what jobs like it that
   // give no time limit are expected to take. The core learns from the jobs
@@ -273,14 +281,7 @@ class SchedulerCore {
   // Hands the fair-share usage over to be kept (Effects::fair_share), at
   // most every kFairSharePersistEvery.
   void KeepFairShare(Effects& fx);
-  // The pending jobs a pass looks at: `order`, in the order the pass
-  // considers them; `throttled`, the array tasks that may not start this
-  // pass because of their array's limit; `held`, the held jobs. The order
-  // leaves the last two out, so that they take no place in queue_depth.
-  struct Ranked {
-    std::vector<ActiveJob*> order, throttled, held;
-  };
-  // Ranks the pending jobs; fills priorities_.
+  // Ranks the pending jobs (pending_ranking.h).
   Ranked RankPending();
   // Plans a pass over them; `keep_starts`: the plan's starts stay taken in
   // the cluster, for Apply.
@@ -351,7 +352,7 @@ class SchedulerCore {
   QueueUsage usage_;  // fair share, and what placed jobs hold against limits
   RuntimeHistory runtime_history_;
   EndForecast forecast_;
-  std::vector<JobScore> scores_;
+  PendingRanking ranking_;
   std::map<uint64_t, std::vector<uint64_t>> preempting_;  // job -> gangs stopped for it
   // Elastic pools: each pool node's pool (index into options_.pools), since
   // when a node is in its power state, since when an up pool node has had no

@@ -31,7 +31,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
   auto a = PendingJob(job_id);
   if (!a.ok()) return a.status();
   if (!(*a)->job.held()) {
-    (*a)->job.set_held(true);
+    jobs_.SetHeld(**a, true);
     ClearEstimatedStart(**a, fx);
     Transition(**a, v1::JOB_STATE_PENDING, std::string(kHeldReason), fx);
   }
@@ -42,7 +42,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Release(uint64_t job_id, Effects& fx) {
   auto a = PendingJob(job_id);
   if (!a.ok()) return a.status();
   if ((*a)->job.held()) {
-    (*a)->job.set_held(false);
+    jobs_.SetHeld(**a, false);
     Transition(**a, v1::JOB_STATE_PENDING, "released", fx);
   }
   return (*a)->job;
@@ -98,23 +98,23 @@ void SchedulerCore::KeepFairShareNow(Effects& fx) { fx.fair_share = usage_.KeepN
 
 void SchedulerCore::RestoreFairShare(const v1::FairShareUsage& usage) { usage_.Restore(usage); }
 
-namespace {
-
-// A held job whose row says so already: a pass has nothing to tell it.
-bool SaysHeld(const v1::Job& job) {
-  return job.wait_cause() == v1::WAIT_CAUSE_HELD && !job.has_estimated_start_time() && job.reason() == kHeldReason;
-}
-
-}  // namespace
-
-SchedulerCore::Ranked SchedulerCore::RankPending() {
+Ranked SchedulerCore::RankPending() {
   const absl::Time now = clock_.Now();
-  Ranked out;
+  const bool weighted = !options_.queues.weights.all_zero();
+  if (weighted) usage_.Advance(now, jobs_);
+  RankInputs in{
+      .now = now,
+      .queues = &options_.queues,
+      .queue_depth = options_.queue_depth,
+      .head_blocks_after = options_.head_blocks_after,
+      .largest_node_gpus = cluster_.LargestNodeGpus(),
+      .history = &runtime_history_,
+      .usage = &usage_,
+  };
+  for (const NodeScan& n : cluster_.scan()) in.cluster_gpus += n.gpu_count;
   // Tasks of a job array beyond what its limit lets start this pass take no
   // place in the queue depth: a throttled sweep of thousands must not hide
-  // the jobs behind it. The array's first tasks in queue order go first.
-  // Held tasks are set aside before this: they would take a place they
-  // cannot use.
+  // the jobs behind it. The array's first tasks in rank order go first.
   absl::flat_hash_map<uint64_t, int32_t> admitted;  // by array
   auto over_limit = [&](const v1::Job& job) {
     const int32_t limit = job.array().max_running();
@@ -124,100 +124,7 @@ SchedulerCore::Ranked SchedulerCore::RankPending() {
     ++taken;
     return false;
   };
-  // A held job is not ranked (Slurm gives it priority 0), and one whose row
-  // says so already needs nothing from the pass: thousands of held jobs
-  // would otherwise be scored and told again by every pass.
-  auto set_aside_if_held = [&](ActiveJob* a) {
-    if (!a->job.held()) return false;
-    if (!SaysHeld(a->job)) out.held.push_back(a);
-    return true;
-  };
-  if (options_.queues.weights.all_zero()) {
-    // The queue's own order is the ranking: only the jobs a pass looks at
-    // are touched, as many as queue_depth.
-    scores_.clear();
-    for (const auto& [key, a] : jobs_.pending()) {
-      if (set_aside_if_held(a)) continue;
-      // Past the depth only the held are looked for, to say why they wait.
-      if (out.order.size() >= options_.queue_depth) continue;
-      if (over_limit(a->job)) {
-        out.throttled.push_back(a);
-        continue;
-      }
-      PriorityScore score;
-      score.job = score.total = static_cast<double>(key.priority);
-      scores_.emplace_back(key.job_id, score);
-      out.order.push_back(a);
-    }
-    return out;
-  }
-  usage_.Advance(now, jobs_);
-
-  PriorityContext context{&options_.queues, now, 0, options_.queues.MaxTier()};
-  for (const NodeScan& n : cluster_.scan()) context.cluster_gpus += n.gpu_count;
-  const int64_t largest_node_gpus = cluster_.LargestNodeGpus();
-  // Every pass ranks the whole queue (age and usage move with the clock):
-  // the fair-share factor once per user and account, not once per job.
-  absl::flat_hash_map<std::pair<absl::string_view, absl::string_view>, double> fair_share_of;
-  // The starvation bound: ranking favours short work, so a gang that needs
-  // more than one node (several nodes free at once, which jobs ending one by
-  // one never give it) could wait without end. Once it has waited
-  // head_blocks_after it is due: ahead of every job that is not, oldest
-  // first, and so the first to get a reservation. A job that fits on one
-  // node needs no such help: it gets one whenever a node drains.
-  struct Candidate {
-    bool due;
-    double total;
-    QueueKey key;
-    ActiveJob* job;
-  };
-  std::vector<Candidate> ranked;
-  ranked.reserve(jobs_.pending().size());
-  scores_.clear();
-  scores_.reserve(jobs_.pending().size());
-  for (const auto& [key, a] : jobs_.pending()) {
-    if (set_aside_if_held(a)) continue;
-    const v1::JobSpec& spec = a->job.spec();
-    auto [it, fresh] =
-        fair_share_of.try_emplace(std::pair<absl::string_view, absl::string_view>(spec.user(), spec.account()), 0.0);
-    if (fresh) it->second = usage_.FairShareFactor(spec.user(), spec.account());
-    const RuntimeEstimate estimate = runtime_history_.Estimate(spec);
-    const absl::Duration expected = EndForecast::Run(spec, estimate);
-    PriorityScore score = ScoreJob(spec, absl::FromUnixNanos(key.submit_ns), it->second, expected, context);
-    score.expected_run = expected;
-    score.estimate = estimate;
-    scores_.emplace_back(key.job_id, score);
-    if (over_limit(a->job)) {
-      out.throttled.push_back(a);
-      continue;
-    }
-    const bool due = spec.resources().gpus() > largest_node_gpus &&
-                     now - absl::FromUnixNanos(key.submit_ns) >= options_.head_blocks_after;
-    ranked.push_back({due, score.total, key, a});
-  }
-  // Equal totals keep the old order (priority, then submission): a total order, so passes are deterministic.
-  auto before = [](const Candidate& a, const Candidate& b) {
-    if (a.due != b.due) return a.due;
-    if (a.due) return a.key.submit_ns < b.key.submit_ns || (a.key.submit_ns == b.key.submit_ns && a.key < b.key);
-    return a.total > b.total || (a.total == b.total && a.key < b.key);
-  };
-  // Only the first queue_depth are looked at: no need to sort the rest.
-  if (ranked.size() > options_.queue_depth) {
-    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(options_.queue_depth), ranked.end(),
-                     before);
-    ranked.resize(options_.queue_depth);
-  }
-  std::sort(ranked.begin(), ranked.end(), before);
-  out.order.reserve(ranked.size());
-  for (const Candidate& r : ranked) out.order.push_back(r.job);
-  return out;
-}
-
-std::optional<PriorityScore> SchedulerCore::PriorityOf(uint64_t job_id) const {
-  for (const auto& [id, score] : scores_) {
-    if (id == job_id) return score;
-  }
-  return std::nullopt;
+  return ranking_.Rank(jobs_, in, over_limit);
 }
 
 bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {

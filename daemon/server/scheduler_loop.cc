@@ -80,7 +80,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
     const auto pass_start = std::chrono::steady_clock::now();
     last_pass_ = clock_.Now();
     core_.Schedule(fx);
-    priorities_.Publish(core_.priorities());
+    priorities_.Publish(core_.TakePriorityUpdates());
     ++passes_;
     if (metrics_ != nullptr) metrics_->ObservePass(absl::FromChrono(std::chrono::steady_clock::now() - pass_start));
   }

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "absl/container/flat_hash_set.h"
 #include "common/proto_time.h"
 
 namespace gpusched::core {
@@ -42,19 +41,24 @@ void FairShare::Advance(absl::Time now, const std::vector<Holding>& running) {
     accounts_.usage[AccountOf(*h.user, *h.account)] += used;
     accounts_.total += used;
   }
+  users_.CountParties();
+  accounts_.CountParties();
 }
 
-void FairShare::SetWaiting(const std::vector<Holding>& waiting) {
-  // Views into the ledgers and the jobs, alive for this call only.
-  absl::flat_hash_set<absl::string_view> users, accounts;
-  for (const auto& [name, used] : users_.usage) users.insert(name);
-  for (const auto& [name, used] : accounts_.usage) accounts.insert(name);
-  for (const Holding& h : waiting) {
-    users.insert(*h.user);
-    accounts.insert(AccountOf(*h.user, *h.account));
+void FairShare::SetWaiting(const std::vector<absl::string_view>& users,
+                           const std::vector<absl::string_view>& accounts) {
+  for (auto [ledger, waiting] : {std::pair{&users_, &users}, std::pair{&accounts_, &accounts}}) {
+    ledger->waiting.clear();
+    for (absl::string_view name : *waiting) ledger->waiting.emplace_back(name);
+    ledger->CountParties();
   }
-  users_.parties = users.size();
-  accounts_.parties = accounts.size();
+}
+
+void FairShare::Ledger::CountParties() {
+  parties = usage.size();
+  for (const std::string& name : waiting) {
+    if (!usage.contains(name)) ++parties;
+  }
 }
 
 double FairShare::Ledger::Factor(const std::string& who) const {
@@ -89,6 +93,7 @@ void FairShare::Restore(const v1::FairShareUsage& usage) {
     }
     // Summed in name order, not in the stored map's (hashed) order.
     for (const auto& [name, used] : ledger->usage) ledger->total += used;
+    ledger->CountParties();
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -35,9 +36,9 @@ class FairShare {
   // charges `running` for that time (they held those GPUs all along).
   void Advance(absl::Time now, const std::vector<Holding>& running);
 
-  // Who is competing: the parties with jobs waiting, held ones aside (usage
-  // alone counts too).
-  void SetWaiting(const std::vector<Holding>& waiting);
+  // Who is competing: the users and accounts with jobs waiting, held ones
+  // aside (usage alone counts too).
+  void SetWaiting(const std::vector<absl::string_view>& users, const std::vector<absl::string_view>& accounts);
 
   double Factor(const std::string& user, const std::string& account) const;
   // What a restart needs to go on where this left off, as of the last
@@ -54,8 +55,10 @@ class FairShare {
     // bit (a hash map's order changes with its per-process seed).
     std::map<std::string, double, std::less<>> usage;
     double total = 0;
-    size_t parties = 0;  // with usage or waiting jobs
+    std::vector<std::string> waiting;  // with jobs waiting
+    size_t parties = 0;                // with usage or jobs waiting
     double Factor(const std::string& who) const;
+    void CountParties();
   };
 
   absl::Duration half_life_;

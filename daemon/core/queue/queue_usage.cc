@@ -7,20 +7,13 @@
 namespace gpusched::core {
 
 void QueueUsage::Advance(absl::Time now, const JobTable& jobs) {
-  std::vector<FairShare::Holding> running, waiting;
+  std::vector<FairShare::Holding> running;
   running.reserve(jobs.placed().size());
   for (uint64_t id : jobs.placed()) {
     const v1::JobSpec& spec = jobs.at(id).job.spec();
     running.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
   }
   fair_share_.Advance(now, running);
-  waiting.reserve(jobs.pending().size());
-  for (const auto& [key, a] : jobs.pending()) {
-    if (a->job.held()) continue;  // not competing until released
-    const v1::JobSpec& spec = a->job.spec();
-    waiting.push_back({&spec.user(), &spec.account(), HeldGpus(spec.resources())});
-  }
-  fair_share_.SetWaiting(waiting);
 }
 
 std::optional<v1::FairShareUsage> QueueUsage::DueToKeep(absl::Time now) {

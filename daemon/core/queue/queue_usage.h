@@ -27,9 +27,12 @@ class QueueUsage {
   const LimitLedger& limits() const { return limits_; }
 
   // Fair share up to `now`: the jobs placed held their GPUs all along (a
-  // share or a MIG instance as the part of a GPU it is), and the parties
-  // with pending jobs compete.
+  // share or a MIG instance as the part of a GPU it is).
   void Advance(absl::Time now, const JobTable& jobs);
+  // The users and accounts with jobs waiting: they compete for a share.
+  void SetWaiting(const std::vector<absl::string_view>& users, const std::vector<absl::string_view>& accounts) {
+    fair_share_.SetWaiting(users, accounts);
+  }
   double FairShareFactor(const std::string& user, const std::string& account) const {
     return fair_share_.Factor(user, account);
   }

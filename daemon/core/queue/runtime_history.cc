@@ -40,6 +40,7 @@ std::string RuntimeHistory::UserSizeKey(const v1::JobSpec& spec) {
 }
 
 void RuntimeHistory::Record(const v1::JobSpec& spec, absl::Duration ran) {
+  ++revision_;
   const double seconds = std::max(1.0, absl::ToDoubleSeconds(ran));
   if (!spec.name().empty()) {
     std::string key = NameKey(spec);

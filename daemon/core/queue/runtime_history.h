@@ -52,6 +52,8 @@ class RuntimeHistory {
   // A run that ended on its own after `ran`.
   void Record(const v1::JobSpec& spec, absl::Duration ran);
   RuntimeEstimate Estimate(const v1::JobSpec& spec) const;
+  // Counts the Record calls: estimates made at one revision hold until the next.
+  uint64_t revision() const { return revision_; }
 
  private:
   struct Group {
@@ -71,6 +73,7 @@ class RuntimeHistory {
   absl::node_hash_map<std::string, Group> by_name_;
   absl::node_hash_map<std::string, Group> by_user_size_;
   absl::node_hash_map<int, Group> by_size_;
+  uint64_t revision_ = 0;
   Group all_;
 };
 

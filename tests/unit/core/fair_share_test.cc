@@ -35,7 +35,7 @@ TEST_CASE("fair share: the total is summed in name order, so a restore gives the
   for (const auto& order : orders) {
     FairShare fair(absl::Hours(1));
     fair.Restore(Usage(order));
-    fair.SetWaiting({});
+    fair.SetWaiting({}, {});
     INFO(order[0] << "," << order[1] << "," << order[2]);
     CHECK(fair.Factor("a", "") == want_a);
     CHECK(fair.Factor("big", "") == want_big);
@@ -46,7 +46,8 @@ TEST_CASE("fair share: no usage gives 1, one party's share gives 0.5, twice it 0
   FairShare fair(absl::Hours(1));
   const std::string alice = "alice", bob = "bob", none;
   fair.Advance(absl::UnixEpoch(), {});
-  fair.SetWaiting({{&alice, &none, 1}, {&bob, &none, 1}});
+  // Accounts default to the user's name.
+  fair.SetWaiting({"alice", "bob"}, {"alice", "bob"});
   CHECK(fair.Factor("alice", "") == 1);
   // alice alone ran: all usage is hers, two parties compete.
   fair.Advance(absl::UnixEpoch() + absl::Seconds(10), {{&alice, &none, 2}});

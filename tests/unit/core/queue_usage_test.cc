@@ -36,30 +36,31 @@ TEST_CASE("the placed jobs' users are charged for the time they held GPUs; pendi
   JobTable jobs;
   jobs.Add(Job(jobs, "alice", 4, v1::JOB_STATE_RUNNING));
   jobs.Add(Job(jobs, "bob", 4, v1::JOB_STATE_PENDING));
+  usage.SetWaiting({"bob"}, {"bob-lab"});
   usage.Advance(kT0, jobs);
   usage.Advance(kT0 + absl::Hours(1), jobs);
   CHECK(usage.FairShareFactor("alice", "alice-lab") < usage.FairShareFactor("bob", "bob-lab"));
   CHECK(usage.FairShareFactor("bob", "bob-lab") == 1.0);
 }
 
-TEST_CASE("a user whose jobs are all held does not compete: the others' fair shares are not split with them",
-          "[queue_usage]") {
+TEST_CASE("the parties with jobs waiting split the shares with those that used GPUs", "[queue_usage]") {
   const QueuePolicy queues = Queues();
-  auto alice_factor = [&](bool bob_held) {
+  auto alice_factor = [&](const std::vector<absl::string_view>& waiting_users) {
     QueueUsage usage(queues);
     JobTable jobs;
     jobs.Add(Job(jobs, "alice", 4, v1::JOB_STATE_RUNNING));
-    ActiveJob bob = Job(jobs, "bob", 4, v1::JOB_STATE_PENDING);
-    bob.job.set_held(bob_held);
-    jobs.Add(std::move(bob));
+    std::vector<absl::string_view> waiting_accounts;
+    for (absl::string_view user : waiting_users) waiting_accounts.push_back(user == "bob" ? "bob-lab" : "alice-lab");
+    usage.SetWaiting(waiting_users, waiting_accounts);
     usage.Advance(kT0, jobs);
     usage.Advance(kT0 + absl::Hours(1), jobs);
     return usage.FairShareFactor("alice", "alice-lab");
   };
   // All of the usage is alice's: against one competitor her share is half
-  // the cluster, alone it is all of it.
-  CHECK(alice_factor(/*bob_held=*/false) == Approx(0.25));
-  CHECK(alice_factor(/*bob_held=*/true) == Approx(0.5));
+  // the cluster, alone it is all of it; her own waiting jobs add no party.
+  CHECK(alice_factor({"bob"}) == Approx(0.25));
+  CHECK(alice_factor({}) == Approx(0.5));
+  CHECK(alice_factor({"alice"}) == Approx(0.5));
 }
 
 TEST_CASE("the usage is due to be kept at most once a minute, and not at all when fair share weighs nothing",
