@@ -152,6 +152,7 @@ absl::StatusOr<DaemonOptions> ServeOptions(const gpusched::daemon::ServeSettings
   core.node_not_responding_after = absl::Milliseconds(s.node_not_responding_ms);
   core.node_down_after = absl::Milliseconds(std::max(s.node_down_ms, s.node_not_responding_ms));
   core.head_blocks_after = absl::Hours(s.head_blocks_after_h);
+  core.priority_refresh = absl::Seconds(s.priority_refresh_s);
   core.probe.drain_below = static_cast<double>(s.probe_drain_below_percent) / 100;
   core.probe.preflight_min = static_cast<double>(s.preflight_min_percent) / 100;
   core.placement_policy = s.placement_policy;

@@ -68,6 +68,11 @@ const config::SettingsTable<ServeSettings>& ServeSettingsTable() {
                   "limits) lets smaller jobs pass it before it holds them back until it starts; 0 = strict queue "
                   "order"),
        &S::head_blocks_after_h},
+      {IntSetting("priority_refresh_s", 1, 86'400,
+                  "seconds the pending jobs' priorities hold before all are scored again (age and usage move with "
+                  "the clock); a job that joins the queue is scored at once, and an ended job, a new node or a new "
+                  "user scores all again at the next pass"),
+       &S::priority_refresh_s},
       // NCCL reaches 70-90% of a link's rate on healthy hardware, so half is "far below".
       {IntSetting("probe_drain_below_percent", 0, 100,
                   "drain a node whose NCCL link calibration measures a GPU pair below this share of its link's "

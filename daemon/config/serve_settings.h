@@ -38,6 +38,7 @@ struct ServeSettings {
   int64_t node_not_responding_ms = 30'000;
   int64_t node_down_ms = 120'000;
   int64_t head_blocks_after_h = core::kDefaultHeadBlocksAfterHours;
+  int64_t priority_refresh_s = 30;
   // In percent of the topology's estimate; see the table's help.
   int64_t probe_drain_below_percent = 50;
   int64_t preflight_min_percent = 50;

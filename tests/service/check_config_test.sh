@@ -27,7 +27,7 @@ expect() {
   fi
 }
 
-expect 0 "^$shipped/gpuschedd.toml: valid, 15 settings: listen=127.0.0.1:6870 .* share_packing=best-fit " \
+expect 0 "^$shipped/gpuschedd.toml: valid, 16 settings: listen=127.0.0.1:6870 .* share_packing=best-fit " \
   "$gpuschedd" check-config "$shipped/gpuschedd.toml"
 expect 0 "^$shipped/agent.toml: valid, [0-9]+ settings: daemon=127.0.0.1:6870 " \
   "$agent" check-config "$shipped/agent.toml"
