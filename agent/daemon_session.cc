@@ -155,6 +155,7 @@ bool DaemonSession::RunConnection() {
   cv_.SignalAll();  // the sender watches the registration deadline
 
   const std::string address = replicas_.current();
+  const size_t replica = replicas_.current_index();
   std::unique_ptr<Stream> stream = CurrentStub().Connect(context.get());
   v1::AgentMessage hello;
   *hello.mutable_register_() = handler_->MakeRegistration();
@@ -192,6 +193,16 @@ bool DaemonSession::RunConnection() {
     next_heartbeat_ = SteadyTime::max();
   }
   grpc::Status status = stream->Finish();
+  if (!registered) {
+    // A channel whose connection failed redials only once its own backoff
+    // has passed; an attempt of ours before then fails at once. The two
+    // backoffs added up left a node silent for twice as long after its
+    // daemon came back (long enough to be taken for down): the next attempt
+    // dials on a fresh channel, and ours is the only backoff.
+    stream.reset();
+    stubs_[replica].reset();
+    channels_[replica].reset();
+  }
   // Another replica next time: the one a standby named, else the next.
   redirected_ = replicas_.size() > 1 && replicas_.FailedWith(context->GetServerTrailingMetadata());
   bool stopping;

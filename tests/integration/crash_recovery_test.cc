@@ -109,6 +109,7 @@ TEST_CASE("a job that ends while the daemon is down is reported on reconnect, no
   std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // it exits meanwhile
   cluster.StartDaemon();
   v1::Job job = cluster.WaitForEnd(id, 30);
+  INFO("daemon log:\n" << cluster.DaemonLog() << "\nagent log:\n" << cluster.AgentLog("node-a"));
   CHECK(job.state() == v1::JOB_STATE_FAILED);
   CHECK(job.exit_code() == 3);
   CHECK(job.attempt() == 0);
