@@ -11,7 +11,7 @@
 namespace gpusched::core {
 
 // A pending job's factors (PriorityFactors in types.proto), kept as plain
-// numbers: thousands of jobs are ranked on every pass.
+// numbers: a refresh scores every pending job (pending_ranking.h).
 struct PriorityScore {
   double age = 0;
   double fair_share = 0;
