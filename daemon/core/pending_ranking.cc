@@ -74,8 +74,12 @@ void PendingRanking::Insert(ActiveJob* a, const RankInputs& in) {
   const v1::Job& job = a->job;
   Member m{Entry{0, QueueKey::Of(job), a, false, job.array().max_running() > 0}, job.spec().user(),
            std::string(AccountOf(job.spec().user(), job.spec().account()))};
-  // Scored now only when the reference holds: a refresh scores it anyway.
-  if (scored_at_ != absl::InfinitePast()) Score(m.entry, in, nullptr);
+  // Scored now only when the reference holds: a refresh scores it anyway,
+  // and hands all the scores on.
+  if (scored_at_ != absl::InfinitePast()) {
+    Score(m.entry, in, nullptr);
+    NoteChanged(job.id(), scores_.at(job.id()));
+  }
   ranked_.insert(m.entry);
   if (m.entry.gang) gangs_.insert(m.entry.key);
   if (m.entry.limited) ++limited_;
@@ -170,7 +174,6 @@ void PendingRanking::Score(Entry& e, const RankInputs& in, FairShareCache* fair_
   e.total = score.total;
   e.gang = weighted_ && spec.resources().gpus() > in.largest_node_gpus;
   scores_[e.job->job.id()] = score;
-  if (fair_share == nullptr) NoteChanged(e.job->job.id(), score);  // a refresh sends all
 }
 
 void PendingRanking::NoteChanged(uint64_t id, std::optional<PriorityScore> score) {

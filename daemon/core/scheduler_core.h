@@ -223,8 +223,6 @@ class SchedulerCore {
   // what changed since the last call, for the daemon's readers; one job's.
   PendingRanking::ScoreUpdates TakePriorityUpdates() { return ranking_.TakeScoreUpdates(); }
   std::optional<PriorityScore> PriorityOf(uint64_t job_id) const { return ranking_.ScoreOf(job_id); }
-  // How many times every pending job was scored (pending_ranking.h).
-  uint64_t priority_refreshes() const { return ranking_.rescores(); }
   const QueuePolicy& queues() const { return options_.queues; }
   // A job that ended on its own after running `ran`: what jobs like it that
   // give no time limit are expected to take. The core learns from the jobs
