@@ -41,11 +41,12 @@ Distribution Summarize(std::vector<double> values) {
 }
 
 absl::string_view SizeClassName(int size_class) {
-  static constexpr absl::string_view kNames[kSizeClasses] = {"all", "1", "2-4", "5-8", ">8"};
+  static constexpr absl::string_view kNames[kSizeClasses] = {"all", "1", "2-4", "5-8", ">8", "<1"};
   return kNames[size_class];
 }
 
-int SizeClassOf(int64_t gpus) {
+int SizeClassOf(int64_t gpus, int gpu_milli) {
+  if (gpu_milli < 1000) return kShareClass;
   if (gpus <= 1) return 1;
   if (gpus <= 4) return 2;
   if (gpus <= 8) return 3;
@@ -76,7 +77,7 @@ PolicyMetrics ComputeMetrics(const SimResult& result) {
     if (job.state == v1::JOB_STATE_TIMEOUT) ++m.timed_out;
     if (job.state == v1::JOB_STATE_COMPLETED) {
       ++m.completed;
-      for (int c : {0, SizeClassOf(job.gpus)}) {
+      for (int c : {0, SizeClassOf(job.gpus, job.gpu_milli)}) {
         jct[c].push_back(job.end_s - job.submit_s);
         wait[c].push_back(job.start_s - job.submit_s);
       }
@@ -107,12 +108,12 @@ PolicyMetrics ComputeMetrics(const SimResult& result) {
   const double total = static_cast<double>(result.total_gpus);
   double busy = 0, waiting = 0, free_waiting = 0, paid = 0, cost = 0;
   ForEachStretch(result.usage, last_end, [&](double from, double to, const UsageSample& s) {
-    busy += static_cast<double>(s.busy_gpus) * (to - from);
+    busy += s.busy_gpus * (to - from);
     paid += static_cast<double>(s.paid_gpus) * (to - from);
     cost += s.cost_per_hour * (to - from) / 3600;
     if (s.pending_jobs > 0) {
       waiting += to - from;
-      free_waiting += (total - static_cast<double>(s.busy_gpus)) * (to - from);
+      free_waiting += (total - s.busy_gpus) * (to - from);
     }
   });
   if (m.makespan_s > 0 && total > 0) {
@@ -143,7 +144,7 @@ std::vector<UsageBucket> UsageOverTime(const SimResult& result, double bucket_s)
       if (static_cast<double>(b + 1) * bucket_s <= t) ++b;  // t on an edge, rounded down
       if (b >= buckets.size()) break;
       const double edge = std::min(to, static_cast<double>(b + 1) * bucket_s);
-      buckets[b].utilization += static_cast<double>(s.busy_gpus) / total * (edge - t) / bucket_s;
+      buckets[b].utilization += s.busy_gpus / total * (edge - t) / bucket_s;
       buckets[b].waiting_jobs += static_cast<double>(s.pending_jobs) * (edge - t) / bucket_s;
       t = edge;
     }

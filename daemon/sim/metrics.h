@@ -17,10 +17,12 @@ struct Distribution {
 };
 Distribution Summarize(std::vector<double> values);
 
-// Job sizes the metrics are broken down by: all, 1, 2-4, 5-8, >8 GPUs.
-inline constexpr int kSizeClasses = 5;
+// Job sizes the metrics are broken down by: all, 1, 2-4, 5-8, >8 GPUs, and
+// last a share of one GPU (<1), which only traces of shared GPUs have.
+inline constexpr int kSizeClasses = 6;
+inline constexpr int kShareClass = 5;
 absl::string_view SizeClassName(int size_class);
-int SizeClassOf(int64_t gpus);  // 1..4
+int SizeClassOf(int64_t gpus, int gpu_milli = 1000);  // 1..5
 
 struct PolicyMetrics {
   std::string policy;

@@ -6,6 +6,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "daemon/sim/trace.h"
 
 namespace gpusched::sim {
 
@@ -40,6 +41,17 @@ absl::StatusOr<std::vector<OpenbNode>> ParseOpenbNodes(absl::string_view text);
 // gpu_spec (others, the times and phases, ignored). num_gpu 0 to 64;
 // gpu_milli 1 to 1000 with GPUs and 0 without; gpu_spec models joined by '|'.
 absl::StatusOr<std::vector<OpenbPod>> ParseOpenbPods(absl::string_view text);
+
+// The pod list as a trace to replay through the core on a clock (`gpuschedd
+// simulate`): each pod with GPUs is a job on one node, submitted at its
+// creation_time, running deletion_time - scheduled_time, asking gpu_milli of
+// each of its num_gpu GPUs, its CPUs (rounded up to whole cores per GPU) and
+// memory, and its gpu_spec model. Skipped and counted: CPU-only pods, and
+// pods never scheduled (Pending when the trace was taken: no run time). The
+// pods have no users; every job is kOpenbUser's. Errors as ParseOpenbPods',
+// and a time column out of order names its line.
+inline constexpr char kOpenbUser[] = "openb";
+absl::StatusOr<Trace> ParseOpenbTrace(absl::string_view text);
 
 absl::StatusOr<std::vector<OpenbNode>> LoadOpenbNodes(const std::string& path);
 absl::StatusOr<std::vector<OpenbPod>> LoadOpenbPods(const std::string& path);

@@ -1,5 +1,6 @@
 #include "daemon/sim/report.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
@@ -53,7 +54,11 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
   if (trace.skipped_steps > 0) absl::StrAppend(&out, ", ", trace.skipped_steps, " job steps");
   absl::StrAppend(&out, "\ncluster  ", run.cluster_name.empty() ? "" : absl::StrCat(run.cluster_name, ": "),
                   run.cluster_summary, "\n");
+  if (run.arrival_speedup != 1) {
+    absl::StrAppend(&out, "arrivals ", run.arrival_speedup, "x as fast as in the trace (run times as they are)\n");
+  }
   if (!run.job_topology.empty()) absl::StrAppend(&out, "jobs     --topology ", run.job_topology, "\n");
+  if (!run.share_packing.empty()) absl::StrAppend(&out, "shares   of a GPU packed by ", run.share_packing, "\n");
   absl::StrAppend(&out, "order    ",
                   run.multifactor ? "multifactor (the daemon's default: short work first, fair share, age, size)"
                                   : "fifo (submission order)",
@@ -101,7 +106,13 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
   for (const auto& [title, which] : {std::pair{"job completion time (h)", &PolicyMetrics::jct},
                                      std::pair{"queueing delay (h)", &PolicyMetrics::wait}}) {
     t.Section(title);
-    for (int c = 0; c < kSizeClasses; ++c) {
+    // All, then shares of a GPU where the trace has them, then by GPU count.
+    static_assert(kSizeClasses == 6 && kShareClass == 5);
+    for (int c : {0, kShareClass, 1, 2, 3, 4}) {
+      if (c == kShareClass && std::none_of(policies.begin(), policies.end(),
+                                           [&](const PolicyMetrics& p) { return (p.*which)[c].count > 0; })) {
+        continue;
+      }
       const std::string group = c == 0 ? "all" : absl::StrCat(SizeClassName(c), " GPU");
       t.Row(absl::StrCat("  ", group, " jobs: count"),
             [&](const PolicyMetrics& p) { return absl::StrCat((p.*which)[c].count); });

@@ -20,9 +20,11 @@ struct RunDescription {
   double time_limit_factor = 0;
   // How long a job that cannot be given a reservation lets smaller ones pass.
   absl::Duration head_blocks_after = absl::ZeroDuration();
-  std::string job_topology;  // "prefer", "strict (wait 3600 s)", "any": what every job asked for
-  bool multifactor = false;  // the daemon's ranking, or submission order
-  std::string pools;         // "" = no elastic pools: no cost section
+  std::string job_topology;    // "prefer", "strict (wait 3600 s)", "any": what every job asked for
+  bool multifactor = false;    // the daemon's ranking, or submission order
+  std::string pools;           // "" = no elastic pools: no cost section
+  double arrival_speedup = 1;  // SimulateOptions::arrival_speedup
+  std::string share_packing;   // how shares pick their GPUs; "" = the trace has no shares
 };
 
 // The comparison table, policies side by side: a few heading lines, then one

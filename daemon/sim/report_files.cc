@@ -39,6 +39,8 @@ std::string SummaryCsv(const std::vector<PolicyMetrics>& metrics) {
     row(m, "free_while_waiting_gpu_h", "all", m.free_while_waiting_gpu_h);
     row(m, "free_while_waiting_share", "all", m.free_while_waiting_share);
     for (int c = 0; c < kSizeClasses; ++c) {
+      // Shares of a GPU only where the trace has them.
+      if (c == kShareClass && m.jct[c].count == 0 && m.wait[c].count == 0) continue;
       for (const auto& [name, d] : {std::pair{"jct", m.jct[c]}, std::pair{"wait", m.wait[c]}}) {
         row(m, absl::StrCat(name, "_count"), SizeClassName(c), static_cast<double>(d.count));
         row(m, absl::StrCat(name, "_mean_s"), SizeClassName(c), d.mean);
@@ -63,13 +65,13 @@ std::string JobsCsv(const SimResult& r) {
   // past 1e6 s to tens of seconds.
   auto time = [](double s) { return absl::StrFormat("%.3f", s); };
   std::string out =
-      "trace_index,trace_job_id,job_id,gpus,submit_s,start_s,end_s,wait_s,jct_s,trace_duration_s,slowdown,"
+      "trace_index,trace_job_id,job_id,gpus,gpu_milli,submit_s,start_s,end_s,wait_s,jct_s,trace_duration_s,slowdown,"
       "placed_bw_gbps,ideal_bw_gbps,nodes,placement,span,worst_link,state,reason\n";
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     const JobOutcome& j = r.jobs[i];
     const bool ran = j.start_s >= 0 && j.end_s >= 0;
-    absl::StrAppend(&out, i, ",", CsvQuoted(j.trace_id), ",", j.job_id, ",", j.gpus, ",", time(j.submit_s), ",",
-                    ran ? time(j.start_s) : "", ",", ran ? time(j.end_s) : "", ",",
+    absl::StrAppend(&out, i, ",", CsvQuoted(j.trace_id), ",", j.job_id, ",", j.gpus, ",", j.gpu_milli, ",",
+                    time(j.submit_s), ",", ran ? time(j.start_s) : "", ",", ran ? time(j.end_s) : "", ",",
                     ran ? time(j.start_s - j.submit_s) : "", ",", ran ? time(j.end_s - j.submit_s) : "", ",",
                     time(j.trace_duration_s), ",", Num(j.slowdown), ",", Num(j.placed_bw), ",", Num(j.ideal_bw), ",",
                     j.nodes, ",", CsvQuoted(j.placement), ",", CsvQuoted(j.span), ",", CsvQuoted(j.worst_link), ",",

@@ -1,6 +1,7 @@
 #include "daemon/sim/simulate_command.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "daemon/core/scheduler_core.h"
 #include "daemon/sim/cluster_spec.h"
 #include "daemon/sim/metrics.h"
+#include "daemon/sim/openb_cluster.h"
 #include "daemon/sim/pools_file.h"
 #include "daemon/sim/report.h"
 #include "daemon/sim/report_files.h"
@@ -22,11 +24,19 @@
 namespace gpusched::sim {
 namespace {
 
+// A cluster spec in TOML, or the openb node list.
 absl::StatusOr<SimCluster> LoadCluster(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read cluster spec ", path));
   std::stringstream text;
   text << in.rdbuf();
+  if (LooksLikeOpenbNodeList(text.str())) {
+    auto nodes = ParseOpenbNodes(text.str());
+    if (!nodes.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", nodes.status().message()));
+    auto cluster = BuildOpenbCluster(*nodes, std::filesystem::path(path).stem().string());
+    if (!cluster.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", cluster.status().message()));
+    return cluster;
+  }
   auto spec = ParseClusterSpec(text.str());
   if (!spec.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", spec.status().message()));
   if (spec->name.empty()) spec->name = std::filesystem::path(path).stem().string();
@@ -58,6 +68,11 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   if (options.limit > 0 && static_cast<int64_t>(trace->jobs.size()) > options.limit) {
     trace->jobs.resize(static_cast<size_t>(options.limit));
   }
+  if (options.arrival_speedup != 1) {
+    for (TraceJob& job : trace->jobs) {
+      job.submit_s = std::llround(static_cast<double>(job.submit_s) / options.arrival_speedup);
+    }
+  }
   auto cluster = LoadCluster(options.cluster_path);
   if (!cluster.ok()) return cluster.status();
   err << "simulate: " << trace->jobs.size() << " jobs on " << cluster->summary << "; load average " << LoadAverage()
@@ -87,6 +102,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.multifactor = options.multifactor;
     sim.pools = pools.pools;
     sim.power = pools.power;
+    sim.share_packing = options.share_packing;
     const bool fresh_peak = ResetPeakRss();
     const absl::Time wall_start = absl::Now();
     const double cpu_start = CpuSeconds();
@@ -109,6 +125,12 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.time_limit_factor = options.time_limit_factor;
   run.head_blocks_after = head_blocks_after;
   run.multifactor = options.multifactor;
+  run.arrival_speedup = options.arrival_speedup;
+  if (std::any_of(trace->jobs.begin(), trace->jobs.end(), [](const TraceJob& j) { return j.gpu_milli < 1000; })) {
+    for (const std::string& name : core::SharePackingNames()) {
+      if (core::ParseSharePacking(name) == options.share_packing) run.share_packing = name;
+    }
+  }
   if (!options.pools_path.empty()) {
     run.pools = absl::StrCat(std::filesystem::path(options.pools_path).filename().string(), ": ", pools.pools.size(),
                              " pools, boot ", absl::FormatDuration(pools.power.boot_delay), ", ",
@@ -153,7 +175,10 @@ std::string SimulateHelpFooter() {
       "(stdout and --out files; timings and memory go to stderr).\n\n"
       "Traces: the CSV of shared/traces (job_id,submit_time_s,num_gpus,duration_s,user,queue,status) or a Slurm\n"
       "`sacct --parsable2` export (JobID, Submit, Elapsed or Start+End, AllocTRES or ReqTRES gres/gpu=N; User,\n"
-      "Partition, State if present). Rows without a duration or without GPUs are skipped and counted.\n\n"
+      "Partition, State if present), or the Alibaba openb pod list (shared/traces/alibaba-openb: a job per pod\n"
+      "with GPUs, from creation_time for deletion_time - scheduled_time, asking gpu_milli of each GPU; --cluster\n"
+      "then takes the openb node list, every GPU time-sliced). Rows without a duration or without GPUs are\n"
+      "skipped and counted.\n\n"
       "Runtime model: a trace's duration is the job's run time at an ideal placement. A multi-GPU job placed\n"
       "worse runs\n"
       "    duration x (1 + c x (ideal_bw / placed_bw - 1))\n"

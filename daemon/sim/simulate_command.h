@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "daemon/core/policy/share_packing.h"
 #include "daemon/sim/runtime_model.h"
 #include "daemon/sim/trace_file.h"
 #include "gpusched/v1/types.pb.h"
@@ -26,8 +27,12 @@ struct SimulateOptions {
   bool multifactor = true;          // SimOptions::multifactor (--order)
   double head_blocks_after_h = -1;  // SimOptions::head_blocks_after in hours; negative: the daemon's default
   int64_t limit = 0;                // replay only the first N selected jobs; 0 = all
-  std::string out_dir;              // "" = no files
-  std::string pools_path;           // "" = no elastic pools (sim/pools_file.h)
+  // Arrivals this many times as fast (submit times divided by it), run
+  // times as they are: the offered load grows as much.
+  double arrival_speedup = 1;
+  std::string out_dir;                                              // "" = no files
+  std::string pools_path;                                           // "" = no elastic pools (sim/pools_file.h)
+  core::SharePacking share_packing = core::SharePacking::kBestFit;  // SimOptions::share_packing
 };
 
 // `gpuschedd simulate`: loads the trace and the cluster, replays the trace

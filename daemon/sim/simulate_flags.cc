@@ -8,17 +8,21 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_ = app.add_subcommand(
       "simulate", "replay a job trace through the scheduling core on a virtual clock and compare placement policies");
   command_->footer(SimulateHelpFooter());
-  command_->add_option("--trace", options_.trace_path, "job trace: shared/traces CSV or sacct --parsable2 export")
+  command_
+      ->add_option("--trace", options_.trace_path,
+                   "job trace: shared/traces CSV, sacct --parsable2 export, or the Alibaba openb pod list")
       ->required()
       ->check(CLI::ExistingFile);
   command_
-      ->add_option("--cluster", options_.cluster_path, "cluster spec (TOML), e.g. daemon/sim/clusters/dgx-h100-64.toml")
+      ->add_option("--cluster", options_.cluster_path,
+                   "cluster spec (TOML), e.g. daemon/sim/clusters/dgx-h100-64.toml, or the Alibaba openb node "
+                   "list (CSV, e.g. openb_node_list_gpu_node.csv: every GPU shared by time-slicing)")
       ->required()
       ->check(CLI::ExistingFile);
   command_->add_option("--policy", policies_, "placement policies to compare, comma-separated")->capture_default_str();
   command_->add_option("--queue", options_.queue, "replay only this queue (CSV queue column, sacct Partition)");
   command_->add_option("--format", format_, "trace format")
-      ->check(CLI::IsMember({"auto", "csv", "sacct"}))
+      ->check(CLI::IsMember({"auto", "csv", "sacct", "openb"}))
       ->capture_default_str();
   command_
       ->add_option("--comm-share", options_.model.comm_share,
@@ -62,6 +66,13 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                    "it holds them back (as serve's head_blocks_after; 0 = strict queue order; default: the "
                    "daemon's)")
       ->check(CLI::Range(0.0, 100000.0));
+  command_
+      ->add_option("--arrival-speedup", options_.arrival_speedup,
+                   "jobs arrive this many times as fast (submit times divided by it), each running as long as in "
+                   "the trace: the offered load grows as much (e.g. the openb pods, which hold 1% of their cluster "
+                   "at their peak)")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
   command_->add_option("--limit", options_.limit, "replay only the first N jobs (0 = all)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
       ->capture_default_str();
@@ -70,13 +81,23 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                        "tables as in gpuschedd.toml, boot_delay, boot_failure_rate, suspend_delay, "
                        "static_cost_per_gpu_hour, spot_interruptions_per_node_hour, spot_notice); adds GPU-hours paid "
                        "and used, waste and cost to the table");
+  command_
+      ->add_option("--share-packing", share_packing_,
+                   "how a share of a GPU picks its GPU, as serve's share_packing: best-fit or fgd (the fragmentation "
+                   "gradient over the shares the cluster holds and waits for)")
+      ->check(CLI::IsMember(core::SharePackingNames()))
+      ->capture_default_str();
   command_->add_option("--out", options_.out_dir, "write CSV files (and PNGs if gnuplot is installed) to this folder");
 }
 
 SimulateOptions SimulateFlags::Options() const {
   SimulateOptions o = options_;
   o.policies = absl::StrSplit(policies_, ',', absl::SkipEmpty());
-  o.format = format_ == "csv" ? TraceFormat::kCsv : format_ == "sacct" ? TraceFormat::kSacct : TraceFormat::kAuto;
+  o.format = format_ == "csv"     ? TraceFormat::kCsv
+             : format_ == "sacct" ? TraceFormat::kSacct
+             : format_ == "openb" ? TraceFormat::kOpenb
+                                  : TraceFormat::kAuto;
+  o.share_packing = *core::ParseSharePacking(share_packing_);
   o.model.slowdown = !no_slowdown_;
   o.multifactor = order_ == "multifactor";
   o.topology_mode = topology_ == "strict" ? v1::TOPOLOGY_MODE_STRICT

@@ -22,6 +22,7 @@ class SimulateFlags {
   std::string format_ = "auto";
   std::string topology_ = "prefer";
   std::string order_ = "multifactor";
+  std::string share_packing_ = core::kDefaultSharePacking;
   bool no_slowdown_ = false;
 };
 

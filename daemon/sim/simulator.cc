@@ -17,6 +17,7 @@
 #include "common/proto_time.h"
 #include "daemon/core/gang_request.h"
 #include "daemon/core/scheduler_core.h"
+#include "daemon/core/sharing/share_request.h"
 
 namespace gpusched::sim {
 namespace {
@@ -126,6 +127,7 @@ class Replay {
       }
     }
     o.placement_policy = options.policy;
+    o.share_packing = options.share_packing;
     if (!options.multifactor) {
       o.queues.weights = core::PriorityWeights::None();
     }
@@ -147,6 +149,7 @@ class Replay {
     JobOutcome& out = result_.jobs[i];
     out.trace_id = t.id;
     out.gpus = t.gpus;
+    out.gpu_milli = t.gpu_milli;
     out.submit_s = static_cast<double>(t.submit_s);
     out.trace_duration_s = static_cast<double>(t.duration_s);
     v1::JobSpec spec;
@@ -155,7 +158,14 @@ class Replay {
     spec.set_user(t.user);
     // The trace's queue names the cluster it came from, not a scheduler
     // queue: every job goes to the core's default queue.
-    spec.mutable_resources()->set_gpus(t.gpus);
+    v1::Resources& r = *spec.mutable_resources();
+    r.set_gpus(t.gpus);
+    if (t.one_node) r.set_nodes(1);
+    if (t.gpu_milli < core::sharing::kWholeGpuMilli) r.set_gpu_share_milli(t.gpu_milli);
+    // Whole cores per GPU, rounded up: the core counts CPUs in cores.
+    if (t.cpu_milli > 0 && t.gpus > 0) r.set_cpus_per_gpu((t.cpu_milli + t.gpus * 1000 - 1) / (t.gpus * 1000));
+    if (t.memory_mib > 0 && t.gpus > 0) r.set_mem_per_gpu_mb((t.memory_mib + t.gpus - 1) / t.gpus);
+    r.set_gpu_model(t.gpu_model);
     spec.set_topology(options_.topology_mode);
     spec.set_topology_wait_s(options_.topology_wait_s);
     if (options_.time_limit_factor > 0) {
@@ -290,7 +300,7 @@ class Replay {
       if (out.nodes == 0) continue;
       // Requeued (its spot node taken back): it gives its GPUs up and is
       // placed again, from the beginning (below, if it starts in this pass).
-      busy_gpus_ -= out.gpus;
+      busy_milli_ -= out.gpus * out.gpu_milli;
       out.nodes = 0;
       ++pending_;
       ++result_.requeues;
@@ -317,7 +327,7 @@ class Replay {
       out.submit_s = SecondsSince(job.submit_time());
       out.start_s = SecondsSince(job.start_time());
       out.end_s = SecondsSince(job.end_time());
-      if (out.nodes > 0) busy_gpus_ -= out.gpus;
+      if (out.nodes > 0) busy_milli_ -= out.gpus * out.gpu_milli;
       // Its nodes may go idle: a pass when they have been idle long enough.
       if (!elastic_.empty()) Wake(now + absl::ToInt64Nanoseconds(idle_wake_));
     }
@@ -337,7 +347,7 @@ class Replay {
     out.placed_bw = a.est_bus_bandwidth_gbps();
     out.ideal_bw = out.gpus >= 2 ? ideal_.For(core::ToGangRequest(job->spec())) : 0;
     out.slowdown = options_.model.Factor(out.gpus, out.ideal_bw, out.placed_bw);
-    busy_gpus_ += out.gpus;
+    busy_milli_ += out.gpus * out.gpu_milli;
     --pending_;
   }
 
@@ -356,9 +366,10 @@ class Replay {
     const double t = static_cast<double>(now) / 1e9;
     const int64_t paid = paid_gpus_;
     const double cost = cost_per_hour_;
-    const UsageSample sample{t, busy_gpus_, pending_, paid, cost};
+    const double busy = static_cast<double>(busy_milli_) / core::sharing::kWholeGpuMilli;
+    const UsageSample sample{t, busy, pending_, paid, cost};
     auto& usage = result_.usage;
-    if (!usage.empty() && usage.back().busy_gpus == busy_gpus_ && usage.back().pending_jobs == pending_ &&
+    if (!usage.empty() && usage.back().busy_gpus == busy && usage.back().pending_jobs == pending_ &&
         usage.back().paid_gpus == paid && usage.back().cost_per_hour == cost) {
       return;
     }
@@ -379,7 +390,7 @@ class Replay {
   uint64_t seq_ = 0;
   std::vector<uint64_t> job_of_trace_;  // 0: refused
   std::vector<size_t> trace_of_job_;    // by job id - 1
-  int64_t busy_gpus_ = 0;
+  int64_t busy_milli_ = 0;              // GPUs allocated, in thousandths (shares count as theirs)
   int64_t pending_ = 0;
   // Elastic pools: their nodes, each pool node's price, the requests whose
   // programs run, and how long after a job ends a pass may suspend its nodes.

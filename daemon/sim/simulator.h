@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/core/policy/share_packing.h"
 #include "daemon/core/power/pool_spec.h"
 #include "daemon/sim/runtime_model.h"
 #include "daemon/sim/sim_cluster.h"
@@ -51,6 +52,7 @@ struct SimOptions {
   // own); the replay plays their programs as `power` says.
   std::vector<core::PoolSpec> pools;
   SimPower power;
+  core::SharePacking share_packing = core::SharePacking::kBestFit;  // CoreOptions::share_packing
 };
 
 // What became of one trace job. Times are virtual seconds after the first
@@ -59,6 +61,7 @@ struct JobOutcome {
   std::string trace_id;  // the job's id in the trace
   uint64_t job_id = 0;   // 0 when the core refused the submission
   int64_t gpus = 0;
+  int gpu_milli = 1000;  // of each GPU (TraceJob::gpu_milli)
   double submit_s = 0;
   double start_s = -1;  // -1: never started
   double end_s = -1;    // -1: never ended
@@ -75,10 +78,11 @@ struct JobOutcome {
 };
 
 // The cluster between two scheduling passes: from `t_s` until the next
-// sample, `busy_gpus` were allocated and `pending_jobs` waited.
+// sample, `busy_gpus` were allocated (shares count as their fraction) and
+// `pending_jobs` waited.
 struct UsageSample {
   double t_s = 0;
-  int64_t busy_gpus = 0;
+  double busy_gpus = 0;
   int64_t pending_jobs = 0;
   int64_t paid_gpus = 0;     // on nodes that are not powered down
   double cost_per_hour = 0;  // those GPUs at their pools' prices

@@ -18,6 +18,13 @@ struct TraceJob {
   std::string user;
   std::string queue;
   int line = 0;  // in the source file, for messages
+  // What a trace of shared GPUs (the Alibaba openb pod list) adds; the
+  // defaults are a whole-GPU job sized by the core's per-GPU defaults.
+  int gpu_milli = 1000;    // of each GPU; below 1000 the job shares its GPU
+  int64_t cpu_milli = 0;   // the job's CPUs in thousandths; 0: the core's default per GPU
+  int64_t memory_mib = 0;  // the job's memory; 0: the core's default per GPU
+  std::string gpu_model;   // only GPUs of this model; "" = any
+  bool one_node = false;   // all its GPUs on one node (a pod)
 };
 
 // The jobs to replay, in submission order (then file order), and what was

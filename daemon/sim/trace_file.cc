@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "daemon/sim/csv_trace.h"
+#include "daemon/sim/openb_trace.h"
 #include "daemon/sim/sacct_trace.h"
 
 namespace gpusched::sim {
@@ -32,9 +33,17 @@ absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, con
   const bool bom = read->had_bom;
   if (format == TraceFormat::kAuto) {
     const std::string header = text.substr(0, text.find('\n'));
-    format = header.find('|') != std::string::npos ? TraceFormat::kSacct : TraceFormat::kCsv;
+    format = header.find('|') != std::string::npos    ? TraceFormat::kSacct
+             : absl::StrContains(header, "gpu_milli") ? TraceFormat::kOpenb
+                                                      : TraceFormat::kCsv;
   }
-  auto trace = format == TraceFormat::kSacct ? ParseSacctTrace(text, options) : ParseCsvTrace(text, options);
+  if (format == TraceFormat::kOpenb && !options.queue.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": an openb pod list has no queues; replay it without --queue"));
+  }
+  auto trace = format == TraceFormat::kSacct   ? ParseSacctTrace(text, options)
+               : format == TraceFormat::kOpenb ? ParseOpenbTrace(text)
+                                               : ParseCsvTrace(text, options);
   if (!trace.ok()) return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   if (bom) trace->warnings.insert(trace->warnings.begin(), "line 1: a UTF-8 byte-order mark, skipped");
   if (!options.queue.empty() && !trace->queues.contains(options.queue)) {

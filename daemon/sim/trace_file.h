@@ -7,7 +7,7 @@
 
 namespace gpusched::sim {
 
-enum class TraceFormat { kAuto, kCsv, kSacct };
+enum class TraceFormat { kAuto, kCsv, kSacct, kOpenb };
 
 struct TraceText {
   std::string text;
@@ -19,7 +19,8 @@ struct TraceText {
 absl::StatusOr<TraceText> ReadTraceText(const std::string& path);
 
 // Reads a trace file. kAuto tells the formats apart by the header: '|' in
-// it means a sacct --parsable2 export, otherwise the CSV of shared/traces.
+// it means a sacct --parsable2 export, a gpu_milli column the Alibaba openb
+// pod list, otherwise the CSV of shared/traces.
 // NotFound when the file cannot be read; parse errors are InvalidArgument
 // prefixed with the path ("trace.csv: line 7: field num_gpus: ...").
 absl::StatusOr<Trace> LoadTrace(const std::string& path, TraceFormat format, const TraceOptions& options);

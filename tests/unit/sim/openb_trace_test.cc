@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "daemon/sim/trace_file.h"
 #include "tests/skip.h"
 
 using namespace gpusched::sim;
@@ -91,4 +93,72 @@ TEST_CASE("openb: a file that cannot be read is named") {
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message() == "cannot read trace file /nonexistent/nodes.csv");
   CHECK(absl::IsNotFound(missing.status()));
+}
+
+TEST_CASE("openb: as a trace, each scheduled GPU pod is a job from its creation for deletion - scheduled") {
+  // p0 is created at 100 and scheduled at 160: it waited 60 s at Alibaba,
+  // and held its GPU share for 500 - 160.
+  auto trace = ParseOpenbTrace(std::string(kPodHeader) +
+                               "p0,6500,12288,1,460,,LS,Running,100,500,160\n"
+                               "cpu,4000,8192,0,0,,BE,Running,120,900,120\n"
+                               "never,4000,8192,1,1000,,LS,Pending,130,900,\n"
+                               "p8,64000,262144,8,1000,G2,LS,Succeeded,150,4150,150\n");
+  REQUIRE(trace.ok());
+  CHECK(trace->rows == 4);
+  CHECK(trace->skipped_no_gpus == 1);
+  CHECK(trace->skipped_unknown_duration == 1);
+  REQUIRE(trace->jobs.size() == 2);
+  const TraceJob& share = trace->jobs[0];
+  CHECK(share.id == "p0");
+  CHECK(share.submit_s == 0);  // times start at the first job's submission
+  CHECK(share.duration_s == 340);
+  CHECK(share.gpus == 1);
+  CHECK(share.gpu_milli == 460);
+  CHECK(share.cpu_milli == 6500);
+  CHECK(share.memory_mib == 12288);
+  CHECK(share.gpu_model.empty());
+  CHECK(share.one_node);
+  CHECK(share.user == kOpenbUser);
+  CHECK(share.line == 2);
+  const TraceJob& whole = trace->jobs[1];
+  CHECK(whole.submit_s == 50);
+  CHECK(whole.duration_s == 4000);
+  CHECK(whole.gpus == 8);
+  CHECK(whole.gpu_milli == 1000);
+  CHECK(whole.gpu_model == "G2");
+}
+
+TEST_CASE("openb: as a trace, times out of order and several allowed models are refused by line") {
+  auto error_of = [](const std::string& rows) {
+    auto trace = ParseOpenbTrace(std::string(kPodHeader) + rows);
+    REQUIRE_FALSE(trace.ok());
+    return std::string(trace.status().message());
+  };
+  CHECK(error_of("p0,1000,1024,1,500,,LS,Running,100,500,90\n") ==
+        "line 2: field scheduled_time: 90 is before creation_time 100");
+  CHECK(error_of("p0,1000,1024,1,500,,LS,Running,100,150,200\n") ==
+        "line 2: field deletion_time: 150 is before scheduled_time 200");
+  CHECK(error_of("p0,1000,1024,1,500,,LS,Running,,150,200\n") == "line 2: field creation_time: is empty");
+  CHECK(error_of("p0,1000,1024,1,500,T4|P100,LS,Running,0,150,0\n") ==
+        "line 2: field gpu_spec: names 2 models; a replay through the core takes one (a job asks for one model)");
+  auto no_times = ParseOpenbTrace("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np,1,1,1,1,\n");
+  REQUIRE_FALSE(no_times.ok());
+  CHECK(absl::StrContains(no_times.status().message(), "field creation_time: missing from the header"));
+}
+
+TEST_CASE("openb: the published pod list is told apart by its header and replays 6,203 of its pods") {
+  if (!std::filesystem::is_directory(kOpenb)) GPUSCHED_SKIP("no " << kOpenb);
+  const std::string path = kOpenb + "/openb_pod_list_default.csv";
+  auto trace = LoadTrace(path, TraceFormat::kAuto, TraceOptions{});
+  REQUIRE(trace.ok());
+  CHECK(trace->rows == 8152);
+  CHECK(trace->skipped_no_gpus == 1088);
+  CHECK(trace->skipped_unknown_duration == 861);  // the Pending pods that ask for GPUs
+  CHECK(trace->jobs.size() == 6203);
+  CHECK(trace->warnings.empty());
+  TraceOptions one_queue;
+  one_queue.queue = "cluster04";
+  auto queued = LoadTrace(path, TraceFormat::kAuto, one_queue);
+  REQUIRE_FALSE(queued.ok());
+  CHECK(queued.status().message() == path + ": an openb pod list has no queues; replay it without --queue");
 }

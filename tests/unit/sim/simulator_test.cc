@@ -196,8 +196,8 @@ TEST_CASE("simulate: the per-job CSV carries the trace's ids, exact times past 1
   csv << in.rdbuf();
   std::filesystem::remove_all(dir);
   INFO(csv.str());
-  CHECK_THAT(csv.str(), Catch::StartsWith("trace_index,trace_job_id,job_id,gpus,submit_s,start_s,end_s,"));
-  CHECK_THAT(csv.str(), Catch::Contains("\n1,late-42,2,6,1234567.000,1234567.000,1234667.000,0.000,100.000,"));
+  CHECK_THAT(csv.str(), Catch::StartsWith("trace_index,trace_job_id,job_id,gpus,gpu_milli,submit_s,start_s,end_s,"));
+  CHECK_THAT(csv.str(), Catch::Contains("\n1,late-42,2,6,1000,1234567.000,1234567.000,1234667.000,0.000,100.000,"));
   // 6 GPUs on 4-GPU nodes: both nodes, each with the GPU ids it gave.
   CHECK_THAT(csv.str(), Catch::Contains(",2,n1:0+1+2+3 n2:0+1,"));
 }
