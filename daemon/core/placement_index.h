@@ -50,6 +50,12 @@ struct NodeScan {
 // first. Derived from the NodeSlots alone: Rebuild makes it from them,
 // Refresh brings one node's entries up to date after its slot changed, and
 // the two always agree (a test holds them to it).
+//
+// The share entries follow lazily: Refresh only notes the node, and
+// shares() brings the noted nodes' entries up to date, touching only those
+// that changed. A pass allocates and releases GPUs in its what-ifs
+// (reservations, preemptions) far more often than it places shares, and
+// most of those changes are undone before anyone looks.
 class PlacementIndex {
  public:
   // Indexes every node afresh, numbering them in map order
@@ -63,12 +69,19 @@ class PlacementIndex {
   // Every GPU a share could go to now, by free share, then node and position
   // order: best fit for a share of one GPU is the first entry from its size
   // up whose node suits the job.
-  const std::set<ShareableGpu>& shares() const { return shares_; }
+  const std::set<ShareableGpu>& shares() const;
 
  private:
+  // The entries of the node at `scan_index` as its slot reads now, in
+  // position order.
+  std::vector<ShareableGpu> EntriesOf(size_t scan_index) const;
+
   std::vector<NodeScan> scan_;
-  std::set<ShareableGpu> shares_;
-  std::vector<std::vector<ShareableGpu>> share_entries_;  // by scan index: what shares_ holds of it
+  // Derived on demand from scan_ (shares() is const for its readers).
+  mutable std::set<ShareableGpu> shares_;
+  mutable std::vector<std::vector<ShareableGpu>> share_entries_;  // by scan index: what shares_ holds of it
+  mutable std::vector<size_t> stale_;                             // scan indices whose entries may be out of date
+  mutable std::vector<bool> is_stale_;                            // by scan index
 };
 
 }  // namespace gpusched::core

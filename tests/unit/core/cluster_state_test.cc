@@ -177,7 +177,8 @@ auto ScanFields(const NodeScan& n) {
 
 // The placement index is kept up to date on every change; a copy builds its
 // own from the slots alone. After any sequence of shares, whole-GPU jobs,
-// releases, node state changes, drains, kills awaited and access changes,
+// releases, node state changes, drains, kills awaited and access changes
+// (several between two reads, at random),
 // the two must agree: the same GPUs at the same share levels, the same
 // fields for every node, and each slot's free_mask what its owners say.
 TEST_CASE("the placement index kept on every change equals one built from the slots") {
@@ -224,6 +225,9 @@ TEST_CASE("the placement index kept on every change equals one built from the sl
         default: cluster.SetAccess(node, rng() % 2 ? ~uint64_t{0} : uint64_t{1}, rng() % 2 == 0); break;
       }
     }
+    // The share entries follow lazily: let a few changes pile up between
+    // reads, as a pass's what-ifs do.
+    if (rng() % 3 != 0) continue;
     const ClusterState rebuilt = cluster;
     REQUIRE(rebuilt.share_index() == cluster.share_index());
     shares_seen += cluster.share_index().empty() ? 0 : 1;
@@ -235,6 +239,6 @@ TEST_CASE("the placement index kept on every change equals one built from the sl
       REQUIRE(ScanFields(rebuilt.scan()[i]) == ScanFields(kept));
     }
   }
-  CHECK(shares_seen > 200);  // the run did exercise shares
+  CHECK(shares_seen > 100);  // the run did exercise shares
 }
 }  // namespace gpusched::core
