@@ -12,11 +12,22 @@
 #include "daemon/core/placement/gpu_graph.h"
 
 namespace gpusched::core {
+namespace {
+
+// Unique in the process, not just in one cluster: placement caches keyed by
+// node name must not mistake another cluster's node for this one.
+uint64_t NextGeneration() {
+  static std::atomic<uint64_t> generations{0};
+  return ++generations;
+}
+
+}  // namespace
 
 ClusterState::ClusterState(const ClusterState& other)
     : nodes_(other.nodes_),
       shareable_gpus_(other.shareable_gpus_),
       topology_epoch_(other.topology_epoch_),
+      fit_epoch_(other.fit_epoch_),
       network_names_(other.network_names_),
       network_ids_(other.network_ids_),
       gpu_kinds_(other.gpu_kinds_),
@@ -34,6 +45,7 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   gpu_kind_ids_ = other.gpu_kind_ids_;
   gpu_graphs_ = other.gpu_graphs_;
   topology_epoch_ = other.topology_epoch_;
+  fit_epoch_ = other.fit_epoch_;
   shareable_gpus_ = other.shareable_gpus_;
   Reindex();
   return *this;
@@ -119,14 +131,12 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   const topology::NetworkLocation& net = slot.topology.network();
   slot.network_ids = {InternNetworkName(kNvlinkDomainTier, net.nvlink_domain), InternNetworkName(kLeafTier, net.leaf),
                       InternNetworkName(kSpineTier, net.spine)};
-  // Unique in the process, not just in this cluster: placement caches keyed
-  // by node name must not mistake another cluster's node for this one.
-  static std::atomic<uint64_t> generations{0};
-  slot.generation = ++generations;
+  slot.generation = NextGeneration();
   auto [graph, inserted] = gpu_graphs_.try_emplace(placement::GpuGraph::FromTopology(slot.topology).Fingerprint());
   if (inserted) graph->second = slot.generation;
   slot.gpu_graph = graph->second;
   topology_epoch_ = slot.generation;
+  fit_epoch_ = slot.generation;
   // A new name shifts the positions after it; nodes register rarely.
   if (is_new) {
     Reindex();
@@ -184,6 +194,7 @@ bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
 }
 
 bool ClusterState::SetAccess(const std::string& name, uint64_t queue_mask, bool spot) {
+  fit_epoch_ = NextGeneration();
   return Change(name, [&](NodeSlot& slot) {
     slot.queue_mask = queue_mask;
     slot.spot = spot;

@@ -47,6 +47,10 @@ class ClusterState {
   const std::map<std::string, NodeSlot>& nodes() const { return nodes_; }
   // Changes whenever a node (re)registers: caches of node topologies key on it.
   uint64_t topology_epoch() const { return topology_epoch_; }
+  // Changes whenever what some node could ever hold may have changed: a
+  // registration, or a change of which queues may use it. Answers about
+  // what could ever fit (EverFitsCache) key on it.
+  uint64_t fit_epoch() const { return fit_epoch_; }
   // Every node's NodeScan, in name order (the order of nodes()).
   const std::vector<NodeScan>& scan() const { return index_.scan(); }
   // Every GPU a share could go to now (PlacementIndex::shares()).
@@ -90,6 +94,7 @@ class ClusterState {
   PlacementIndex index_;                   // derived from nodes_
   int64_t shareable_gpus_ = 0;
   uint64_t topology_epoch_ = 0;
+  uint64_t fit_epoch_ = 0;
   std::array<std::vector<std::string>, 3> network_names_;
   std::array<std::map<std::string, int>, 3> network_ids_;
   std::vector<GpuKind> gpu_kinds_;

@@ -167,4 +167,14 @@ absl::Status CheckEverFits(const ClusterState& cluster, const GangRequest& req) 
   return absl::OkStatus();
 }
 
+absl::Status EverFitsCache::Check(const ClusterState& cluster, const GangRequest& request) {
+  if (epoch_ != cluster.fit_epoch() || answers_.size() >= kMaxAnswers) {
+    answers_.clear();
+    epoch_ = cluster.fit_epoch();
+  }
+  auto [it, fresh] = answers_.try_emplace(request);
+  if (fresh) it->second = CheckEverFits(cluster, request);
+  return it->second;
+}
+
 }  // namespace gpusched::core

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "gpusched/v1/types.pb.h"
 
@@ -47,6 +48,14 @@ struct GangRequest {
   bool wants_mig() const { return !mig_profile.empty(); }
   int64_t CpusFor(int64_t gpus_on_node) const { return total_gpus == 0 ? cpus : gpus_on_node * cpus_per_gpu; }
   int64_t MemFor(int64_t gpus_on_node) const { return total_gpus == 0 ? mem_mb : gpus_on_node * mem_per_gpu_mb; }
+
+  friend bool operator==(const GangRequest&, const GangRequest&) = default;
+  template <typename H>
+  friend H AbslHashValue(H h, const GangRequest& r) {
+    return H::combine(std::move(h), r.total_gpus, r.nodes, r.gpus_per_node, r.cpus_per_gpu, r.mem_per_gpu_mb, r.cpus,
+                      r.mem_mb, r.gpu_model, r.gpu_memory_mb, r.gpu_share_milli, r.gpu_mem_limit_mb, r.gpu_sharing,
+                      r.user, r.topology, r.queue_bit, r.in_container, r.no_spot, r.mig_profile);
+  }
 };
 
 // Assumes `spec` passed ValidateAndNormalize.

@@ -148,7 +148,7 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
     }
   }
   const GangRequest request = RequestForSpec(spec);
-  if (absl::Status s = CheckEverFits(cluster_, request); !s.ok()) return s;
+  if (absl::Status s = ever_fits_.Check(cluster_, request); !s.ok()) return s;
   if (spec.has_container()) {
     if (absl::Status s = CheckContainerEverRuns(cluster_, request, spec.container()); !s.ok()) return s;
   }

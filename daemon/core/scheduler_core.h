@@ -20,6 +20,7 @@
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/effects.h"
 #include "daemon/core/end_forecast.h"
+#include "daemon/core/ever_fits.h"
 #include "daemon/core/job_order.h"
 #include "daemon/core/job_table.h"
 #include "daemon/core/job_validator.h"
@@ -345,6 +346,9 @@ class SchedulerCore {
   CoreOptions options_;
   std::unique_ptr<PlacementPolicy> policy_;
   ClusterState cluster_;
+  // Admit's "could it ever fit" answers; Admit is const, and the cache is
+  // not part of the core's state.
+  mutable EverFitsCache ever_fits_;
   JobTable jobs_;
   NodeLiveness liveness_;
   QueueUsage usage_;  // fair share, and what placed jobs hold against limits
