@@ -41,8 +41,18 @@ bool EndForecast::EndsBy(const v1::Job& job, absl::Time when, bool trust_estimat
   return estimate.known() && now + estimate.high <= when;
 }
 
-bool EndForecast::WaitedPastBound(const v1::Job& job) const {
-  return clock_.Now() - FromProtoTime(job.submit_time()) >= head_blocks_after_;
+absl::Duration StarvationBound(absl::Duration head_blocks_after, int64_t gpus, int64_t largest_node_gpus) {
+  if (largest_node_gpus <= 0 || gpus <= largest_node_gpus || head_blocks_after <= absl::ZeroDuration() ||
+      head_blocks_after == absl::InfiniteDuration()) {
+    return head_blocks_after;
+  }
+  const double size = static_cast<double>(gpus) / static_cast<double>(kBoundGangNodes * largest_node_gpus);
+  return head_blocks_after * std::min(size * size, kMaxBoundScale);
+}
+
+bool EndForecast::WaitedPastBound(const v1::Job& job, int64_t largest_node_gpus, double times) const {
+  return clock_.Now() - FromProtoTime(job.submit_time()) >=
+         times * StarvationBound(head_blocks_after_, job.spec().resources().gpus(), largest_node_gpus);
 }
 
 }  // namespace gpusched::core

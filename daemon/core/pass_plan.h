@@ -69,6 +69,13 @@ struct PlannedReservation {
   // Whether jobs may use its GPUs on the strength of their estimated run
   // times, not only of their time limits.
   bool trusts_estimates = true;
+  // Whether jobs smaller than a node may use its GPUs whatever their run
+  // times: it is for a job of a whole node or more that has waited its
+  // starvation bound but not kOverdueFactor times it (end_forecast.h). Such
+  // a job went ahead of them at its bound; until then they ranked above it
+  // and took GPUs first, and they go on doing so, for a while: each costs it
+  // little (few GPU-hours), and the queue's mean wait much.
+  bool yields_to_small = false;
   // How many of the plan's starts came before it: it was planned around
   // those (they end by their expected ends); the later ones were held to it.
   size_t after_starts = 0;

@@ -30,7 +30,10 @@ std::string ShapeKey(const GangRequest& r) {
 }
 
 PassPlanner::PassPlanner(PassInputs inputs)
-    : in_(std::move(inputs)), now_(in_.forecast.now()), spread_choices_left_(in_.spread_choices) {}
+    : in_(std::move(inputs)),
+      now_(in_.forecast.now()),
+      largest_node_gpus_(in_.cluster.LargestNodeGpus()),
+      spread_choices_left_(in_.spread_choices) {}
 
 PassPlanner::~PassPlanner() = default;
 
@@ -106,7 +109,8 @@ bool PassPlanner::BackfillOntoReserved(const v1::Job& job, const GangRequest& re
   for (size_t i = 0; i < reservations_.size(); ++i) {
     const PlannedReservation& r = reservations_[i];
     if ((r.competing_queues & request.queue_bit) == 0) continue;
-    if (!in_.forecast.EndsBy(job, r.reservation.start, r.trusts_estimates)) return false;
+    const bool yields = r.yields_to_small && request.total_gpus < largest_node_gpus_;
+    if (!yields && !in_.forecast.EndsBy(job, r.reservation.start, r.trusts_estimates)) return false;
     competing.push_back(holds_[i].get());
   }
   if (competing.empty()) return false;
@@ -129,12 +133,14 @@ void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, 
     Wait(job, WaitCause::kReserved, absl::StrCat(why, "; reserved to start by ", UtcTime(start), " UTC"), start);
     // Once it has waited its bound, only hard limits let jobs use its GPUs,
     // so that estimates that run over cannot starve it.
-    return Reserve(job, *std::move(reservation), request.queue_bit, !in_.forecast.WaitedPastBound(job));
+    return Reserve(job, *std::move(reservation), request.queue_bit,
+                   !in_.forecast.WaitedPastBound(job, largest_node_gpus_), YieldsToSmall(job));
   }
-  if (!in_.forecast.WaitedPastBound(job)) {
+  if (!in_.forecast.WaitedPastBound(job, largest_node_gpus_)) {
     return Wait(job, WaitCause::kMayBePassed,
                 absl::StrCat(why, "; smaller jobs may pass it until it has waited ",
-                             absl::FormatDuration(in_.forecast.head_blocks_after())));
+                             absl::FormatDuration(StarvationBound(in_.forecast.head_blocks_after(),
+                                                                  job.spec().resources().gpus(), largest_node_gpus_))));
   }
   // Nothing says when it could start (running jobs without time limits or
   // estimates): letting smaller jobs of its nodes pass could starve it, so
@@ -168,7 +174,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
       {job.id(), std::move(preemption->victims),
        absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")")});
   // Held like a reservation, so that nothing else takes the GPUs they free.
-  Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false);
+  Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false, /*yields_to_small=*/false);
   return true;
 }
 
@@ -201,7 +207,8 @@ bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request,
       Wait(job, WaitCause::kBetterPlacement, verdict->second);
     } else {
       Wait(job, WaitCause::kBetterPlacement, verdict->second, better->reservation.start);
-      Reserve(job, std::move(better->reservation), request.queue_bit, !in_.forecast.WaitedPastBound(job));
+      Reserve(job, std::move(better->reservation), request.queue_bit,
+              !in_.forecast.WaitedPastBound(job, largest_node_gpus_), YieldsToSmall(job));
     }
     return true;
   }
@@ -232,11 +239,18 @@ void PassPlanner::Wait(const v1::Job& job, WaitCause cause, std::string reason,
   plan_.waits.push_back({job.id(), cause, std::move(reason), estimated_start});
 }
 
-void PassPlanner::Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates) {
+void PassPlanner::Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates,
+                          bool yields_to_small) {
   reservation.job_id = job.id();
-  PlannedReservation& r = reservations_.emplace_back(PlannedReservation{
-      std::move(reservation), in_.cluster.CompetingQueues(queue_bit), trusts_estimates, plan_.starts.size()});
+  PlannedReservation& r =
+      reservations_.emplace_back(PlannedReservation{std::move(reservation), in_.cluster.CompetingQueues(queue_bit),
+                                                    trusts_estimates, yields_to_small, plan_.starts.size()});
   holds_.push_back(std::make_unique<ReservationHold>(in_.cluster, r.reservation));
+}
+
+bool PassPlanner::YieldsToSmall(const v1::Job& job) const {
+  return job.spec().resources().gpus() >= largest_node_gpus_ && in_.forecast.WaitedPastBound(job, largest_node_gpus_) &&
+         !in_.forecast.WaitedPastBound(job, largest_node_gpus_, kOverdueFactor);
 }
 
 const PlannedReservation* PassPlanner::CompetingReservation(uint64_t queue_bit) const {

@@ -54,7 +54,9 @@ struct PassInputs {
 // reservation (backfill.h), and a job behind it that competes with it for
 // nodes starts only where it cannot delay it. A job whose nodes no
 // reservation touches may get a reservation of its own: a blocked job holds
-// back only the jobs that compete for the nodes it waits for.
+// back only the jobs that compete for the nodes it waits for. A job past its
+// starvation bound (end_forecast.h) lets jobs smaller than a node use its
+// reserved GPUs until it has waited twice the bound, then holds them back.
 class PassPlanner {
  public:
   explicit PassPlanner(PassInputs inputs);
@@ -74,7 +76,8 @@ class PassPlanner {
   // Dependencies: true when the job waits for them (or can never run).
   bool WaitsForDependencies(const v1::Job& job);
   // A job that cannot be placed off the reserved GPUs may still use them
-  // when it is gone before every reservation it competes with starts.
+  // when it is gone before every reservation it competes with starts, or
+  // when it is smaller than a node and those reservations yield to it.
   bool BackfillOntoReserved(const v1::Job& job, const GangRequest& request);
   // A job that cannot start: behind a reservation of its nodes, or given
   // one (by preemption or by the expected ends), or passed, or blocking.
@@ -88,7 +91,11 @@ class PassPlanner {
   void Start(const v1::Job& job, const v1::Allocation& allocation);
   void Wait(const v1::Job& job, WaitCause cause, std::string reason,
             std::optional<absl::Time> estimated_start = std::nullopt);
-  void Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates);
+  void Reserve(const v1::Job& job, Reservation reservation, uint64_t queue_bit, bool trusts_estimates,
+               bool yields_to_small);
+  // Whether the job's reservation lets jobs smaller than a node use its GPUs
+  // (PlannedReservation::yields_to_small).
+  bool YieldsToSmall(const v1::Job& job) const;
   // The reservation of the pass the job's queue competes with, or nullptr.
   const PlannedReservation* CompetingReservation(uint64_t queue_bit) const;
   // When the running jobs and those the pass started are expected to have
@@ -97,6 +104,7 @@ class PassPlanner {
 
   PassInputs in_;
   const absl::Time now_;
+  const int64_t largest_node_gpus_;  // whose multiples make a gang's starvation bound
   PassPlan plan_;
   std::vector<const v1::Job*> started_;  // plan_.starts' jobs, same order
   // Reservations and their holds: a deque, since the holds point into it.

@@ -1,5 +1,7 @@
 #include "daemon/core/pending_ranking.h"
 
+#include <algorithm>
+
 #include "absl/strings/string_view.h"
 #include "daemon/core/end_forecast.h"
 #include "daemon/core/pass_plan.h"
@@ -44,10 +46,19 @@ Ranked PendingRanking::Rank(JobTable& jobs, const RankInputs& in, absl::Function
     (over_limit(e.job->job) ? out.throttled : out.order).push_back(e.job);
     return true;
   };
-  // Due gangs first, oldest first: they are a prefix of gangs_.
-  for (const QueueKey& key : gangs_) {
-    const Entry& e = members_.at(key.job_id).entry;
-    if (!Due(e, in) || !look_at(e)) break;
+  // Due gangs first, oldest first: of each size, they are a prefix of its
+  // gangs (the bound depends on the size alone).
+  std::vector<const Entry*> due;
+  for (const auto& [gpus, gangs] : gangs_) {
+    for (const QueueKey& key : gangs) {
+      const Entry& e = members_.at(key.job_id).entry;
+      if (!Due(e, in)) break;
+      due.push_back(&e);
+    }
+  }
+  std::sort(due.begin(), due.end(), [](const Entry* a, const Entry* b) { return BySubmit()(a->key, b->key); });
+  for (const Entry* e : due) {
+    if (!look_at(*e)) return out;
   }
   for (const Entry& e : ranked_) {
     if (Due(e, in)) continue;  // looked at above
@@ -72,8 +83,8 @@ void PendingRanking::FollowQueue(JobTable& jobs, const RankInputs& in) {
 
 void PendingRanking::Insert(ActiveJob* a, const RankInputs& in) {
   const v1::Job& job = a->job;
-  Member m{Entry{0, QueueKey::Of(job), a, false, job.array().max_running() > 0}, job.spec().user(),
-           std::string(AccountOf(job.spec().user(), job.spec().account()))};
+  Member m{Entry{0, QueueKey::Of(job), a, false, job.array().max_running() > 0, job.spec().resources().gpus()},
+           job.spec().user(), std::string(AccountOf(job.spec().user(), job.spec().account()))};
   // Scored now only when the reference holds: a refresh scores it anyway,
   // and hands all the scores on.
   if (scored_at_ != absl::InfinitePast()) {
@@ -81,7 +92,7 @@ void PendingRanking::Insert(ActiveJob* a, const RankInputs& in) {
     NoteChanged(job.id(), scores_.at(job.id()));
   }
   ranked_.insert(m.entry);
-  if (m.entry.gang) gangs_.insert(m.entry.key);
+  if (m.entry.gang) gangs_[m.entry.gpus].insert(m.entry.key);
   if (m.entry.limited) ++limited_;
   CountParty(m.user, m.account, +1);
   members_.emplace(job.id(), std::move(m));
@@ -93,7 +104,11 @@ void PendingRanking::Erase(uint64_t id) {
   // The job may be gone already: only what the member kept is read.
   const Member& m = it->second;
   ranked_.erase(m.entry);
-  if (m.entry.gang) gangs_.erase(m.entry.key);
+  if (m.entry.gang) {
+    auto gangs = gangs_.find(m.entry.gpus);
+    gangs->second.erase(m.entry.key);
+    if (gangs->second.empty()) gangs_.erase(gangs);
+  }
   if (m.entry.limited) --limited_;
   CountParty(m.user, m.account, -1);
   members_.erase(it);
@@ -143,7 +158,7 @@ void PendingRanking::Refresh(const RankInputs& in) {
   for (auto& [id, m] : members_) {
     Score(m.entry, in, &fair_share);
     ranked_.insert(m.entry);
-    if (m.entry.gang) gangs_.insert(m.entry.key);
+    if (m.entry.gang) gangs_[m.entry.gpus].insert(m.entry.key);
   }
   updates_.all = std::make_shared<const Scores>(scores_);
   updates_.changed.clear();
@@ -187,7 +202,8 @@ void PendingRanking::NoteChanged(uint64_t id, std::optional<PriorityScore> score
 }
 
 bool PendingRanking::Due(const Entry& e, const RankInputs& in) {
-  return e.gang && in.now - absl::FromUnixNanos(e.key.submit_ns) >= in.head_blocks_after;
+  return e.gang && in.now - absl::FromUnixNanos(e.key.submit_ns) >=
+                       StarvationBound(in.head_blocks_after, e.gpus, in.largest_node_gpus);
 }
 
 std::optional<PriorityScore> PendingRanking::ScoreOf(uint64_t job_id) const {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -33,8 +34,9 @@ struct RankInputs {
   absl::Time now;
   const QueuePolicy* queues = nullptr;
   size_t queue_depth = 0;
-  // A gang larger than any node that has waited this long is due: ahead of
-  // every job that is not, oldest first.
+  // A gang larger than any node that has waited its starvation bound
+  // (StarvationBound of this, end_forecast.h) is due: ahead of every job
+  // that is not, oldest first.
   absl::Duration head_blocks_after;
   int64_t cluster_gpus = 0;
   int64_t largest_node_gpus = 0;
@@ -53,8 +55,8 @@ struct RankInputs {
 // share. In between, a job that joins the queue is scored as of the
 // reference time, as its elders were, and a job that leaves is taken out.
 // What moves with the clock alone (age, decaying usage) moves slowly; the
-// one rule on time that must not wait, a large gang's wait past
-// head_blocks_after, is checked on every pass. Slurm recomputes priorities
+// one rule on time that must not wait, a large gang's wait past its
+// starvation bound, is checked on every pass. Slurm recomputes priorities
 // every PriorityCalcPeriod (5 minutes) for the same reason.
 class PendingRanking {
  public:
@@ -87,6 +89,7 @@ class PendingRanking {
     ActiveJob* job;
     bool gang;     // more GPUs than the largest node has: may become due
     bool limited;  // an array task with a running limit
+    int64_t gpus;  // its bound's size, kept for Erase
   };
   struct ByRank {
     bool operator()(const Entry& a, const Entry& b) const {
@@ -131,9 +134,10 @@ class PendingRanking {
 
   std::set<Entry, ByRank> ranked_;
   absl::flat_hash_map<uint64_t, Member> members_;
-  std::set<QueueKey, BySubmit> gangs_;  // the entries with gang set
-  size_t limited_ = 0;                  // entries with limited set
-  std::set<uint64_t> untold_held_;      // held, maybe not yet told so
+  // The entries with gang set, by size: of one size, those due are a prefix.
+  std::map<int64_t, std::set<QueueKey, BySubmit>> gangs_;
+  size_t limited_ = 0;              // entries with limited set
+  std::set<uint64_t> untold_held_;  // held, maybe not yet told so
   // Jobs waiting (not held) per user and per account: the parties.
   absl::flat_hash_map<std::string, int64_t> waiting_users_, waiting_accounts_;
 

@@ -111,6 +111,9 @@ inline void PlannedPass(CoreHarness& h) {
         const v1::JobSpec& spec = h.core.FindActive(backfilled)->spec();
         INFO("job " << backfilled << " planned on GPU " << index << " of " << part.node() << ", reserved for job "
                     << r.reservation.job_id);
+        // A job smaller than a node, on the GPUs of a reservation that yields
+        // to such jobs (its job has not waited twice its starvation bound).
+        if (r.yields_to_small && spec.resources().gpus() < h.core.cluster().LargestNodeGpus()) continue;
         // Gone before it starts: by its time limit, else by the high end of its estimate.
         if (spec.time_limit_s() > 0) {
           CHECK(now + absl::Seconds(spec.time_limit_s()) <= r.reservation.start);

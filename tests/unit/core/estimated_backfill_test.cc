@@ -89,36 +89,56 @@ TEST_CASE("the default ranking puts work expected to be short first") {
   CHECK(h.StateOf(long_run) == v1::JOB_STATE_PENDING);
 }
 
-TEST_CASE("a multi-node gang that has waited the starvation bound goes ahead of short work") {
+TEST_CASE(
+    "a multi-node gang past its starvation bound goes ahead of the jobs that need whole nodes; past twice it, "
+    "ahead of short work too") {
   core::CoreOptions options = CoreHarness::Options();
   options.head_blocks_after = absl::Hours(24);
   CoreHarness h(options);
   h.AddNode("n0", 2);
   h.AddNode("n1", 2);
   Learn(h, "quick", 1, 600);
+  Learn(h, "pair", 2, 600);
   std::vector<uint64_t> running;
   for (int i = 0; i < 4; ++i) running.push_back(h.Submit(Named(GpuJob(1), "quick")));
   h.Pass();
   for (uint64_t id : running) h.StartOnAllNodes(id);
+  // Two of four nodes' worth: its bound is 24h x (4 / (4 x 2))^2 = 6h.
   const uint64_t gang = h.Submit(Named(GpuJob(4, 2, 2), "big"));
   const uint64_t fresh = h.Submit(Named(GpuJob(1), "quick"));
+  const uint64_t pair = h.Submit(Named(GpuJob(2), "pair"));  // a whole node
   h.Pass();
   // Fresh short work ranks above the gang, which has no history.
   RankedAbove(h, fresh, gang);
+  RankedAbove(h, pair, gang);
 
-  // A day later a GPU frees: the gang is due, so it holds the reservation
-  // and the short job behind it may not take the GPU (it would end after
-  // the reservation's start, which waits for the other jobs' expected ends).
-  h.clock.Advance(absl::Hours(24));
-  for (const std::string node : {"n0", "n1"}) h.core.AgentHeartbeat(node, h.fx);
-  h.Report(h.Persisted(running[0]).allocation().nodes(0).node(), running[0], JobUpdate::KIND_EXITED, 0);
+  auto end = [&](uint64_t id) {
+    for (const std::string node : {"n0", "n1"}) h.core.AgentHeartbeat(node, h.fx);
+    h.Report(h.Persisted(id).allocation().nodes(0).node(), id, JobUpdate::KIND_EXITED, 0);
+  };
+  // Six hours later a GPU frees: the gang is due. It goes ahead of the job
+  // that needs a whole node, and holds the reservation; the job smaller than
+  // a node still takes the free GPU.
+  h.clock.Advance(absl::Hours(6));
+  end(running[0]);
   h.Pass();
   CHECK(h.StateOf(gang) == v1::JOB_STATE_PENDING);
   CHECK(h.Persisted(gang).has_estimated_start_time());
-  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
-  for (size_t i = 1; i < running.size(); ++i) {
-    h.Report(h.Persisted(running[i]).allocation().nodes(0).node(), running[i], JobUpdate::KIND_EXITED, 0);
-  }
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(pair) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(pair).reason(), Catch::Contains("job " + std::to_string(gang) + " holds a reservation"));
+
+  // Twice its bound: it goes ahead of every job, and the short job behind
+  // it may not take a GPU that frees (it would end after the reservation's
+  // start, which waits for the other jobs' expected ends).
+  h.StartOnAllNodes(fresh);
+  h.clock.Advance(absl::Hours(6));
+  end(running[1]);
+  const uint64_t late = h.Submit(Named(GpuJob(1), "quick"));
+  h.Pass();
+  CHECK(h.StateOf(gang) == v1::JOB_STATE_PENDING);
+  CHECK(h.StateOf(late) == v1::JOB_STATE_PENDING);
+  for (uint64_t id : {running[2], running[3], fresh}) end(id);
   h.Pass();
   CHECK(h.StateOf(gang) == v1::JOB_STATE_STARTING);
 }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/proto_time.h"
+#include "daemon/core/end_forecast.h"
 #include "daemon/core/pass_plan.h"
 
 namespace gpusched::core {
@@ -181,17 +182,30 @@ TEST_CASE("the queue is scored again when the clock, a new party, the run-time h
   CHECK(ranking.rescores() == 5);
 }
 
-TEST_CASE("a gang larger than any node goes first once it has waited past head_blocks_after, between scorings",
-          "[ranking]") {
+TEST_CASE("a gang larger than any node goes first once it has waited its bound, between scorings", "[ranking]") {
   RankingWorld w;
   PendingRanking ranking(absl::Hours(48));
-  const uint64_t gang = w.Submit("ana", 16);
+  const uint64_t gang = w.Submit("ana", 16);      // two nodes: its bound is 24h x (16 / 32)^2 = 6h
+  const uint64_t big_gang = w.Submit("ana", 32);  // four nodes: 24h
   w.now += absl::Seconds(1);
   const uint64_t small = w.Submit("ben", 1, /*priority=*/1000);  // ahead by priority
-  CHECK(Ids(w.Rank(ranking).order) == std::vector<uint64_t>{small, gang});
-  w.now += absl::Hours(24);
-  CHECK(Ids(w.Rank(ranking).order) == std::vector<uint64_t>{gang, small});
+  CHECK(Ids(w.Rank(ranking).order) == std::vector<uint64_t>{small, big_gang, gang});
+  w.now += absl::Hours(6);
+  CHECK(Ids(w.Rank(ranking).order) == std::vector<uint64_t>{gang, small, big_gang});
+  w.now += absl::Hours(18);  // both due: oldest first
+  CHECK(Ids(w.Rank(ranking).order) == std::vector<uint64_t>{gang, big_gang, small});
   CHECK(ranking.rescores() == 1);
+}
+
+TEST_CASE("a gang's starvation bound grows with the square of its size, up to four times the bound", "[ranking]") {
+  const absl::Duration bound = absl::Hours(24);
+  CHECK(StarvationBound(bound, 1, 8) == bound);
+  CHECK(StarvationBound(bound, 8, 8) == bound);  // fits a node: no gang
+  CHECK(StarvationBound(bound, 16, 8) == absl::Hours(6));
+  CHECK(StarvationBound(bound, 32, 8) == bound);  // kBoundGangNodes nodes
+  CHECK(StarvationBound(bound, 64, 8) == absl::Hours(96));
+  CHECK(StarvationBound(bound, 512, 8) == absl::Hours(96));                     // at most kMaxBoundScale x
+  CHECK(StarvationBound(absl::ZeroDuration(), 64, 8) == absl::ZeroDuration());  // strict order stays strict
 }
 
 TEST_CASE("a pass looks at queue_depth jobs; past them only array tasks, to say which wait for their limit",
