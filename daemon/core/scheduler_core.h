@@ -53,13 +53,16 @@ struct CoreOptions {
   // How many pending jobs one pass looks at, as Slurm's default_queue_depth:
   // jobs further back keep their last reason until they come within reach.
   size_t queue_depth = 500;
-  // The starvation bound. A gang that needs more than one node and has
-  // waited this long goes ahead of every job that has not (oldest first),
-  // and so gets the reservation; once the reserved job has waited this long,
+  // The starvation bound, of a gang of four nodes and of a job that fits a
+  // node (a gang's grows with its size: StarvationBound, end_forecast.h). A
+  // gang that needs more than one node and has waited its bound goes ahead
+  // of every job that has not (oldest first), and so gets the reservation,
+  // which jobs smaller than a node may still use until it has waited twice
+  // its bound; once the reserved job has waited its bound,
   // only hard time limits (not estimates) let other jobs use its GPUs. A job
   // that can start neither now nor by a reservation (nothing says when the
   // jobs it waits for end) lets the jobs that compete with it for nodes pass
-  // it until it has waited this long, then holds them back until it starts.
+  // it until it has waited its bound, then holds them back until it starts.
   // Zero: strict queue order (reservations come from hard time limits only,
   // and no job waits for a better placement while others pass it).
   absl::Duration head_blocks_after = absl::Hours(kDefaultHeadBlocksAfterHours);

@@ -59,10 +59,12 @@ struct QueueSpec {
 // Defaults: tier dominates, then fair share, then age and size; a job's own
 // priority adds as it is.
 // The starvation bound's default, in hours (CoreOptions::head_blocks_after,
-// gpuschedd.toml head_blocks_after_h). 24: on the ITP trace's busiest
-// cluster it keeps the multi-node gangs' mean wait under a day while short
-// work still goes first (README, Queues).
-inline constexpr int64_t kDefaultHeadBlocksAfterHours = 24;
+// gpuschedd.toml head_blocks_after_h): the bound of a gang of four nodes and
+// of a job that fits a node (a gang's grows with its size, StarvationBound
+// in end_forecast.h). 38: on the ITP trace's busiest cluster it keeps the
+// multi-node gangs' mean wait under 30 h and the mean JCT under 50,000 s
+// (36 and 37 give a JCT over it, 40 a wait at the edge); README, Queues.
+inline constexpr int64_t kDefaultHeadBlocksAfterHours = 38;
 
 struct PriorityWeights {
   double tier = 100'000;

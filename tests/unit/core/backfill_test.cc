@@ -135,7 +135,7 @@ TEST_CASE(
   h.Pass();
   CHECK(h.StateOf(head) == v1::JOB_STATE_PENDING);
   CHECK_FALSE(h.Persisted(head).has_estimated_start_time());
-  CHECK_THAT(h.Persisted(head).reason(), Catch::EndsWith("; smaller jobs may pass it until it has waited 24h"));
+  CHECK_THAT(h.Persisted(head).reason(), Catch::EndsWith("; smaller jobs may pass it until it has waited 38h"));
   CHECK(h.StateOf(early) == v1::JOB_STATE_STARTING);
 
   h.clock.Advance(core::CoreOptions{}.head_blocks_after);
