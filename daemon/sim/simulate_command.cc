@@ -127,9 +127,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.multifactor = options.multifactor;
   run.arrival_speedup = options.arrival_speedup;
   if (std::any_of(trace->jobs.begin(), trace->jobs.end(), [](const TraceJob& j) { return j.gpu_milli < 1000; })) {
-    for (const std::string& name : core::SharePackingNames()) {
-      if (core::ParseSharePacking(name) == options.share_packing) run.share_packing = name;
-    }
+    run.share_packing = std::string(core::SharePackingName(options.share_packing));
   }
   if (!options.pools_path.empty()) {
     run.pools = absl::StrCat(std::filesystem::path(options.pools_path).filename().string(), ": ", pools.pools.size(),

@@ -1,13 +1,34 @@
 #include "daemon/core/policy/share_packing.h"
 
 namespace gpusched::core {
+namespace {
 
-std::vector<std::string> SharePackingNames() { return {"best-fit", "fgd"}; }
+struct NamedPacking {
+  SharePacking packing;
+  absl::string_view name;
+};
+constexpr NamedPacking kPackings[] = {{SharePacking::kBestFit, "best-fit"}, {SharePacking::kFgd, "fgd"}};
+
+}  // namespace
+
+std::vector<std::string> SharePackingNames() {
+  std::vector<std::string> names;
+  for (const NamedPacking& p : kPackings) names.emplace_back(p.name);
+  return names;
+}
 
 std::optional<SharePacking> ParseSharePacking(absl::string_view name) {
-  if (name == "best-fit") return SharePacking::kBestFit;
-  if (name == "fgd") return SharePacking::kFgd;
+  for (const NamedPacking& p : kPackings) {
+    if (p.name == name) return p.packing;
+  }
   return std::nullopt;
+}
+
+absl::string_view SharePackingName(SharePacking packing) {
+  for (const NamedPacking& p : kPackings) {
+    if (p.packing == packing) return p.name;
+  }
+  return "unknown";
 }
 
 }  // namespace gpusched::core

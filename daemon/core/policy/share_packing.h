@@ -21,6 +21,7 @@ enum class SharePacking {
 inline constexpr char kDefaultSharePacking[] = "best-fit";
 std::vector<std::string> SharePackingNames();
 std::optional<SharePacking> ParseSharePacking(absl::string_view name);
+absl::string_view SharePackingName(SharePacking packing);
 
 // What PlaceShares weighs a choice by: the packing, and for FGD the tasks
 // the cluster holds and waits for (the mix its fragment is expected over).
