@@ -50,9 +50,12 @@ absl::Duration StarvationBound(absl::Duration head_blocks_after, int64_t gpus, i
   return head_blocks_after * std::min(size * size, kMaxBoundScale);
 }
 
+absl::Duration EndForecast::BoundOf(const v1::Job& job, int64_t largest_node_gpus) const {
+  return StarvationBound(head_blocks_after_, job.spec().resources().gpus(), largest_node_gpus);
+}
+
 bool EndForecast::WaitedPastBound(const v1::Job& job, int64_t largest_node_gpus, double times) const {
-  return clock_.Now() - FromProtoTime(job.submit_time()) >=
-         times * StarvationBound(head_blocks_after_, job.spec().resources().gpus(), largest_node_gpus);
+  return clock_.Now() - FromProtoTime(job.submit_time()) >= times * BoundOf(job, largest_node_gpus);
 }
 
 }  // namespace gpusched::core

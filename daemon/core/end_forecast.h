@@ -62,7 +62,9 @@ class EndForecast {
   // Whether `job`, started now, is gone by `when`: by its time limit, or
   // (`trust_estimates`) by the high end of its estimated run time.
   bool EndsBy(const v1::Job& job, absl::Time when, bool trust_estimates) const;
-  // Whether `job` has waited `times` its starvation bound (StarvationBound).
+  // The job's starvation bound (StarvationBound), and whether it has waited
+  // `times` that.
+  absl::Duration BoundOf(const v1::Job& job, int64_t largest_node_gpus) const;
   bool WaitedPastBound(const v1::Job& job, int64_t largest_node_gpus, double times = 1) const;
 
   // When a job told to stop now is gone: SIGKILL follows the kill grace.

@@ -139,8 +139,7 @@ void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, 
   if (!in_.forecast.WaitedPastBound(job, largest_node_gpus_)) {
     return Wait(job, WaitCause::kMayBePassed,
                 absl::StrCat(why, "; smaller jobs may pass it until it has waited ",
-                             absl::FormatDuration(StarvationBound(in_.forecast.head_blocks_after(),
-                                                                  job.spec().resources().gpus(), largest_node_gpus_))));
+                             absl::FormatDuration(in_.forecast.BoundOf(job, largest_node_gpus_))));
   }
   // Nothing says when it could start (running jobs without time limits or
   // estimates): letting smaller jobs of its nodes pass could starve it, so
