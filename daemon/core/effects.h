@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/job_array_record.h"
 #include "gpusched/v1/agent.pb.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -77,6 +78,9 @@ struct PowerTransition {
 struct Effects {
   std::map<uint64_t, v1::Job> jobs;  // the latest version of every changed job
   std::vector<v1::JobEvent> events;
+  // The latest record of every job array whose tasks still to make changed
+  // (array_backlog.h); one whose tasks are all jobs now (done()) is deleted.
+  std::map<uint64_t, JobArrayRecord> arrays;
   // Nodes whose row a restart needs changed: registered, state, drain. A
   // job starting or ending rewrites no row (a restart recounts usage from
   // the jobs) but is noted in node_usage, which never names a node of
@@ -97,8 +101,8 @@ struct Effects {
   std::vector<PowerTransition> power_transitions;
 
   bool empty() const {
-    return jobs.empty() && events.empty() && nodes.empty() && node_usage.empty() && agent_commands.empty() &&
-           power_requests.empty() && !fair_share.has_value();
+    return jobs.empty() && events.empty() && arrays.empty() && nodes.empty() && node_usage.empty() &&
+           agent_commands.empty() && power_requests.empty() && !fair_share.has_value();
   }
 };
 

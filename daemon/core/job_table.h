@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,8 +37,10 @@ class JobTable {
   // The id the next job gets, and taking it.
   uint64_t next_id() const { return next_id_; }
   uint64_t TakeId() { return next_id_++; }
+  // Sets `count` ids aside from the next one on (a job array's tasks).
+  uint64_t TakeIds(uint64_t count) { return std::exchange(next_id_, next_id_ + count); }
   // After a restart: ids go on from the largest one the store has seen.
-  void ContinueAfter(uint64_t max_job_id) { next_id_ = max_job_id + 1; }
+  void ContinueAfter(uint64_t max_job_id) { next_id_ = std::max(next_id_, max_job_id + 1); }
 
   // Adds a job that is not yet here: a pending one joins the queue, any
   // other is placed. Entries never move: the reference stays valid until

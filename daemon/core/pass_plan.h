@@ -39,6 +39,8 @@ std::string UtcTime(absl::Time t);
 v1::WaitCause ToProto(WaitCause cause);
 
 inline constexpr absl::string_view kHeldReason = "held: waits until released (gpusched release)";
+// A job no pass has looked at yet: just submitted, or beyond queue_depth.
+inline constexpr absl::string_view kNotYetConsidered = "queued: not yet considered by the scheduler";
 
 struct PlannedStart {
   uint64_t job_id = 0;

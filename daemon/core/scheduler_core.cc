@@ -166,22 +166,27 @@ absl::Status SchedulerCore::Admit(v1::JobSpec& spec) const {
   return ValidateDependencies(spec, jobs_.next_id(), [this](uint64_t id) { return StateOf(id); });
 }
 
-uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task,
-                                Effects& fx) {
+uint64_t SchedulerCore::Enqueue(v1::JobSpec spec, const std::string& client_request_id, Effects& fx) {
+  v1::Job job;
+  job.set_id(jobs_.TakeId());
+  *job.mutable_spec() = std::move(spec);
+  *job.mutable_submit_time() = ToProtoTime(clock_.Now());
+  job.set_client_request_id(client_request_id);
+  job.set_held(job.spec().hold());
+  const uint64_t id = job.id();
+  EnqueueJob(std::move(job), fx);
+  return id;
+}
+
+void SchedulerCore::EnqueueJob(v1::Job job, Effects& fx) {
   ActiveJob a;
-  a.job.set_id(jobs_.TakeId());
-  *a.job.mutable_spec() = std::move(spec);
-  *a.job.mutable_submit_time() = ToProtoTime(clock_.Now());
-  a.job.set_client_request_id(client_request_id);
-  a.job.set_held(a.job.spec().hold());
-  if (task != nullptr) *a.job.mutable_array() = *task;
+  a.job = std::move(job);
   const uint64_t id = a.job.id();
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
-  a.job.set_reason("queued: not yet considered by the scheduler");
+  a.job.set_reason(std::string(kNotYetConsidered));
   Touch(a, fx);
-  jobs_.RememberRequest(client_request_id, id);
+  jobs_.RememberRequest(a.job.client_request_id(), id);
   jobs_.Add(std::move(a));
-  return id;
 }
 
 std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_request_id) const {
@@ -194,37 +199,12 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std:
                                                     Effects& fx) {
   if (auto earlier = Retried(client_request_id)) return *earlier;
   if (absl::Status s = Admit(spec); !s.ok()) return s;
-  return SubmitOutcome{Enqueue(std::move(spec), client_request_id, nullptr, fx), false};
-}
-
-absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl::string_view array,
-                                                         const std::string& client_request_id, Effects& fx) {
-  if (auto earlier = Retried(client_request_id)) return *earlier;
-  auto parsed = ParseJobArraySpec(array, options_.limits.max_array_tasks);
-  if (!parsed.ok()) return parsed.status();
-  if (absl::Status s = Admit(spec); !s.ok()) return s;
-  const size_t tasks = parsed->indices.size();
-  if (const size_t bytes = spec.ByteSizeLong(); bytes * tasks > options_.limits.max_array_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "array \"", array, "\": ", tasks, " tasks of a ", bytes / 1024, " KiB spec would store ",
-        absl::StrFormat("%.1f", static_cast<double>(bytes * tasks) / (1 << 20)), " MiB, more than the ",
-        options_.limits.max_array_bytes >> 20, " MiB an array may; keep the script in a file the tasks share"));
-  }
-  v1::ArrayTask task;
-  task.set_array_id(jobs_.next_id());
-  task.set_count(static_cast<int32_t>(parsed->indices.size()));
-  task.set_max_running(parsed->max_running);
-  jobs_.NoteArray(task.array_id(), task.count());
-  for (int32_t index : parsed->indices) {
-    task.set_index(index);
-    // Only the first task carries the request id: a retry finds the array by it.
-    Enqueue(spec, index == parsed->indices.front() ? client_request_id : "", &task, fx);
-  }
-  return SubmitOutcome{task.array_id(), false};
+  return SubmitOutcome{Enqueue(std::move(spec), client_request_id, fx), false};
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string& reason, Effects& fx) {
   if (absl::Status s = CheckDisplayText("reason", reason, kMaxReasonBytes); !s.ok()) return s;
+  MakeTasksThrough(job_id, fx);
   ActiveJob* found = jobs_.Find(job_id);
   if (found == nullptr) return absl::NotFoundError(absl::StrCat("job ", job_id, " is not active"));
   ActiveJob& a = *found;
@@ -232,39 +212,6 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   if (a.job.state() == v1::JOB_STATE_PENDING) return EndPending(a, v1::JOB_STATE_CANCELLED, why, fx);
   if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
   return a.job;
-}
-
-std::vector<uint64_t> SchedulerCore::ActiveArrayTasks(uint64_t array_id) const {
-  return jobs_.ActiveTasks(array_id, options_.limits.max_array_tasks);
-}
-
-const v1::Job* SchedulerCore::FindActiveArrayTask(uint64_t array_id) const {
-  std::vector<uint64_t> tasks = ActiveArrayTasks(array_id);
-  return tasks.empty() ? nullptr : &jobs_.at(tasks.front()).job;
-}
-
-absl::StatusOr<v1::Job> SchedulerCore::ForEachTask(uint64_t array_id,
-                                                   const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act) {
-  const std::vector<uint64_t> tasks = ActiveArrayTasks(array_id);
-  if (tasks.empty()) return absl::NotFoundError(absl::StrCat("job array ", array_id, " has no unfinished task"));
-  std::optional<absl::StatusOr<v1::Job>> first;
-  for (uint64_t id : tasks) {
-    absl::StatusOr<v1::Job> result = act(id);
-    if (!first.has_value() || (result.ok() && !first->ok())) first = std::move(result);
-  }
-  return *std::move(first);
-}
-
-absl::StatusOr<v1::Job> SchedulerCore::CancelArray(uint64_t array_id, const std::string& reason, Effects& fx) {
-  return ForEachTask(array_id, [&](uint64_t id) { return Cancel(id, reason, fx); });
-}
-
-absl::StatusOr<v1::Job> SchedulerCore::HoldArray(uint64_t array_id, Effects& fx) {
-  return ForEachTask(array_id, [&](uint64_t id) { return Hold(id, fx); });
-}
-
-absl::StatusOr<v1::Job> SchedulerCore::ReleaseArray(uint64_t array_id, Effects& fx) {
-  return ForEachTask(array_id, [&](uint64_t id) { return Release(id, fx); });
 }
 
 v1::Job SchedulerCore::EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx) {
@@ -622,6 +569,7 @@ void SchedulerCore::Tick(Effects& fx) {
 PassPlan SchedulerCore::PlanPass() { return PlanFor(RankPending(), /*keep_starts=*/false); }
 
 void SchedulerCore::Schedule(Effects& fx) {
+  MakeArrayTasks(fx);
   if (options_.share_packing == SharePacking::kFgd) {
     // FGD weighs a share's choice against what the cluster runs and awaits.
     std::vector<GangRequest> requests;
@@ -793,8 +741,9 @@ void SchedulerCore::Transition(ActiveJob& a, v1::JobState state, const std::stri
 }
 
 const v1::Job* SchedulerCore::FindActive(uint64_t job_id) const {
-  const ActiveJob* a = jobs_.Find(job_id);
-  return a == nullptr ? nullptr : &a->job;
+  if (const ActiveJob* a = jobs_.Find(job_id)) return &a->job;
+  const ArrayBacklog::Entry* entry = arrays_.Covering(job_id);
+  return entry == nullptr ? nullptr : &entry->record.prototype;
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/net/network_topology_conf.h"
+#include "daemon/core/array_backlog.h"
 #include "daemon/core/backfill.h"
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/effects.h"
@@ -144,9 +145,14 @@ class SchedulerCore {
   absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
   // A job array: one task per index of `array` (Slurm's --array syntax,
   // common/job_array.h), each a job with `spec`, with consecutive ids. All
-  // or nothing: a bad spec or array submits no task.
+  // or nothing: a bad spec or array submits no task. Only the first task is
+  // made a job at once; the array's record (Effects::arrays) stands for the
+  // others until a pass gets to them (array_backlog.h).
   absl::StatusOr<SubmitOutcome> SubmitArray(v1::JobSpec spec, absl::string_view array,
                                             const std::string& client_request_id, Effects& fx);
+  // Start-up, after Restore: the arrays whose tasks were not all made jobs.
+  // DATA_LOSS naming the array when a record does not read back.
+  absl::Status RestoreArrays(std::vector<JobArrayRecord> records);
   // NotFound when the job is not active (unknown, or finished and evicted).
   absl::StatusOr<v1::Job> Cancel(uint64_t job_id, const std::string& reason, Effects& fx);
   // Cancel, Hold or Release every unfinished task of the job array
@@ -209,10 +215,17 @@ class SchedulerCore {
   // and applies the plan: starts what can start, stops what a preemption
   // stops, and tells every waiting job why it waits.
   void Schedule(Effects& fx);
-  // The plan the next pass would apply, without applying it.
+  // The plan the next pass would apply, without applying it: once the
+  // arrays' tasks it would look at are jobs (MakeArrayTasks).
   PassPlan PlanPass();
+  // The first step of a pass: each array that is not held gets as many
+  // tasks made jobs as the pass could look at: queue_depth pending, or for
+  // an array with a limit on tasks at once, that many.
+  void MakeArrayTasks(Effects& fx);
 
-  // Active jobs only (pending, starting, running); nullptr otherwise.
+  // Active jobs only (pending, starting, running); nullptr otherwise. For
+  // a task its array's record still stands for: the record's prototype,
+  // which has the spec and state the task has (not its id or index).
   const v1::Job* FindActive(uint64_t job_id) const;
   // An active task of the job array `array_id` names, or nullptr.
   const v1::Job* FindActiveArrayTask(uint64_t array_id) const;
@@ -264,7 +277,7 @@ class SchedulerCore {
   // Ends a job that never started (cancelled, or a dependency never met).
   v1::Job EndPending(ActiveJob& a, v1::JobState state, const std::string& reason, Effects& fx);
   // Active jobs' current state, finished jobs' final one; nullopt: no such job.
-  std::optional<v1::JobState> StateOf(uint64_t job_id) const { return jobs_.StateOf(job_id); }
+  std::optional<v1::JobState> StateOf(uint64_t job_id) const;
   absl::StatusOr<ActiveJob*> PendingJob(uint64_t job_id);
   // Preempted or node-failed, and its queue and attempt count allow another go.
   bool ShouldRequeue(const ActiveJob& a) const;
@@ -274,12 +287,24 @@ class SchedulerCore {
   void Requeue(ActiveJob& a, Effects& fx);
   std::vector<uint64_t> ActiveArrayTasks(uint64_t array_id) const;
   absl::StatusOr<v1::Job> ForEachTask(uint64_t array_id, const std::function<absl::StatusOr<v1::Job>(uint64_t)>& act);
+  // HoldArray and ReleaseArray: the tasks made jobs, and the array's record
+  // for those still to make.
+  absl::StatusOr<v1::Job> HoldOrReleaseArray(uint64_t array_id, bool hold, Effects& fx);
   // The earlier submit a retried request id names, or nullopt.
   std::optional<SubmitOutcome> Retried(const std::string& client_request_id) const;
   // Checks a spec and fills in its defaults, as for a submit.
   absl::Status Admit(v1::JobSpec& spec) const;
   // Queues an admitted spec as a new pending job; its id.
-  uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, const v1::ArrayTask* task, Effects& fx);
+  uint64_t Enqueue(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
+  // Queues a new pending job made ready (id, spec, submit time, held).
+  void EnqueueJob(v1::Job job, Effects& fx);
+  // Makes the next `count` tasks of an array in the backlog jobs, and hands
+  // its record over to be kept; the entry goes once every task is a job.
+  void MakeTasks(ArrayBacklog::Entry& entry, int32_t count, Effects& fx);
+  // Before a command on one job: the tasks of its array up to it are made
+  // jobs, when the array's record still stands for it.
+  void MakeTasksThrough(uint64_t job_id, Effects& fx);
+
   // Hands the fair-share usage over to be kept (Effects::fair_share), at
   // most every kFairSharePersistEvery.
   void KeepFairShare(Effects& fx);
@@ -353,6 +378,7 @@ class SchedulerCore {
   // not part of the core's state.
   mutable EverFitsCache ever_fits_;
   JobTable jobs_;
+  ArrayBacklog arrays_;  // the array tasks not made jobs yet
   NodeLiveness liveness_;
   QueueUsage usage_;  // fair share, and what placed jobs hold against limits
   RuntimeHistory runtime_history_;

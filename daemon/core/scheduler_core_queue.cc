@@ -28,6 +28,7 @@ absl::StatusOr<ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
+  MakeTasksThrough(job_id, fx);
   auto a = PendingJob(job_id);
   if (!a.ok()) return a.status();
   if (!(*a)->job.held()) {
@@ -39,6 +40,7 @@ absl::StatusOr<v1::Job> SchedulerCore::Hold(uint64_t job_id, Effects& fx) {
 }
 
 absl::StatusOr<v1::Job> SchedulerCore::Release(uint64_t job_id, Effects& fx) {
+  MakeTasksThrough(job_id, fx);
   auto a = PendingJob(job_id);
   if (!a.ok()) return a.status();
   if ((*a)->job.held()) {

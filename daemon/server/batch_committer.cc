@@ -86,15 +86,18 @@ void BatchCommitter::RunReleases() {
 
 bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   store::StoreBatch rows;
-  std::map<uint64_t, const v1::Job*> jobs;  // a later batch's version of a job wins
+  std::map<uint64_t, const v1::Job*> jobs;           // a later batch's version of a job wins
+  std::map<uint64_t, const JobArrayRecord*> arrays;  // and of an array's record
   std::map<std::string, const v1::Node*> nodes;
   for (const CommittedBatch& batch : group) {
     for (const auto& [id, job] : batch.jobs) jobs[id] = &job;
+    for (const auto& [id, record] : batch.arrays) arrays[id] = &record;
     for (const auto& [name, node] : batch.nodes) nodes[name] = &node;
     if (batch.fair_share) rows.fair_share = batch.fair_share;  // the latest wins
     rows.events.insert(rows.events.end(), batch.events.begin(), batch.events.end());
   }
   for (const auto& [id, job] : jobs) rows.jobs.push_back(*job);
+  for (const auto& [id, record] : arrays) rows.arrays.push_back(*record);
   for (const auto& [name, node] : nodes) rows.nodes.push_back(*node);
 
   static const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/job_array_record.h"
 #include "daemon/server/agent_channel.h"
 #include "gpusched/v1/agent.pb.h"
 #include "gpusched/v1/types.pb.h"
@@ -25,6 +26,7 @@ using AfterCommit = std::function<void(const absl::Status&, const CommittedBatch
 struct CommittedBatch {
   std::map<uint64_t, v1::Job> jobs;  // the batch's final version of each changed job
   std::vector<v1::JobEvent> events;
+  std::map<uint64_t, JobArrayRecord> arrays;  // the batch's final record of each changed array
   std::map<std::string, v1::Node> nodes;
   std::optional<v1::FairShareUsage> fair_share;
   std::vector<std::pair<std::shared_ptr<AgentChannel>, v1::DaemonMessage>> messages;

@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
   }
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
                     recovered->client_request_ids, recovered->ended_jobs);
+  if (absl::Status s = d->core_->RestoreArrays(std::move(recovered->arrays)); !s.ok()) return s;
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 
   d->hub_ = std::make_unique<JobEventHub>();

@@ -93,6 +93,7 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
 
   batch.jobs = std::move(fx.jobs);
   batch.events = std::move(fx.events);
+  batch.arrays = std::move(fx.arrays);
   batch.nodes = std::move(fx.nodes);
   batch.fair_share = std::move(fx.fair_share);
   for (core::PowerRequest& request : fx.power_requests) {

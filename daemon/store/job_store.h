@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/job_array_record.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::store {
@@ -15,16 +16,22 @@ namespace gpusched::store {
 // Everything one pass of the scheduler thread changed, written in one
 // transaction: either all of it is durable or none of it is.
 struct StoreBatch {
-  std::vector<v1::Job> jobs;                     // full rows, inserted or replaced (events are not read)
-  std::vector<v1::JobEvent> events;              // appended
+  std::vector<v1::Job> jobs;         // full rows, inserted or replaced (events are not read)
+  std::vector<v1::JobEvent> events;  // appended
+  // Job arrays' records, inserted or replaced; a done() one is deleted.
+  std::vector<JobArrayRecord> arrays;
   std::vector<v1::Node> nodes;                   // inserted or replaced
   std::optional<v1::FairShareUsage> fair_share;  // replaces the one kept
-  bool empty() const { return jobs.empty() && events.empty() && nodes.empty() && !fair_share.has_value(); }
+  bool empty() const {
+    return jobs.empty() && events.empty() && arrays.empty() && nodes.empty() && !fair_share.has_value();
+  }
 };
 
 // What the daemon needs at start-up to carry on where it stopped.
 struct RecoveredState {
   std::vector<v1::Job> unfinished_jobs;  // every job not in a terminal state, by id
+  // Job arrays with tasks not yet made jobs (SchedulerCore::RestoreArrays).
+  std::vector<JobArrayRecord> arrays;
   std::vector<v1::Node> nodes;
   uint64_t max_job_id = 0;
   std::vector<std::pair<std::string, uint64_t>> client_request_ids;

@@ -46,6 +46,16 @@ const std::vector<const char*>& Steps() {
           usage BLOB NOT NULL  -- gpusched.v1.FairShareUsage
         );
       )sql",
+      // 3: job arrays as one record each, until their tasks are made jobs
+      // (common/job_array_record.h).
+      R"sql(
+        CREATE TABLE job_arrays (
+          array_id     INTEGER PRIMARY KEY,
+          indices      TEXT NOT NULL,
+          materialized INTEGER NOT NULL,
+          prototype    BLOB NOT NULL  -- gpusched.v1.Job every task shares
+        );
+      )sql",
   };
   return steps;
 }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_time.h"
+#include "daemon/store/array_rows.h"
 #include "daemon/store/job_rows.h"
 
 namespace gpusched::store {
@@ -18,7 +19,7 @@ absl::StatusOr<std::unique_ptr<PgJobReader>> PgJobReader::Open(const StoreUrl& u
 absl::StatusOr<std::optional<v1::Job>> PgJobReader::GetJob(uint64_t id, bool with_events) {
   auto rows = db_->Query("SELECT job FROM jobs WHERE id = $1", PgParams().Int(static_cast<int64_t>(id)));
   if (!rows.ok()) return rows.status();
-  if (rows->size() == 0) return std::optional<v1::Job>();
+  if (rows->size() == 0) return ArrayTask(id);
   v1::Job job;
   if (absl::Status s = ParseRow(rows->Bytes(0, 0), job, absl::StrCat("job ", id), db_->shown()); !s.ok()) return s;
   if (with_events) {
@@ -57,17 +58,46 @@ absl::StatusOr<JobPage> PgJobReader::ListJobs(const JobFilter& filter, int limit
   params.Int(static_cast<int64_t>(limit) + 1);  // one row past the page says where to resume
   auto rows = db_->Query(sql, params);
   if (!rows.ok()) return rows.status();
-  JobPage page;
+  std::vector<v1::Job> jobs;
   for (int r = 0; r < rows->size(); ++r) {
-    if (static_cast<int>(page.jobs.size()) == limit) {
-      page.last_id = page.jobs.back().id();
-      break;
-    }
     absl::Status s =
-        ParseRow(rows->Bytes(r, 1), page.jobs.emplace_back(), absl::StrCat("job ", rows->Int(r, 0)), db_->shown());
+        ParseRow(rows->Bytes(r, 1), jobs.emplace_back(), absl::StrCat("job ", rows->Int(r, 0)), db_->shown());
     if (!s.ok()) return s;
   }
-  return page;
+  auto records = ArrayRecords(/*covering=*/std::nullopt);
+  if (!records.ok()) return records.status();
+  auto tasks = ArrayRecordTasksAfter(*records, filter, after_id, static_cast<size_t>(limit) + 1);
+  if (!tasks.ok()) return tasks.status();
+  return MergeJobPage(std::move(jobs), *std::move(tasks), limit);
+}
+
+absl::StatusOr<std::vector<JobArrayRecord>> PgJobReader::ArrayRecords(std::optional<uint64_t> covering) {
+  // Arrays take disjoint id ranges: the one that may cover an id is the
+  // last to start at or before it.
+  auto rows = covering.has_value()
+                  ? db_->Query(
+                        "SELECT array_id, indices, materialized, prototype FROM job_arrays "
+                        "WHERE array_id <= $1 ORDER BY array_id DESC LIMIT 1",
+                        PgParams().Int(static_cast<int64_t>(*covering)))
+                  : db_->Query("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+  if (!rows.ok()) return rows.status();
+  std::vector<JobArrayRecord> records;
+  for (int r = 0; r < rows->size(); ++r) {
+    JobArrayRecord& record = records.emplace_back();
+    record.indices = rows->Bytes(r, 1);
+    record.materialized = static_cast<int32_t>(rows->Int(r, 2));
+    absl::Status s =
+        ParseRow(rows->Bytes(r, 3), record.prototype, absl::StrCat("job array ", rows->Int(r, 0)), db_->shown());
+    if (!s.ok()) return s;
+  }
+  return records;
+}
+
+absl::StatusOr<std::optional<v1::Job>> PgJobReader::ArrayTask(uint64_t id) {
+  auto records = ArrayRecords(id);
+  if (!records.ok()) return records.status();
+  if (records->empty()) return std::optional<v1::Job>();
+  return ArrayRecordTaskById(records->front(), id);
 }
 
 }  // namespace gpusched::store

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "daemon/store/job_store.h"
 #include "daemon/store/pg_connection.h"
@@ -20,6 +22,11 @@ class PgJobReader final : public JobReader {
 
  private:
   explicit PgJobReader(std::unique_ptr<PgConnection> db) : db_(std::move(db)) {}
+  // Every job array's record, by id; or only the one that may stand for
+  // the job `covering`.
+  absl::StatusOr<std::vector<JobArrayRecord>> ArrayRecords(std::optional<uint64_t> covering);
+  // The task a record stands for, as GetJob shows it; nullopt: none.
+  absl::StatusOr<std::optional<v1::Job>> ArrayTask(uint64_t id);
   std::unique_ptr<PgConnection> db_;
 };
 

@@ -88,6 +88,17 @@ absl::StatusOr<RecoveredState> PgJobStore::Recover() {
   }
   std::reverse(state.recent_runs.begin(), state.recent_runs.end());
 
+  auto arrays = db_->Query("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+  if (!arrays.ok()) return arrays.status();
+  for (int r = 0; r < arrays->size(); ++r) {
+    JobArrayRecord& record = state.arrays.emplace_back();
+    record.indices = arrays->Bytes(r, 1);
+    record.materialized = static_cast<int32_t>(arrays->Int(r, 2));
+    absl::Status parsed =
+        ParseRow(arrays->Bytes(r, 3), record.prototype, absl::StrCat("job array ", arrays->Int(r, 0)), where);
+    if (!parsed.ok()) return parsed;
+  }
+
   auto usage = db_->Query("SELECT usage FROM fair_share WHERE id = 1");
   if (!usage.ok()) return usage.status();
   if (usage->size() == 1 && !ParseRow(usage->Bytes(0, 0), state.fair_share.emplace(), "usage", where).ok()) {
@@ -159,6 +170,24 @@ absl::Status PgJobStore::WriteBatch(const StoreBatch& batch) {
     auto s =
         db_->Query("INSERT INTO nodes(name, node) VALUES($1, $2) ON CONFLICT(name) DO UPDATE SET node = excluded.node",
                    PgParams().Text(node.info().name()).Bytes(blob));
+    if (!s.ok()) return s.status();
+  }
+  for (const JobArrayRecord& record : batch.arrays) {
+    if (record.done()) {
+      auto s = db_->Query("DELETE FROM job_arrays WHERE array_id = $1",
+                          PgParams().Int(static_cast<int64_t>(record.array_id())));
+      if (!s.ok()) return s.status();
+      continue;
+    }
+    record.prototype.SerializeToString(&blob);
+    auto s = db_->Query(
+        "INSERT INTO job_arrays(array_id, indices, materialized, prototype) VALUES($1, $2, $3, $4) "
+        "ON CONFLICT(array_id) DO UPDATE SET materialized = excluded.materialized, prototype = excluded.prototype",
+        PgParams()
+            .Int(static_cast<int64_t>(record.array_id()))
+            .Text(record.indices)
+            .Int(record.materialized)
+            .Bytes(blob));
     if (!s.ok()) return s.status();
   }
   if (batch.fair_share) {

@@ -64,6 +64,16 @@ const std::vector<const char*>& Steps() {
         );
         INSERT INTO leader VALUES (1, 0, '', '', 0, '-infinity', '-infinity');
       )sql",
+      // 3: job arrays as one record each, until their tasks are made jobs
+      // (common/job_array_record.h).
+      R"sql(
+        CREATE TABLE job_arrays (
+          array_id     BIGINT PRIMARY KEY,
+          indices      TEXT NOT NULL,
+          materialized BIGINT NOT NULL,
+          prototype    BYTEA NOT NULL  -- gpusched.v1.Job every task shares
+        );
+      )sql",
   };
   return steps;
 }

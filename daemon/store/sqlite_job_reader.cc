@@ -4,6 +4,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/proto_time.h"
+#include "daemon/store/array_rows.h"
+#include "daemon/store/job_rows.h"
 
 namespace gpusched::store {
 
@@ -19,7 +21,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::GetJob(uint64_t id, bool
   stmt->Bind(1, static_cast<int64_t>(id));
   auto row = stmt->Step();
   if (!row.ok()) return row.status();
-  if (!*row) return std::optional<v1::Job>();
+  if (!*row) return ArrayTask(id);
   v1::Job job;
   if (!job.ParseFromString(stmt->ColumnBlob(0))) {
     return absl::DataLossError(absl::StrCat("job ", id, " in ", db_->path(), " is corrupt"));
@@ -52,23 +54,50 @@ absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int l
   absl::StrAppend(&sql, " ORDER BY id LIMIT ?4");
   auto stmt = db_->Prepare(sql);
   if (!stmt.ok()) return stmt.status();
+  // One row past the page tells the caller where to resume.
   stmt->Bind(1, static_cast<int64_t>(after_id)).Bind(4, static_cast<int64_t>(limit) + 1);
   if (!filter.user.empty()) stmt->Bind(2, filter.user);
   if (!filter.queue.empty()) stmt->Bind(3, filter.queue);
 
-  JobPage page;
+  std::vector<v1::Job> rows;
   absl::Status read = stmt->ForEachRow([&]() -> absl::Status {
-    if (static_cast<int>(page.jobs.size()) == limit) {
-      // The one row past the page (LIMIT limit+1): tell the caller where to resume.
-      page.last_id = page.jobs.back().id();
-      return absl::OkStatus();
-    }
-    v1::Job& job = page.jobs.emplace_back();
+    v1::Job& job = rows.emplace_back();
     if (job.ParseFromString(stmt->ColumnBlob(1))) return absl::OkStatus();
     return absl::DataLossError(absl::StrCat("job ", stmt->ColumnInt(0), " in ", db_->path(), " is corrupt"));
   });
   if (!read.ok()) return read;
-  return page;
+  auto records = ArrayRecords(/*covering=*/std::nullopt);
+  if (!records.ok()) return records.status();
+  auto tasks = ArrayRecordTasksAfter(*records, filter, after_id, static_cast<size_t>(limit) + 1);
+  if (!tasks.ok()) return tasks.status();
+  return MergeJobPage(std::move(rows), *std::move(tasks), limit);
+}
+
+absl::StatusOr<std::vector<JobArrayRecord>> SqliteJobReader::ArrayRecords(std::optional<uint64_t> covering) {
+  // Arrays take disjoint id ranges: the one that may cover an id is the
+  // last to start at or before it.
+  auto stmt = db_->Prepare(covering.has_value() ? "SELECT array_id, indices, materialized, prototype FROM job_arrays "
+                                                  "WHERE array_id <= ?1 ORDER BY array_id DESC LIMIT 1"
+                                                : "SELECT array_id, indices, materialized, prototype FROM job_arrays "
+                                                  "ORDER BY array_id");
+  if (!stmt.ok()) return stmt.status();
+  if (covering.has_value()) stmt->Bind(1, static_cast<int64_t>(*covering));
+  std::vector<JobArrayRecord> records;
+  absl::Status read = stmt->ForEachRow([&]() -> absl::Status {
+    JobArrayRecord& record = records.emplace_back();
+    record.indices = stmt->ColumnText(1);
+    record.materialized = static_cast<int32_t>(stmt->ColumnInt(2));
+    return ParseRow(stmt->ColumnBlob(3), record.prototype, absl::StrCat("job array ", stmt->ColumnInt(0)), db_->path());
+  });
+  if (!read.ok()) return read;
+  return records;
+}
+
+absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::ArrayTask(uint64_t id) {
+  auto records = ArrayRecords(id);
+  if (!records.ok()) return records.status();
+  if (records->empty()) return std::optional<v1::Job>();
+  return ArrayRecordTaskById(records->front(), id);
 }
 
 }  // namespace gpusched::store

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "daemon/store/job_store.h"
 #include "daemon/store/sqlite_db.h"
@@ -19,6 +21,11 @@ class SqliteJobReader final : public JobReader {
 
  private:
   explicit SqliteJobReader(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
+  // Every job array's record, by id; or only the one that may stand for
+  // the job `covering`.
+  absl::StatusOr<std::vector<JobArrayRecord>> ArrayRecords(std::optional<uint64_t> covering);
+  // The task a record stands for, as GetJob shows it; nullopt: none.
+  absl::StatusOr<std::optional<v1::Job>> ArrayTask(uint64_t id);
   std::unique_ptr<SqliteDb> db_;
 };
 

@@ -50,6 +50,13 @@ absl::Status SqliteJobStore::PrepareStatements() {
   auto usage = PrepareOwned(*db_, "INSERT OR REPLACE INTO fair_share(id, usage) VALUES(1, ?1)");
   if (!usage.ok()) return usage.status();
   upsert_fair_share_ = std::move(*usage);
+  auto array = PrepareOwned(
+      *db_, "INSERT OR REPLACE INTO job_arrays(array_id, indices, materialized, prototype) VALUES(?1, ?2, ?3, ?4)");
+  if (!array.ok()) return array.status();
+  upsert_array_ = std::move(*array);
+  auto done = PrepareOwned(*db_, "DELETE FROM job_arrays WHERE array_id = ?1");
+  if (!done.ok()) return done.status();
+  delete_array_ = std::move(*done);
   return absl::OkStatus();
 }
 
@@ -114,6 +121,17 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   if (!read.ok()) return read;
   std::reverse(state.recent_runs.begin(), state.recent_runs.end());
 
+  auto arrays = db_->Prepare("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+  if (!arrays.ok()) return arrays.status();
+  read = arrays->ForEachRow([&]() -> absl::Status {
+    JobArrayRecord& record = state.arrays.emplace_back();
+    record.indices = arrays->ColumnText(1);
+    record.materialized = static_cast<int32_t>(arrays->ColumnInt(2));
+    return ParseRow(arrays->ColumnBlob(3), record.prototype, absl::StrCat("job array ", arrays->ColumnInt(0)),
+                    db_->path());
+  });
+  if (!read.ok()) return read;
+
   auto usage = db_->Prepare("SELECT usage FROM fair_share WHERE id = 1");
   if (!usage.ok()) return usage.status();
   read = usage->ForEachRow([&]() -> absl::Status {
@@ -169,6 +187,19 @@ absl::Status SqliteJobStore::WriteBatch(const StoreBatch& batch) {
     node.SerializeToString(&blob);
     upsert_node_->Bind(1, node.info().name()).BindBlob(2, blob);
     if (absl::Status s = upsert_node_->Run(); !s.ok()) return s;
+  }
+  for (const JobArrayRecord& record : batch.arrays) {
+    if (record.done()) {
+      delete_array_->Bind(1, static_cast<int64_t>(record.array_id()));
+      if (absl::Status s = delete_array_->Run(); !s.ok()) return s;
+      continue;
+    }
+    record.prototype.SerializeToString(&blob);
+    upsert_array_->Bind(1, static_cast<int64_t>(record.array_id()))
+        .Bind(2, record.indices)
+        .Bind(3, static_cast<int64_t>(record.materialized))
+        .BindBlob(4, blob);
+    if (absl::Status s = upsert_array_->Run(); !s.ok()) return s;
   }
   if (batch.fair_share) {
     batch.fair_share->SerializeToString(&blob);

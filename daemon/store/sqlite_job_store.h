@@ -28,6 +28,8 @@ class SqliteJobStore final : public JobStore {
   std::unique_ptr<Statement> insert_event_;
   std::unique_ptr<Statement> upsert_node_;
   std::unique_ptr<Statement> upsert_fair_share_;
+  std::unique_ptr<Statement> upsert_array_;
+  std::unique_ptr<Statement> delete_array_;
 };
 
 }  // namespace gpusched::store

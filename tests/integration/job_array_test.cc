@@ -71,3 +71,34 @@ TEST_CASE("waiting tasks share a status row; cancelling the array's id ends them
   CHECK(bad.exit_code == 1);
   CHECK(bad.err == "gpusched: array \"0-3%0\": the limit after % must be a number >= 1, got \"0\"\n");
 }
+
+TEST_CASE("a held array is one record: shown task by task, kept over a restart, run to the end once released",
+          "[integration]") {
+  TestCluster cluster;
+  // More tasks than a pass looks at (queue_depth 500): they are made jobs a window at a time.
+  const uint64_t array = SubmitArray(cluster, {"--array", "1-600", "--hold", "--gpus", "1", "--", "true"});
+  auto status = cluster.Cli({"status"});
+  INFO(status.out << status.err);
+  CHECK(absl::StrContains(status.out, absl::StrCat("\n", array, "_[1-600]  ")));
+  auto last = cluster.Cli({"status", absl::StrCat(array, "_600")});
+  INFO(last.out << last.err);
+  CHECK(absl::StrContains(last.out, absl::StrCat("Job ", array + 599, "\nState:       PENDING\n")));
+  CHECK(absl::StrContains(last.out, "held: waits until released"));
+
+  cluster.StopDaemon();
+  cluster.StartDaemon();
+  cluster.WaitForNodesUp(2);
+  CHECK(cluster.GetJob(array + 599).held());
+  // Ids after the array's stay free for its tasks.
+  const uint64_t next = cluster.Submit({"--hold", "--gpus", "1", "--", "true"});
+  CHECK(next == array + 600);
+
+  auto release = cluster.Cli({"release", absl::StrCat(array)});
+  INFO(release.out << release.err);
+  REQUIRE(release.exit_code == 0);
+  for (uint64_t id = array; id < array + 600; ++id) {
+    const v1::Job job = cluster.WaitForEnd(id, 120);
+    CHECK(job.state() == v1::JOB_STATE_COMPLETED);
+    CHECK(job.array().index() == static_cast<int32_t>(id - array + 1));
+  }
+}

@@ -75,13 +75,33 @@ class CoreHarness {
     return id;
   }
 
-  // The state the job would be persisted with (the latest write).
+  // The state the job would be persisted with (the latest write), or the
+  // state of the array task its array's latest record stands for.
   v1::JobState StateOf(uint64_t job) const {
     auto it = fx.jobs.find(job);
-    REQUIRE(it != fx.jobs.end());
+    if (it == fx.jobs.end()) return ArrayTaskView(job).state();
     return it->second.state();
   }
   const v1::Job& Persisted(uint64_t job) const { return fx.jobs.at(job); }
+  // The job as readers show it: persisted, or the array task its array's
+  // latest record stands for.
+  v1::Job Shown(uint64_t job) const {
+    auto it = fx.jobs.find(job);
+    return it == fx.jobs.end() ? ArrayTaskView(job) : it->second;
+  }
+  // An array task as readers show it from the array's latest record, while
+  // the record stands for it (it is not a job yet).
+  v1::Job ArrayTaskView(uint64_t job) const {
+    for (const auto& [array_id, record] : fx.arrays) {
+      if (!record.Covers(job)) continue;
+      auto indices = ArrayRecordIndices(record);
+      REQUIRE(indices.ok());
+      const auto position = static_cast<int32_t>(job - array_id);
+      return ArrayRecordTask(record, position, (*indices)[position]);
+    }
+    FAIL("job " << job << " is neither persisted nor stood for by an array record");
+    return {};
+  }
 
   // Messages of one kind sent to a node since the last Drain.
   std::vector<v1::DaemonMessage> Sent(const std::string& node, v1::DaemonMessage::KindCase kind) const {

@@ -75,6 +75,7 @@ inline void CheckInvariants(const CoreHarness& h, const std::set<uint64_t>& ids)
 // and the applied pass starts exactly the planned jobs where planned.
 inline void PlannedPass(CoreHarness& h) {
   h.core.Tick(h.fx);
+  h.core.MakeArrayTasks(h.fx);
   const PassPlan plan = h.core.PlanPass();
   const absl::Time now = h.clock.Now();
   std::set<uint64_t> decided;

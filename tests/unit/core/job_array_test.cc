@@ -53,7 +53,7 @@ TEST_CASE("an array of 20 tasks throttled to 8 runs at most 8 at once, in index 
   CHECK(started ==
         std::vector<uint64_t>{array, array + 1, array + 2, array + 3, array + 4, array + 5, array + 6, array + 7});
   CHECK(LaunchedIndices(h) == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7});
-  const v1::Job& waiting = h.Persisted(array + 8);
+  const v1::Job waiting = h.Shown(array + 8);
   CHECK(waiting.reason() == "waiting for array " + std::to_string(array) + "'s limit: at most 8 of its tasks at once");
   CHECK(waiting.array().index() == 8);
   CHECK(waiting.array().count() == 20);
@@ -102,9 +102,13 @@ TEST_CASE("a retried array submit with the same request id returns the array, no
   REQUIRE(again.ok());
   CHECK(again->duplicate);
   CHECK(again->job_id == first->job_id);
-  CHECK(h.fx.jobs.size() == 3);
+  // One job, the first task, and the array's record for the others.
+  CHECK(h.fx.jobs.size() == 1);
+  CHECK(h.fx.arrays.at(first->job_id).materialized == 1);
   // Only the first task carries the id: the store keeps request ids unique.
   CHECK(h.Persisted(first->job_id).client_request_id() == "req-1");
+  CHECK(h.Shown(first->job_id + 1).client_request_id().empty());
+  h.Pass();
   CHECK(h.Persisted(first->job_id + 1).client_request_id().empty());
   CHECK(h.Persisted(first->job_id + 2).array().index() == 5);
 }
@@ -131,14 +135,17 @@ TEST_CASE("after a daemon restart an array's running tasks still count against i
   before.AddNode("a", 4);
   const uint64_t array = SubmitArray(before, "0-3%2");
   before.Pass();
+  // Two tasks are jobs (placed), two are still the array's record.
   std::vector<v1::Job> unfinished;
-  for (uint64_t id = array; id < array + 4; ++id) {
+  for (uint64_t id = array; id < array + 2; ++id) {
     unfinished.push_back(before.Persisted(id));
     unfinished.back().set_reason("");  // so that the pass after the restart must give its own
   }
+  REQUIRE(before.fx.arrays.at(array).materialized == 2);
 
   CoreHarness after;
-  after.core.Restore(unfinished, before.core.Nodes(), array + 3, {});
+  after.core.Restore(unfinished, before.core.Nodes(), array + 1, {});
+  REQUIRE(after.core.RestoreArrays({before.fx.arrays.at(array)}).ok());
   after.AddNode("a", 4);
   after.Pass();
   CHECK(after.StateOf(array + 2) == v1::JOB_STATE_PENDING);
@@ -161,7 +168,7 @@ TEST_CASE("a large throttled array does not hide the jobs behind it from a pass 
   CHECK(InState(h, array, 100, v1::JOB_STATE_STARTING).size() == 2);
   CHECK(h.StateOf(later) == v1::JOB_STATE_STARTING);
   // Every throttled task says why, not just the ones within the depth.
-  CHECK(h.Persisted(array + 99).reason() ==
+  CHECK(h.Shown(array + 99).reason() ==
         "waiting for array " + std::to_string(array) + "'s limit: at most 2 of its tasks at once");
 }
 
@@ -172,7 +179,7 @@ TEST_CASE("holding and releasing an array by its id acts on every pending task")
   REQUIRE(h.core.HoldArray(array, h.fx).ok());
   h.Pass();
   CHECK(InState(h, array, 4, v1::JOB_STATE_PENDING).size() == 4);
-  for (uint64_t id = array; id < array + 4; ++id) CHECK(h.Persisted(id).held());
+  for (uint64_t id = array; id < array + 4; ++id) CHECK(h.Shown(id).held());
   REQUIRE(h.core.ReleaseArray(array, h.fx).ok());
   h.Pass();
   CHECK(InState(h, array, 4, v1::JOB_STATE_STARTING).size() == 4);
@@ -217,4 +224,130 @@ TEST_CASE("a dependency on an array's id waits for every task, and a failed task
   h.Report(node, array + 2, JobUpdate::KIND_EXITED, 1);
   h.Pass();
   CHECK(h.StateOf(report) == v1::JOB_STATE_CANCELLED);
+}
+
+TEST_CASE("a held array of 10,000 tasks is one job and one record until released, then flows a window at a time") {
+  core::CoreOptions options = CoreHarness::Options();
+  options.queue_depth = 50;
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_hold(true);
+  const uint64_t array = SubmitArray(h, "0-9999", spec);
+  CHECK(h.fx.jobs.size() == 1);
+  CHECK(h.fx.events.size() == 1);
+  REQUIRE(h.fx.arrays.size() == 1);
+  CHECK(h.fx.arrays.at(array).materialized == 1);
+  CHECK(h.fx.arrays.at(array).indices == "0-9999");
+  // Ids are set aside for every task: the next job comes after them.
+  const uint64_t other = h.Submit(GpuJob(1));
+  CHECK(other == array + 10000);
+  h.Pass();
+  CHECK(h.fx.arrays.at(array).materialized == 1);  // held: nothing more is made
+  const v1::Job last = h.Shown(array + 9999);
+  CHECK(last.state() == v1::JOB_STATE_PENDING);
+  CHECK(last.held());
+  CHECK(last.array().index() == 9999);
+  CHECK(last.reason() == "held: waits until released (gpusched release)");
+  CHECK(last.wait_cause() == v1::WAIT_CAUSE_HELD);
+
+  REQUIRE(h.core.ReleaseArray(array, h.fx).ok());
+  h.Pass();
+  // The pass made as many tasks as it looks at, and started what fits.
+  CHECK(h.fx.arrays.at(array).materialized == 50);
+  CHECK(InState(h, array, 50, v1::JOB_STATE_STARTING).size() == 3);  // and `other` on the fourth GPU
+  CHECK(h.Shown(array + 50).reason() == "queued: not yet considered by the scheduler");
+  for (int round = 0; round < 4000 && !h.fx.arrays.at(array).done(); ++round) {
+    std::vector<uint64_t> placed;
+    for (const auto& [id, job] : h.fx.jobs) {
+      if (job.state() == v1::JOB_STATE_STARTING && id < array + 10000) placed.push_back(id);
+    }
+    for (uint64_t id : placed) RunToEnd(h, id);
+    h.Pass();
+  }
+  for (int round = 0; round < 100; ++round) {
+    for (uint64_t id : InState(h, array + 9900, 100, v1::JOB_STATE_STARTING)) RunToEnd(h, id);
+    h.Pass();
+  }
+  CHECK(InState(h, array, 10000, v1::JOB_STATE_COMPLETED).size() == 10000);
+  CHECK(h.fx.arrays.at(array).done());  // the record is deleted with its last task made
+  CHECK(h.core.FindActive(array + 9999) == nullptr);
+}
+
+TEST_CASE("a command on one task its array's record stands for makes the tasks up to it, and acts on it") {
+  CoreHarness h;
+  h.AddNode("a", 1);
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_hold(true);
+  const uint64_t array = SubmitArray(h, "10-19", spec);
+  // The task is known as pending, to dependencies and to the owner check.
+  REQUIRE(h.core.FindActive(array + 7) != nullptr);
+  CHECK(h.core.FindActive(array + 7)->spec().user() == spec.user());
+  CHECK_FALSE(h.core.FindActive(array + 10) != nullptr);
+  auto released = h.core.Release(array + 7, h.fx);
+  REQUIRE(released.ok());
+  CHECK(released->id() == array + 7);
+  CHECK(released->array().index() == 17);
+  CHECK_FALSE(released->held());
+  CHECK(h.fx.arrays.at(array).materialized == 8);
+  CHECK(h.Persisted(array + 6).held());
+  auto cancelled = h.core.Cancel(array + 9, "", h.fx);
+  REQUIRE(cancelled.ok());
+  CHECK(h.StateOf(array + 9) == v1::JOB_STATE_CANCELLED);
+  CHECK(h.fx.arrays.at(array).done());
+  h.Pass();
+  CHECK(h.StateOf(array + 7) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(array + 8) == v1::JOB_STATE_PENDING);
+}
+
+TEST_CASE("cancelling an array its record still stands for ends each task with a row of its own") {
+  CoreHarness h;
+  h.AddNode("a", 4);
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_hold(true);
+  const uint64_t array = SubmitArray(h, "0-49", spec);
+  v1::JobSpec after_all = GpuJob(1);
+  v1::Dependency* d = after_all.add_dependencies();
+  d->set_kind(v1::DEPENDENCY_KIND_AFTER_ANY);
+  d->set_job_id(array);
+  const uint64_t report = h.Submit(after_all);
+  h.Pass();
+  CHECK(h.StateOf(report) == v1::JOB_STATE_PENDING);  // its tasks are pending, though not jobs yet
+  REQUIRE(h.core.CancelArray(array, "", h.fx).ok());
+  CHECK(InState(h, array, 50, v1::JOB_STATE_CANCELLED).size() == 50);
+  CHECK(h.fx.arrays.at(array).done());
+  h.Pass();
+  CHECK(h.StateOf(report) == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("a restart carries on an array from its record: held, the ids set aside, a retried submit") {
+  CoreHarness before;
+  before.AddNode("a", 4);
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_hold(true);
+  auto outcome = before.core.SubmitArray(spec, "0-999:3", "req-7", before.fx);
+  REQUIRE(outcome.ok());
+  const uint64_t array = outcome->job_id;
+
+  CoreHarness after;
+  after.core.Restore({before.Persisted(array)}, before.core.Nodes(), array, {{"req-7", array}});
+  REQUIRE(after.core.RestoreArrays({before.fx.arrays.at(array)}).ok());
+  after.AddNode("a", 4);
+  CHECK(after.Submit(GpuJob(1)) == array + 334);
+  auto again = after.core.SubmitArray(spec, "0-999:3", "req-7", after.fx);
+  REQUIRE(again.ok());
+  CHECK(again->duplicate);
+  CHECK(again->job_id == array);
+  REQUIRE(after.core.ReleaseArray(array, after.fx).ok());
+  after.Pass();
+  CHECK(after.Persisted(array + 333).array().index() == 999);
+
+  // A record that does not read back stops the start, naming the array.
+  JobArrayRecord corrupt = before.fx.arrays.at(array);
+  corrupt.indices = "0-5";
+  CoreHarness third;
+  absl::Status restored = third.core.RestoreArrays({corrupt});
+  CHECK(restored.code() == absl::StatusCode::kDataLoss);
+  CHECK(restored.message() ==
+        "job array " + std::to_string(array) + "'s record is corrupt: indices \"0-5\" do not give its 334 tasks");
 }

@@ -222,3 +222,78 @@ TEMPLATE_TEST_CASE("recovery returns the latest runs that ended on their own, ol
   CHECK(FromProtoTime(recovered->recent_runs[2].end_time()) - FromProtoTime(recovered->recent_runs[2].start_time()) ==
         absl::Seconds(3600));
 }
+
+TEMPLATE_TEST_CASE("a job array's record stands for its tasks not yet made jobs: recovered, read, listed, deleted", "",
+                   SqliteEngine, PostgresEngine) {
+  TestType engine;
+  if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
+  // Array 10: tasks 10-19 (indices 0,2,...,18); tasks 10-12 are jobs. Job 9 before it, job 20 after.
+  JobArrayRecord record;
+  record.prototype = MakeJob(10, v1::JOB_STATE_PENDING, "alice", "req-a");
+  record.prototype.set_held(true);
+  record.prototype.set_reason("held: waits until released (gpusched release)");
+  v1::ArrayTask* array = record.prototype.mutable_array();
+  array->set_array_id(10);
+  array->set_count(10);
+  record.indices = "0-18:2";
+  record.materialized = 3;
+  {
+    auto store = engine.OpenStore();
+    REQUIRE(store.ok());
+    store::StoreBatch batch;
+    batch.jobs = {MakeJob(9, v1::JOB_STATE_PENDING), MakeJob(20, v1::JOB_STATE_PENDING, "bob")};
+    for (int position = 0; position < 3; ++position)
+      batch.jobs.push_back(ArrayRecordTask(record, position, 2 * position));
+    batch.arrays = {record};
+    REQUIRE((*store)->Commit(batch).ok());
+  }
+  auto store = engine.OpenStore();
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  REQUIRE(recovered->arrays.size() == 1);
+  CHECK(recovered->arrays[0].indices == "0-18:2");
+  CHECK(recovered->arrays[0].materialized == 3);
+  CHECK(recovered->arrays[0].prototype.held());
+  CHECK(recovered->arrays[0].array_id() == 10);
+
+  auto reader = engine.OpenReader();
+  REQUIRE(reader.ok());
+  auto task = (*reader)->GetJob(17, /*with_events=*/true);
+  REQUIRE(task.ok());
+  REQUIRE(task->has_value());
+  CHECK((*task)->id() == 17);
+  CHECK((*task)->array().index() == 14);
+  CHECK((*task)->state() == v1::JOB_STATE_PENDING);
+  CHECK((*task)->held());
+  CHECK((*task)->client_request_id().empty());
+  CHECK((*reader)->GetJob(12, false)->value().array().index() == 4);  // a job: its own row
+  CHECK_FALSE((*reader)->GetJob(21, false)->has_value());
+
+  // Pages by id across rows and the record's tasks alike.
+  store::JobFilter pending;
+  pending.states = {v1::JOB_STATE_PENDING};
+  std::vector<uint64_t> seen;
+  uint64_t after = 0;
+  do {
+    auto page = (*reader)->ListJobs(pending, 4, after);
+    REQUIRE(page.ok());
+    for (const auto& job : page->jobs) seen.push_back(job.id());
+    after = page->last_id;
+  } while (after != 0);
+  CHECK(seen == std::vector<uint64_t>{9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20});
+  store::JobFilter bob;
+  bob.user = "bob";
+  CHECK((*reader)->ListJobs(bob, 100, 0)->jobs.size() == 1);
+  store::JobFilter running;
+  running.states = {v1::JOB_STATE_RUNNING};
+  CHECK((*reader)->ListJobs(running, 100, 0)->jobs.empty());
+
+  // Every task made: the record goes.
+  store::StoreBatch done;
+  record.materialized = 10;
+  done.arrays = {record};
+  REQUIRE((*store)->Commit(done).ok());
+  CHECK((*store)->Recover()->arrays.empty());
+  CHECK_FALSE((*reader)->GetJob(17, false)->has_value());
+}
