@@ -5,12 +5,16 @@
 
 namespace gpusched::store {
 
-absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const JobArrayRecord& record, uint64_t job_id) {
-  if (!record.Covers(job_id)) return std::optional<v1::Job>();
-  absl::StatusOr<std::vector<int32_t>> indices = ArrayRecordIndices(record);
-  if (!indices.ok()) return indices.status();
-  const auto position = static_cast<int32_t>(job_id - record.array_id());
-  return std::optional<v1::Job>(ArrayRecordTask(record, position, (*indices)[position]));
+absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const std::vector<JobArrayRecord>& records,
+                                                           uint64_t job_id) {
+  for (const JobArrayRecord& record : records) {
+    if (!record.Covers(job_id)) continue;
+    absl::StatusOr<std::vector<int32_t>> indices = ArrayRecordIndices(record);
+    if (!indices.ok()) return indices.status();
+    const auto position = static_cast<int32_t>(job_id - record.array_id());
+    return std::optional<v1::Job>(ArrayRecordTask(record, position, (*indices)[position]));
+  }
+  return std::optional<v1::Job>();
 }
 
 absl::StatusOr<std::vector<v1::Job>> ArrayRecordTasksAfter(const std::vector<JobArrayRecord>& records,

@@ -14,8 +14,8 @@ namespace gpusched::store {
 // What both engines' readers show of job arrays' records: each task a
 // record still stands for, as the pending job it will be.
 
-// Task `job_id`, when `record` stands for it; nullopt otherwise.
-absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const JobArrayRecord& record, uint64_t job_id);
+// Task `job_id`, when one of `records` stands for it; nullopt otherwise.
+absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const std::vector<JobArrayRecord>& records, uint64_t job_id);
 
 // The tasks the records (by array id) stand for that `filter` matches,
 // with ids above `after_id`, by id: at most `limit`.

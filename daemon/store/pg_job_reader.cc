@@ -96,8 +96,7 @@ absl::StatusOr<std::vector<JobArrayRecord>> PgJobReader::ArrayRecords(std::optio
 absl::StatusOr<std::optional<v1::Job>> PgJobReader::ArrayTask(uint64_t id) {
   auto records = ArrayRecords(id);
   if (!records.ok()) return records.status();
-  if (records->empty()) return std::optional<v1::Job>();
-  return ArrayRecordTaskById(records->front(), id);
+  return ArrayRecordTaskById(*records, id);
 }
 
 }  // namespace gpusched::store
