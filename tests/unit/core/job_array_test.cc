@@ -17,6 +17,12 @@ uint64_t SubmitArray(CoreHarness& h, const std::string& array, v1::JobSpec spec 
   return outcome->job_id;
 }
 
+v1::JobSpec HeldGpuJob() {
+  v1::JobSpec spec = GpuJob(1);
+  spec.set_hold(true);
+  return spec;
+}
+
 std::vector<uint64_t> InState(const CoreHarness& h, uint64_t first, int count, v1::JobState state) {
   std::vector<uint64_t> out;
   for (uint64_t id = first; id < first + count; ++id) {
@@ -231,9 +237,7 @@ TEST_CASE("a held array of 10,000 tasks is one job and one record until released
   options.queue_depth = 50;
   CoreHarness h(options);
   h.AddNode("a", 4);
-  v1::JobSpec spec = GpuJob(1);
-  spec.set_hold(true);
-  const uint64_t array = SubmitArray(h, "0-9999", spec);
+  const uint64_t array = SubmitArray(h, "0-9999", HeldGpuJob());
   CHECK(h.fx.jobs.size() == 1);
   CHECK(h.fx.events.size() == 1);
   REQUIRE(h.fx.arrays.size() == 1);
@@ -277,8 +281,7 @@ TEST_CASE("a held array of 10,000 tasks is one job and one record until released
 TEST_CASE("a command on one task its array's record stands for makes the tasks up to it, and acts on it") {
   CoreHarness h;
   h.AddNode("a", 1);
-  v1::JobSpec spec = GpuJob(1);
-  spec.set_hold(true);
+  const v1::JobSpec spec = HeldGpuJob();
   const uint64_t array = SubmitArray(h, "10-19", spec);
   // The task is known as pending, to dependencies and to the owner check.
   REQUIRE(h.core.FindActive(array + 7) != nullptr);
@@ -303,9 +306,7 @@ TEST_CASE("a command on one task its array's record stands for makes the tasks u
 TEST_CASE("cancelling an array its record still stands for ends each task with a row of its own") {
   CoreHarness h;
   h.AddNode("a", 4);
-  v1::JobSpec spec = GpuJob(1);
-  spec.set_hold(true);
-  const uint64_t array = SubmitArray(h, "0-49", spec);
+  const uint64_t array = SubmitArray(h, "0-49", HeldGpuJob());
   v1::JobSpec after_all = GpuJob(1);
   v1::Dependency* d = after_all.add_dependencies();
   d->set_kind(v1::DEPENDENCY_KIND_AFTER_ANY);
@@ -323,8 +324,7 @@ TEST_CASE("cancelling an array its record still stands for ends each task with a
 TEST_CASE("a restart carries on an array from its record: held, the ids set aside, a retried submit") {
   CoreHarness before;
   before.AddNode("a", 4);
-  v1::JobSpec spec = GpuJob(1);
-  spec.set_hold(true);
+  const v1::JobSpec spec = HeldGpuJob();
   auto outcome = before.core.SubmitArray(spec, "0-999:3", "req-7", before.fx);
   REQUIRE(outcome.ok());
   const uint64_t array = outcome->job_id;
