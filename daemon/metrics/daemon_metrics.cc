@@ -32,8 +32,9 @@ DaemonMetrics::DaemonMetrics()
       nodes_(*registry_),
       pools_(*registry_) {}
 
-void DaemonMetrics::RestoreJobs(const std::vector<v1::Job>& jobs) {
+void DaemonMetrics::RestoreJobs(const std::vector<v1::Job>& jobs, const std::vector<JobArrayRecord>& arrays) {
   for (const v1::Job& job : jobs) jobs_.Restore(job);
+  for (const JobArrayRecord& record : arrays) jobs_.UpdateArray(record);
 }
 
 void DaemonMetrics::RestoreNodes(const std::vector<v1::Node>& nodes) {
@@ -45,6 +46,7 @@ void DaemonMetrics::RestoreNodes(const std::vector<v1::Node>& nodes) {
 
 void DaemonMetrics::Apply(const core::Effects& fx) {
   for (const auto& [id, job] : fx.jobs) jobs_.Update(job);
+  for (const auto& [id, record] : fx.arrays) jobs_.UpdateArray(record);
   for (const core::PowerTransition& t : fx.power_transitions) pools_.Transition(t);
   for (const auto& [name, node] : fx.nodes) {
     nodes_.Update(node);

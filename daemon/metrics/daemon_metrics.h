@@ -34,7 +34,8 @@ class DaemonMetrics {
 
   // Start-up: the unfinished jobs the store recovered, and the nodes as the
   // core restored them (all waiting for their agents).
-  void RestoreJobs(const std::vector<v1::Job>& jobs);
+  // The arrays' records too: the tasks they stand for are pending.
+  void RestoreJobs(const std::vector<v1::Job>& jobs, const std::vector<JobArrayRecord>& arrays = {});
   void RestoreNodes(const std::vector<v1::Node>& nodes);
   // After a pass, before its effects are handed to the committer.
   void Apply(const core::Effects& fx);

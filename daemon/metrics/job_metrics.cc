@@ -101,6 +101,17 @@ void JobMetrics::Restore(const v1::Job& job) {
   Depth(job.state(), QueueOf(job)).Increment();
 }
 
+void JobMetrics::UpdateArray(const JobArrayRecord& record) {
+  const int64_t unmade = record.done() ? 0 : record.count() - record.materialized;
+  UnmadeTasks& tracked = arrays_[record.array_id()];
+  if (tracked.queue.empty()) tracked.queue = QueueOf(record.prototype);
+  prometheus::Gauge& pending = Depth(v1::JOB_STATE_PENDING, tracked.queue);
+  if (unmade > tracked.count) pending.Increment(static_cast<double>(unmade - tracked.count));
+  if (unmade < tracked.count) pending.Decrement(static_cast<double>(tracked.count - unmade));
+  tracked.count = unmade;
+  if (unmade == 0) arrays_.erase(record.array_id());
+}
+
 void JobMetrics::Update(const v1::Job& job) {
   const std::string& queue = QueueOf(job);
   auto it = active_.find(job.id());

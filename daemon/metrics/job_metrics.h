@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "common/job_array_record.h"
 #include "daemon/metrics/placement_metrics.h"
 #include "gpusched/v1/types.pb.h"
 #include "prometheus/counter.h"
@@ -35,6 +36,10 @@ class JobMetrics {
   void Restore(const v1::Job& job);
   // The latest version of a job that changed.
   void Update(const v1::Job& job);
+  // The latest record of a job array (restored or changed): the tasks it
+  // still stands for are pending jobs in the gauge. They count as submitted
+  // once made jobs (Update), when the gauge moves them from here to there.
+  void UpdateArray(const JobArrayRecord& record);
 
   size_t active_jobs() const { return active_.size(); }
 
@@ -59,6 +64,11 @@ class JobMetrics {
   PlacementMetrics placements_;
 
   absl::flat_hash_map<uint64_t, Tracked> active_;
+  struct UnmadeTasks {
+    int64_t count = 0;
+    std::string queue;
+  };
+  absl::flat_hash_map<uint64_t, UnmadeTasks> arrays_;  // by array id
   // Label lookups in prometheus-cpp hash and lock; these run on the
   // scheduler thread, so each series is looked up once.
   std::map<std::pair<int, std::string>, prometheus::Gauge*> depth_;

@@ -99,7 +99,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
                             recovered->nodes.size(), d->db_path_);
   if (!options.metrics_listen.empty()) d->metrics_ = std::make_unique<metrics::DaemonMetrics>();
   // The metrics count recovered jobs where they are, not as new submits.
-  if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs);
+  if (d->metrics_) d->metrics_->RestoreJobs(recovered->unfinished_jobs, recovered->arrays);
   if (recovered->fair_share) d->core_->RestoreFairShare(*recovered->fair_share);
   for (const v1::Job& run : recovered->recent_runs) {
     d->core_->LearnRunTime(run.spec(), FromProtoTime(run.end_time()) - FromProtoTime(run.start_time()));

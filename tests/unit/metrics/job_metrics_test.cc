@@ -185,5 +185,38 @@ TEST_CASE("latencies land in their histograms") {
   CHECK(Bucket(*m.registry(), "gpusched_scheduling_pass_duration_seconds", 0.00005) == 1);
 }
 
+TEST_CASE("the tasks an array's record stands for are pending; made jobs, they count as submitted") {
+  DaemonMetrics m;
+  JobArrayRecord record;
+  record.prototype = JobIn(10, v1::JOB_STATE_PENDING);
+  record.prototype.mutable_array()->set_array_id(10);
+  record.prototype.mutable_array()->set_count(100);
+  record.indices = "0-99";
+  record.materialized = 1;
+  core::Effects submit = Changed({JobIn(10, v1::JOB_STATE_PENDING)});
+  submit.arrays[10] = record;
+  m.Apply(submit);
+  CHECK(Jobs(m, "pending") == 100);
+  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 1);
+
+  core::Effects made = Changed({JobIn(11, v1::JOB_STATE_PENDING), JobIn(12, v1::JOB_STATE_PENDING)});
+  record.materialized = 3;
+  made.arrays[10] = record;
+  m.Apply(made);
+  CHECK(Jobs(m, "pending") == 100);
+  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 3);
+
+  // A restart counts what the record still stands for, once.
+  DaemonMetrics after;
+  after.RestoreJobs(
+      {JobIn(10, v1::JOB_STATE_PENDING), JobIn(11, v1::JOB_STATE_PENDING), JobIn(12, v1::JOB_STATE_PENDING)}, {record});
+  CHECK(Jobs(after, "pending") == 100);
+  record.materialized = 100;
+  core::Effects last;
+  last.arrays[10] = record;
+  after.Apply(last);
+  CHECK(Jobs(after, "pending") == 3);
+}
+
 }  // namespace
 }  // namespace gpusched::metrics
