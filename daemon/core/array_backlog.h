@@ -37,8 +37,6 @@ class ArrayBacklog {
 
   // By array id.
   const std::map<uint64_t, Entry>& entries() const { return entries_; }
-  std::map<uint64_t, Entry>& mutable_entries() { return entries_; }
-  bool empty() const { return entries_.empty(); }
 
  private:
   std::map<uint64_t, Entry> entries_;

@@ -10,6 +10,24 @@
 #include "daemon/core/scheduler_core.h"
 
 namespace gpusched::core {
+namespace {
+
+// What the tasks an array's record stands for wait for, as they are shown:
+// a release, the array's limit on tasks at once, or a pass to get to them.
+void SetBacklogWait(v1::Job& prototype) {
+  if (prototype.held()) {
+    prototype.set_reason(std::string(kHeldReason));
+    prototype.set_wait_cause(v1::WAIT_CAUSE_HELD);
+  } else if (prototype.array().max_running() > 0) {
+    prototype.set_reason(LimitLedger::ArrayLimitReason(prototype));
+    prototype.set_wait_cause(v1::WAIT_CAUSE_ARRAY_LIMIT);
+  } else {
+    prototype.set_reason(std::string(kNotYetConsidered));
+    prototype.set_wait_cause(v1::WAIT_CAUSE_UNSPECIFIED);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl::string_view array,
                                                          const std::string& client_request_id, Effects& fx) {
@@ -34,16 +52,11 @@ absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl:
   *prototype.mutable_submit_time() = ToProtoTime(clock_.Now());
   prototype.set_client_request_id(client_request_id);
   prototype.set_held(prototype.spec().hold());
-  if (prototype.held()) {
-    prototype.set_reason(std::string(kHeldReason));
-    prototype.set_wait_cause(v1::WAIT_CAUSE_HELD);
-  } else {
-    prototype.set_reason(std::string(kNotYetConsidered));
-  }
   v1::ArrayTask& task = *prototype.mutable_array();
   task.set_array_id(array_id);
   task.set_count(static_cast<int32_t>(tasks));
   task.set_max_running(parsed->max_running);
+  SetBacklogWait(prototype);
   record.indices = std::string(array);
   entry.indices = std::move(parsed->indices);
   jobs_.NoteArray(array_id, task.count());
@@ -62,7 +75,6 @@ absl::Status SchedulerCore::RestoreArrays(std::vector<JobArrayRecord> records) {
     const uint64_t array_id = record.array_id();
     jobs_.NoteArray(array_id, record.count());
     jobs_.ContinueAfter(array_id + static_cast<uint64_t>(record.count()) - 1);
-    if (record.materialized == 0) jobs_.RememberRequest(record.prototype.client_request_id(), array_id);
     arrays_.Add(ArrayBacklog::Entry{std::move(record), *std::move(indices)});
   }
   return absl::OkStatus();
@@ -96,18 +108,6 @@ void SchedulerCore::MakeArrayTasks(Effects& fx) {
     if (pending < wanted) due.emplace_back(array_id, wanted - pending);
   }
   for (const auto& [array_id, count] : due) MakeTasks(*arrays_.Find(array_id), count, fx);
-  for (auto& [array_id, entry] : arrays_.mutable_entries()) {
-    // The tasks still to make of an array with a limit wait for it, as its
-    // pending tasks do.
-    v1::Job& prototype = entry.record.prototype;
-    if (prototype.held() || prototype.array().max_running() <= 0 ||
-        prototype.wait_cause() == v1::WAIT_CAUSE_ARRAY_LIMIT) {
-      continue;
-    }
-    prototype.set_reason(LimitLedger::ArrayLimitReason(prototype));
-    prototype.set_wait_cause(v1::WAIT_CAUSE_ARRAY_LIMIT);
-    fx.arrays[array_id] = entry.record;
-  }
 }
 
 std::optional<v1::JobState> SchedulerCore::StateOf(uint64_t job_id) const {
@@ -150,10 +150,8 @@ absl::StatusOr<v1::Job> SchedulerCore::HoldOrReleaseArray(uint64_t array_id, boo
       ForEachTask(array_id, [&](uint64_t id) { return hold ? Hold(id, fx) : Release(id, fx); });
   ArrayBacklog::Entry* entry = arrays_.Find(array_id);
   if (entry == nullptr) return changed;
-  v1::Job& prototype = entry->record.prototype;
-  prototype.set_held(hold);
-  prototype.set_reason(std::string(hold ? kHeldReason : kNotYetConsidered));
-  prototype.set_wait_cause(hold ? v1::WAIT_CAUSE_HELD : v1::WAIT_CAUSE_UNSPECIFIED);
+  entry->record.prototype.set_held(hold);
+  SetBacklogWait(entry->record.prototype);
   fx.arrays[array_id] = entry->record;
   if (changed.ok()) return changed;
   const int32_t next = entry->record.materialized;
