@@ -299,6 +299,52 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   CHECK(cluster.WaitForEnd(secret).state() == v1::JOB_STATE_CANCELLED);
 }
 
+TEST_CASE("another user can neither act on nor read an array's tasks that are not jobs yet",
+          "[integration][security]") {
+  if (geteuid() != 0) {
+    GPUSCHED_SKIP("not root, so the CLI cannot run as other users (setpriv)");
+  }
+  Pki pki;
+  pki.Nodes({"node-a"});
+  pki.Users({"root"});
+  const std::string socket_dir = OpenSocketDir();
+  const std::string socket = socket_dir + "/gpuschedd.sock";
+  std::vector<std::string> daemon_args = pki.DaemonArgs();
+  daemon_args.insert(daemon_args.end(), {"--socket", socket});
+  TestCluster cluster({{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args, pki.User("root"), DaemonTrust::kAsShipped);
+
+  // daemon (uid 1) submits a held array: its record stands for tasks 2-100.
+  CommandResult submitted = SocketCli(
+      socket, "1", {"submit", "--hold", "--array", "1-100", "--gpus", "1", "--env", "HF_TOKEN=hunter2", "--", "true"});
+  INFO(submitted.out << submitted.err);
+  REQUIRE(submitted.exit_code == 0);
+  const uint64_t array = std::stoull(submitted.out.substr(std::string("Submitted job array ").size()));
+  const std::string task = absl::StrCat(array, "_50");
+
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"cancel", task},
+                                             {"release", task},
+                                             {"hold", task},
+                                             {"cancel", std::to_string(array)},
+                                             {"release", std::to_string(array)}}) {
+    CommandResult r = SocketCli(socket, "65534", args);
+    INFO(args[0] << " " << args[1] << ": " << r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Contains("belongs to daemon"));
+  }
+  const v1::Job waiting = cluster.GetJob(array + 49);
+  CHECK(waiting.state() == v1::JOB_STATE_PENDING);
+  CHECK(waiting.held());
+  CommandResult hidden = SocketCli(socket, "65534", {"status", task, "--json"});
+  INFO(hidden.out << hidden.err);
+  CHECK(hidden.exit_code == 0);
+  CHECK_THAT(hidden.out, Contains("\"detailsHidden\":true"));
+  CHECK_FALSE(absl::StrContains(hidden.out, "hunter2"));
+  // Its owner may.
+  CHECK(SocketCli(socket, "1", {"cancel", task}).exit_code == 0);
+  CHECK(cluster.GetJob(array + 49).state() == v1::JOB_STATE_CANCELLED);
+}
+
 TEST_CASE("an agent refuses a log directory that others may write", "[integration][security]") {
   TempDir dir;
   const std::string logs = dir / "logs";
