@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -92,6 +93,24 @@ class Pki {
     REQUIRE(r.exit_code == 0);
   }
   TempDir dir_;
+};
+
+// A daemon as it ships, with a Unix socket on which local users are who
+// they are (SocketCli), one node of 4 GPUs (node-a), and root's
+// certificate for the test's own calls.
+struct SocketUsersCluster {
+  SocketUsersCluster() {
+    pki.Nodes({"node-a"});
+    pki.Users({"root"});
+    std::vector<std::string> daemon_args = pki.DaemonArgs();
+    daemon_args.insert(daemon_args.end(), {"--socket", socket});
+    cluster = std::make_unique<TestCluster>(std::vector<AgentSpec>{{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args,
+                                            pki.User("root"), DaemonTrust::kAsShipped);
+  }
+  Pki pki;
+  std::string socket_dir = OpenSocketDir();
+  std::string socket = socket_dir + "/gpuschedd.sock";
+  std::unique_ptr<TestCluster> cluster;
 };
 
 // The CLI over TCP with a user's certificate.
@@ -241,14 +260,9 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root, so the CLI cannot run as other users (setpriv)");
   }
-  Pki pki;
-  pki.Nodes({"node-a"});
-  pki.Users({"root"});
-  const std::string socket_dir = OpenSocketDir();
-  const std::string socket = socket_dir + "/gpuschedd.sock";
-  std::vector<std::string> daemon_args = pki.DaemonArgs();
-  daemon_args.insert(daemon_args.end(), {"--socket", socket});
-  TestCluster cluster({{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args, pki.User("root"), DaemonTrust::kAsShipped);
+  SocketUsersCluster users;
+  TestCluster& cluster = *users.cluster;
+  const std::string& socket = users.socket;
   // Users reach the logs where the agent writes them.
   REQUIRE(chmod(cluster.dir().c_str(), 0755) == 0);
 
@@ -304,14 +318,9 @@ TEST_CASE("another user can neither act on nor read an array's tasks that are no
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root, so the CLI cannot run as other users (setpriv)");
   }
-  Pki pki;
-  pki.Nodes({"node-a"});
-  pki.Users({"root"});
-  const std::string socket_dir = OpenSocketDir();
-  const std::string socket = socket_dir + "/gpuschedd.sock";
-  std::vector<std::string> daemon_args = pki.DaemonArgs();
-  daemon_args.insert(daemon_args.end(), {"--socket", socket});
-  TestCluster cluster({{"node-a", 4, pki.AgentArgs("node-a")}}, daemon_args, pki.User("root"), DaemonTrust::kAsShipped);
+  SocketUsersCluster users;
+  TestCluster& cluster = *users.cluster;
+  const std::string& socket = users.socket;
 
   // daemon (uid 1) submits a held array: its record stands for tasks 2-100.
   CommandResult submitted = SocketCli(
