@@ -33,6 +33,7 @@ ClusterState::ClusterState(const ClusterState& other)
       gpu_kinds_(other.gpu_kinds_),
       gpu_kind_ids_(other.gpu_kind_ids_),
       gpu_graphs_(other.gpu_graphs_) {
+  IndexNames();
   Reindex();
 }
 
@@ -47,6 +48,7 @@ ClusterState& ClusterState::operator=(const ClusterState& other) {
   topology_epoch_ = other.topology_epoch_;
   fit_epoch_ = other.fit_epoch_;
   shareable_gpus_ = other.shareable_gpus_;
+  IndexNames();
   Reindex();
   return *this;
 }
@@ -60,17 +62,34 @@ void ClusterState::Change(NodeSlot& slot, ChangeFn&& change) {
 
 template <typename ChangeFn>
 bool ClusterState::Change(const std::string& name, ChangeFn&& change) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end()) return false;
-  Change(it->second, std::forward<ChangeFn>(change));
+  NodeSlot* slot = SlotNamed(name);
+  if (slot == nullptr) return false;
+  Change(*slot, std::forward<ChangeFn>(change));
   return true;
 }
 
 void ClusterState::Reindex() { index_.Rebuild(nodes_); }
 
+void ClusterState::IndexNames() {
+  by_name_.clear();
+  by_name_.reserve(nodes_.size());
+  for (auto& [name, slot] : nodes_) by_name_.emplace(name, &slot);
+}
+
+NodeSlot* ClusterState::SlotNamed(absl::string_view name) {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const NodeSlot* ClusterState::SlotNamed(absl::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
 void ClusterState::UpsertNode(const v1::NodeInfo& info) {
-  const bool is_new = !nodes_.contains(info.name());
-  NodeSlot& slot = nodes_[info.name()];
+  auto [named, is_new] = nodes_.try_emplace(info.name());
+  NodeSlot& slot = named->second;
+  if (is_new) by_name_.emplace(named->first, &slot);
   std::vector<uint64_t> owners(info.gpus_size(), 0);
   std::vector<GpuShares> shares(info.gpus_size());
   // Carry over holders of GPUs that the node still has (matched by index).
@@ -187,9 +206,9 @@ void ClusterState::AddUnconfirmedKill(const std::string& name, uint64_t job_id) 
 }
 
 bool ClusterState::ConfirmKilled(const std::string& name, uint64_t job_id) {
-  auto it = nodes_.find(name);
-  if (it == nodes_.end() || !it->second.unconfirmed_kills.contains(job_id)) return false;
-  Change(it->second, [&](NodeSlot& slot) { slot.unconfirmed_kills.erase(job_id); });
+  NodeSlot* found = SlotNamed(name);
+  if (found == nullptr || !found->unconfirmed_kills.contains(job_id)) return false;
+  Change(*found, [&](NodeSlot& slot) { slot.unconfirmed_kills.erase(job_id); });
   return true;
 }
 
@@ -215,10 +234,7 @@ uint64_t ClusterState::CompetingQueues(uint64_t queue_bit) const {
   return competing;
 }
 
-const NodeSlot* ClusterState::Find(const std::string& name) const {
-  auto it = nodes_.find(name);
-  return it == nodes_.end() ? nullptr : &it->second;
-}
+const NodeSlot* ClusterState::Find(const std::string& name) const { return SlotNamed(name); }
 
 namespace {
 
@@ -299,7 +315,7 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
     }
   }
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    Change(nodes_.find(part.node())->second, [&](NodeSlot& slot) {  // every part's node was found above
+    Change(*SlotNamed(part.node()), [&](NodeSlot& slot) {  // every part's node was found above
       for (const v1::MigSlice& mig : part.mig_slices()) {
         const int pos = slot.PositionOf(mig.gpu_index());
         slot.mig_owner[pos][slot.MigPosition(pos, mig.mig_index())] = job_id;
@@ -328,9 +344,9 @@ absl::Status ClusterState::Allocate(uint64_t job_id, const v1::Allocation& alloc
 
 void ClusterState::Release(uint64_t job_id, const v1::Allocation& allocation) {
   for (const v1::NodeAllocation& part : allocation.nodes()) {
-    auto it = nodes_.find(part.node());
-    if (it == nodes_.end() || !it->second.jobs.contains(job_id)) continue;
-    Change(it->second, [&](NodeSlot& slot) {
+    NodeSlot* found = SlotNamed(part.node());
+    if (found == nullptr || !found->jobs.contains(job_id)) continue;
+    Change(*found, [&](NodeSlot& slot) {
       slot.jobs.erase(job_id);
       for (const v1::MigSlice& mig : part.mig_slices()) {
         const int pos = slot.PositionOf(mig.gpu_index());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "daemon/core/node_slot.h"
 #include "daemon/core/placement_index.h"
@@ -90,8 +91,16 @@ class ClusterState {
   // The index afresh from every slot (a node added, or the state copied).
   void Reindex();
 
-  std::map<std::string, NodeSlot> nodes_;  // ordered by name: deterministic passes
-  PlacementIndex index_;                   // derived from nodes_
+  // The slot of a node, by name, without walking the ordered map: trial
+  // allocations and releases look nodes up by name thousands of times a pass.
+  // Points into nodes_ (whose nodes never move); rebuilt when it is copied.
+  NodeSlot* SlotNamed(absl::string_view name);
+  const NodeSlot* SlotNamed(absl::string_view name) const;
+  void IndexNames();
+
+  std::map<std::string, NodeSlot> nodes_;                      // ordered by name: deterministic passes
+  absl::flat_hash_map<absl::string_view, NodeSlot*> by_name_;  // keys view nodes_'s
+  PlacementIndex index_;                                       // derived from nodes_
   int64_t shareable_gpus_ = 0;
   uint64_t topology_epoch_ = 0;
   uint64_t fit_epoch_ = 0;

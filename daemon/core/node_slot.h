@@ -127,6 +127,9 @@ struct NodeSlot {
   std::vector<int32_t> FreeGpuIndices() const;
   // Position of GPU index `index` in info.gpus, or -1.
   int PositionOf(int32_t index) const {
+    // Agents number their GPUs 0..n-1 in order, so the index is almost
+    // always the position.
+    if (index >= 0 && index < info.gpus_size() && info.gpus(index).index() == index) return index;
     for (int i = 0; i < info.gpus_size(); ++i) {
       if (info.gpus(i).index() == index) return i;
     }
