@@ -9,21 +9,49 @@
 namespace gpusched::core {
 namespace {
 
-// Releases the candidates marked in `evict`, places, and takes them back:
-// the cluster is as before whatever the answer.
-std::optional<v1::Allocation> PlaceWithout(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
-                                           const std::vector<PreemptionCandidate>& candidates,
-                                           const std::vector<bool>& evict) {
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (evict[i]) cluster.Release(candidates[i].job_id, *candidates[i].allocation);
+// The cluster with some of the candidates evicted, for trial placements. A
+// plan tries a few dozen sets of victims out of thousands of candidates, each
+// close to the one before (a binary search, then sparing one at a time), so
+// a trial releases and takes back only the candidates that differ from the
+// last one. The cluster is as it was once the trial is gone.
+class EvictionTrial {
+ public:
+  EvictionTrial(ClusterState& cluster, const std::vector<PreemptionCandidate>& candidates)
+      : cluster_(cluster), candidates_(candidates), evicted_(candidates.size(), false) {}
+  ~EvictionTrial() { Evict(std::vector<bool>(candidates_.size(), false)); }
+  EvictionTrial(const EvictionTrial&) = delete;
+  EvictionTrial& operator=(const EvictionTrial&) = delete;
+
+  // Where the policy would place the request with the candidates marked in
+  // `evict` gone; nothing is taken.
+  std::optional<v1::Allocation> PlaceWithout(PlacementPolicy& policy, const GangRequest& request,
+                                             const std::vector<bool>& evict) {
+    Evict(evict);
+    PlacementResult result = policy.Place(cluster_, request);
+    if (!result.placed()) return std::nullopt;
+    return result.allocation();
   }
-  PlacementResult result = policy.Place(cluster, request);
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (evict[i]) cluster.Allocate(candidates[i].job_id, *candidates[i].allocation).IgnoreError();
+
+ private:
+  void Evict(const std::vector<bool>& evict) {
+    // Running gangs hold disjoint resources, so any subset of them can be
+    // held at once and the order of these changes does not matter.
+    for (size_t i = 0; i < candidates_.size(); ++i) {
+      if (evict[i] == evicted_[i]) continue;
+      const PreemptionCandidate& c = candidates_[i];
+      if (evict[i]) {
+        cluster_.Release(c.job_id, *c.allocation);
+      } else {
+        cluster_.Allocate(c.job_id, *c.allocation).IgnoreError();
+      }
+    }
+    evicted_ = evict;
   }
-  if (!result.placed()) return std::nullopt;
-  return result.allocation();
-}
+
+  ClusterState& cluster_;
+  const std::vector<PreemptionCandidate>& candidates_;
+  std::vector<bool> evicted_;
+};
 
 std::vector<bool> FirstN(size_t size, size_t n) {
   std::vector<bool> evict(size, false);
@@ -81,11 +109,12 @@ std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::
 std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
                                           const std::vector<PreemptionCandidate>& candidates) {
   const size_t n = candidates.size();
-  if (!PlaceWithout(cluster, policy, request, candidates, FirstN(n, n)).has_value()) return std::nullopt;
+  EvictionTrial trial(cluster, candidates);
+  if (!trial.PlaceWithout(policy, request, FirstN(n, n)).has_value()) return std::nullopt;
   size_t lo = 1, hi = n;  // the shortest enough prefix is in [lo, hi]
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (PlaceWithout(cluster, policy, request, candidates, FirstN(n, mid)).has_value()) {
+    if (trial.PlaceWithout(policy, request, FirstN(n, mid)).has_value()) {
       hi = mid;
     } else {
       lo = mid + 1;
@@ -96,9 +125,9 @@ std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy
   // node it does not use): spare them, the costliest first.
   for (size_t i = lo; i-- > 0;) {
     evict[i] = false;
-    if (!PlaceWithout(cluster, policy, request, candidates, evict).has_value()) evict[i] = true;
+    if (!trial.PlaceWithout(policy, request, evict).has_value()) evict[i] = true;
   }
-  std::optional<v1::Allocation> where = PlaceWithout(cluster, policy, request, candidates, evict);
+  std::optional<v1::Allocation> where = trial.PlaceWithout(policy, request, evict);
   if (!where.has_value()) return std::nullopt;
   PreemptionPlan plan;
   plan.allocation = *std::move(where);
