@@ -21,6 +21,11 @@
 // With --fractional F, a third lane runs the same passes on the same nodes
 // with their GPUs time-sliced and a share F of the jobs (running and
 // pending) asking for 25-81% of one GPU instead: what sharing costs a pass.
+// Its running jobs are drawn until they ask for as many GPUs as the first
+// lane's (a share counting as its fraction), so that its passes start on a
+// cluster as full: with the same number of running jobs, a third of the GPUs
+// would be free and pass 1 would start seven times as many jobs, which
+// measures the room, not what sharing costs.
 //
 //   queue_pass_bench [--nodes 5000 --running 5000 --pending 10000 --users 50 --urgent 0.01 --seed 1]
 //                    [--no-time-limits] [--fractional 0.5 [--fgd]]
@@ -114,7 +119,13 @@ struct Lane {
   double pass_ms[3] = {0, 0, 0}, pass_cpu_ms[3] = {0, 0, 0};
   int started[3] = {0, 0, 0}, preempted[3] = {0, 0, 0};
   double submit_ms = 0;
+  double running_gpus = 0;  // what the running jobs ask for, a share as its fraction
 };
+
+double GpusAskedBy(const v1::JobSpec& spec) {
+  const v1::Resources& r = spec.resources();
+  return r.gpu_share_milli() > 0 ? r.gpus() * r.gpu_share_milli() / 1000.0 : static_cast<double>(r.gpus());
+}
 
 void StartAll(core::SchedulerCore& core, const core::Effects& fx, std::vector<uint64_t>* ids) {
   core::Effects ignored;
@@ -144,8 +155,11 @@ void TimedPass(Lane& lane, int pass) {
   StartAll(*lane.core, fx, nullptr);
 }
 
+// running_gpus > 0: draw running jobs until they ask for that many GPUs,
+// instead of o.running jobs.
 std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const sim::SimCluster& cluster, bool weighted,
-                               double fractional = 0, core::SharePacking packing = core::SharePacking::kBestFit) {
+                               double fractional = 0, core::SharePacking packing = core::SharePacking::kBestFit,
+                               double running_gpus = 0) {
   auto lane = std::make_unique<Lane>();
   lane->name = name;
   lane->clock = std::make_unique<ManualClock>(absl::FromUnixSeconds(1'750'000'000));
@@ -183,9 +197,11 @@ std::unique_ptr<Lane> MakeLane(const std::string& name, const Options& o, const 
   }
   // The running jobs: submitted, placed by one pass, reported started.
   std::mt19937_64 rng(o.seed);
-  for (int i = 0; i < o.running; ++i) {
+  for (int i = 0; running_gpus > 0 ? lane->running_gpus < running_gpus : i < o.running; ++i) {
     core::Effects fx;
-    if (!lane->core->Submit(MakeJob(rng, o, true, fractional), "", fx).ok()) std::abort();
+    const v1::JobSpec spec = MakeJob(rng, o, true, fractional);
+    lane->running_gpus += GpusAskedBy(spec);
+    if (!lane->core->Submit(spec, "", fx).ok()) std::abort();
   }
   core::Effects fx;
   lane->core->Schedule(fx);
@@ -272,11 +288,12 @@ int main(int argc, char** argv) {
   lanes.push_back(MakeLane("multifactor", o, *cluster, true));
   lanes.push_back(MakeLane("weights 0", o, *cluster, false));
   if (o.fractional > 0) {
-    lanes.push_back(
-        MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true, o.fractional));
+    const double running_gpus = lanes[0]->running_gpus;
+    lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares"), o, *cluster, true,
+                             o.fractional, gpusched::core::SharePacking::kBestFit, running_gpus));
     if (o.fgd) {
       lanes.push_back(MakeLane(absl::StrCat("multifactor, ", o.fractional * 100, "% shares, fgd"), o, *cluster, true,
-                               o.fractional, gpusched::core::SharePacking::kFgd));
+                               o.fractional, gpusched::core::SharePacking::kFgd, running_gpus));
     }
   }
   for (auto& lane : lanes) TimedPass(*lane, 0);
@@ -291,14 +308,14 @@ int main(int argc, char** argv) {
 
   Table table(
       absl::StrFormat("SchedulerCore::Schedule() with %d pending on %d nodes (queue_depth: all)", o.pending, o.nodes),
-      {"ranking", "running", "pass 1 ms", "CPU ms", "started", "preempted", "pass 2 ms", "CPU ms", "started",
-       "pass 3 ms", "CPU ms", "preempted", "submit us/job"});
+      {"ranking", "running", "GPUs asked", "pass 1 ms", "CPU ms", "started", "preempted", "pass 2 ms", "CPU ms",
+       "started", "pass 3 ms", "CPU ms", "preempted", "submit us/job"});
   for (const auto& lane : lanes) {
-    table.Add({lane->name, std::to_string(lane->running.size()), Fixed(lane->pass_ms[0], 1),
-               Fixed(lane->pass_cpu_ms[0], 1), std::to_string(lane->started[0]), std::to_string(lane->preempted[0]),
-               Fixed(lane->pass_ms[1], 1), Fixed(lane->pass_cpu_ms[1], 1), std::to_string(lane->started[1]),
-               Fixed(lane->pass_ms[2], 1), Fixed(lane->pass_cpu_ms[2], 1), std::to_string(lane->preempted[2]),
-               Fixed(1e3 * lane->submit_ms / o.pending, 1)});
+    table.Add({lane->name, std::to_string(lane->running.size()), Fixed(lane->running_gpus, 0),
+               Fixed(lane->pass_ms[0], 1), Fixed(lane->pass_cpu_ms[0], 1), std::to_string(lane->started[0]),
+               std::to_string(lane->preempted[0]), Fixed(lane->pass_ms[1], 1), Fixed(lane->pass_cpu_ms[1], 1),
+               std::to_string(lane->started[1]), Fixed(lane->pass_ms[2], 1), Fixed(lane->pass_cpu_ms[2], 1),
+               std::to_string(lane->preempted[2]), Fixed(1e3 * lane->submit_ms / o.pending, 1)});
   }
   std::cout << "\n" << table.Render();
   std::cout << "ratio multifactor / weights 0, pass 1 CPU: "
