@@ -1,28 +1,22 @@
 #include "daemon/core/backfill.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "daemon/core/released_jobs.h"
 
 namespace gpusched::core {
-namespace {
-
-void ReleaseFirst(ClusterState& cluster, const std::vector<ExpectedEnd>& ends, size_t count) {
-  for (size_t i = 0; i < count; ++i) cluster.Release(ends[i].job_id, *ends[i].allocation);
-}
-
-void RetakeFirst(ClusterState& cluster, const std::vector<ExpectedEnd>& ends, size_t count) {
-  // The exact inverse of ReleaseFirst: nothing else changed in between.
-  for (size_t i = 0; i < count; ++i) cluster.Allocate(ends[i].job_id, *ends[i].allocation).IgnoreError();
-}
-
-}  // namespace
 
 std::optional<Reservation> PlanReservation(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
                                            const GangRequest& request, std::vector<ExpectedEnd> ends) {
   std::stable_sort(ends.begin(), ends.end(), [](const ExpectedEnd& a, const ExpectedEnd& b) { return a.end < b.end; });
+  std::vector<ReleasedJobs::Job> jobs;
+  jobs.reserve(ends.size());
+  for (const ExpectedEnd& e : ends) jobs.push_back({e.job_id, e.allocation});
+  ReleasedJobs released(cluster, std::move(jobs));
   auto placeable_after = [&](size_t count) -> std::optional<v1::Allocation> {
-    ReleaseFirst(cluster, ends, count);
+    released.SetFirst(count);
     PlacementResult result = policy.Place(cluster, request);
-    RetakeFirst(cluster, ends, count);
     if (!result.placed()) return std::nullopt;
     return result.allocation();
   };

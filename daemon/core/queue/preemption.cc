@@ -5,53 +5,22 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
+
+#include "daemon/core/released_jobs.h"
 
 namespace gpusched::core {
 namespace {
 
-// The cluster with some of the candidates evicted, for trial placements. A
-// plan tries a few dozen sets of victims out of thousands of candidates, each
-// close to the one before (a binary search, then sparing one at a time), so
-// a trial releases and takes back only the candidates that differ from the
-// last one. The cluster is as it was once the trial is gone.
-class EvictionTrial {
- public:
-  EvictionTrial(ClusterState& cluster, const std::vector<PreemptionCandidate>& candidates)
-      : cluster_(cluster), candidates_(candidates), evicted_(candidates.size(), false) {}
-  ~EvictionTrial() { Evict(std::vector<bool>(candidates_.size(), false)); }
-  EvictionTrial(const EvictionTrial&) = delete;
-  EvictionTrial& operator=(const EvictionTrial&) = delete;
-
-  // Where the policy would place the request with the candidates marked in
-  // `evict` gone; nothing is taken.
-  std::optional<v1::Allocation> PlaceWithout(PlacementPolicy& policy, const GangRequest& request,
-                                             const std::vector<bool>& evict) {
-    Evict(evict);
-    PlacementResult result = policy.Place(cluster_, request);
-    if (!result.placed()) return std::nullopt;
-    return result.allocation();
-  }
-
- private:
-  void Evict(const std::vector<bool>& evict) {
-    // Running gangs hold disjoint resources, so any subset of them can be
-    // held at once and the order of these changes does not matter.
-    for (size_t i = 0; i < candidates_.size(); ++i) {
-      if (evict[i] == evicted_[i]) continue;
-      const PreemptionCandidate& c = candidates_[i];
-      if (evict[i]) {
-        cluster_.Release(c.job_id, *c.allocation);
-      } else {
-        cluster_.Allocate(c.job_id, *c.allocation).IgnoreError();
-      }
-    }
-    evicted_ = evict;
-  }
-
-  ClusterState& cluster_;
-  const std::vector<PreemptionCandidate>& candidates_;
-  std::vector<bool> evicted_;
-};
+// Where the policy would place the request with the candidates marked in
+// `evict` gone; nothing is taken.
+std::optional<v1::Allocation> PlaceWithout(ReleasedJobs& trial, PlacementPolicy& policy, const GangRequest& request,
+                                           const std::vector<bool>& evict) {
+  trial.Set(evict);
+  PlacementResult result = policy.Place(trial.cluster(), request);
+  if (!result.placed()) return std::nullopt;
+  return result.allocation();
+}
 
 std::vector<bool> FirstN(size_t size, size_t n) {
   std::vector<bool> evict(size, false);
@@ -109,12 +78,15 @@ std::vector<PreemptionCandidate> ByNode(const ClusterState& cluster, const std::
 std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy& policy, const GangRequest& request,
                                           const std::vector<PreemptionCandidate>& candidates) {
   const size_t n = candidates.size();
-  EvictionTrial trial(cluster, candidates);
-  if (!trial.PlaceWithout(policy, request, FirstN(n, n)).has_value()) return std::nullopt;
+  std::vector<ReleasedJobs::Job> jobs;
+  jobs.reserve(n);
+  for (const PreemptionCandidate& c : candidates) jobs.push_back({c.job_id, c.allocation});
+  ReleasedJobs trial(cluster, std::move(jobs));
+  if (!PlaceWithout(trial, policy, request, FirstN(n, n)).has_value()) return std::nullopt;
   size_t lo = 1, hi = n;  // the shortest enough prefix is in [lo, hi]
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (trial.PlaceWithout(policy, request, FirstN(n, mid)).has_value()) {
+    if (PlaceWithout(trial, policy, request, FirstN(n, mid)).has_value()) {
       hi = mid;
     } else {
       lo = mid + 1;
@@ -125,9 +97,9 @@ std::optional<PreemptionPlan> PlanInOrder(ClusterState& cluster, PlacementPolicy
   // node it does not use): spare them, the costliest first.
   for (size_t i = lo; i-- > 0;) {
     evict[i] = false;
-    if (!trial.PlaceWithout(policy, request, evict).has_value()) evict[i] = true;
+    if (!PlaceWithout(trial, policy, request, evict).has_value()) evict[i] = true;
   }
-  std::optional<v1::Allocation> where = trial.PlaceWithout(policy, request, evict);
+  std::optional<v1::Allocation> where = PlaceWithout(trial, policy, request, evict);
   if (!where.has_value()) return std::nullopt;
   PreemptionPlan plan;
   plan.allocation = *std::move(where);
