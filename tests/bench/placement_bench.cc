@@ -23,6 +23,12 @@
 // figures (Allocate is reported on its own). A gang that does not fit is
 // dropped and counted.
 //
+// With --fractional F, part 1 has one lane more: the first policy on the same
+// nodes with their GPUs time-sliced, where a share F of the requests (drawn
+// once, the same in every run) asks for 25-81% of one GPU instead, and
+// utilization counts a share as its fraction; its fill draws requests until
+// they reach --util too. What Place() costs when half the work shares GPUs.
+//
 // Part 2, scheduling passes: a SchedulerCore per policy (ManualClock,
 // queue_depth = --jobs) with every node registered through AgentRegistered
 // and --jobs pending jobs of the same mix (put in the queue with Restore, as
@@ -102,6 +108,7 @@ struct Options {
   bool skip_place = false;
   bool skip_pass = false;
   bool pass3 = false;
+  double fractional = 0;  // part 1: a lane where this share of the requests asks for part of one GPU
   std::string out_dir;
 };
 
@@ -316,7 +323,9 @@ struct Lane {
   ClusterState cluster;
   std::mt19937_64 rng;
   std::vector<std::pair<uint64_t, v1::Allocation>> live;
-  int64_t busy = 0;
+  int64_t busy = 0;  // in thousandths of a GPU: a share counts as its fraction
+  const std::vector<GangRequest>* fill = nullptr;
+  const std::vector<GangRequest>* churn = nullptr;
   uint64_t next_id = 1;
 
   // Fill (cluster from empty to --util).
@@ -336,14 +345,52 @@ struct Lane {
 
 enum class Stage { kFill, kWarmup, kMeasure };
 
+constexpr int kShareMilli[] = {250, 320, 470, 500, 650, 810};
+
+int64_t MilliOf(const GangRequest& req) {
+  return req.total_gpus * (req.gpu_share_milli > 0 ? req.gpu_share_milli : 1000);
+}
+
+int64_t MilliOf(const v1::Allocation& allocation) {
+  int64_t milli = 0;
+  for (const auto& part : allocation.nodes()) {
+    milli += part.gpu_indices_size() * (part.gpu_share_milli() > 0 ? part.gpu_share_milli() : 1000);
+  }
+  return milli;
+}
+
+// The requests of `jobs`, a share `fractional` of them (drawn with `seed`)
+// turned into a share of one GPU, until they ask for `cap_milli` (all of them
+// when 0).
+std::vector<GangRequest> Requests(const std::vector<v1::JobSpec>& jobs, double fractional, uint64_t seed,
+                                  int64_t cap_milli) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<GangRequest> out;
+  int64_t sum = 0;
+  for (v1::JobSpec job : jobs) {
+    if (cap_milli > 0 && sum >= cap_milli) break;
+    const bool share = u(rng) < fractional;
+    const int milli = kShareMilli[std::uniform_int_distribution<int>(0, 5)(rng)];
+    if (share) {
+      v1::Resources* r = job.mutable_resources();
+      r->clear_nodes();
+      r->clear_gpus_per_node();
+      r->set_gpus(1);
+      r->set_gpu_share_milli(milli);
+    }
+    out.push_back(core::ToGangRequest(job));
+    sum += MilliOf(out.back());
+  }
+  return out;
+}
+
 void Step(Lane& lane, const GangRequest& req, int64_t cap, Stage stage) {
-  while (lane.busy + req.total_gpus > cap && !lane.live.empty()) {
+  while (lane.busy + MilliOf(req) > cap && !lane.live.empty()) {
     std::uniform_int_distribution<size_t> pick(0, lane.live.size() - 1);
     const size_t i = pick(lane.rng);
-    int64_t gpus = 0;
-    for (const auto& part : lane.live[i].second.nodes()) gpus += part.gpu_indices_size();
     lane.cluster.Release(lane.live[i].first, lane.live[i].second);
-    lane.busy -= gpus;
+    lane.busy -= MilliOf(lane.live[i].second);
     std::swap(lane.live[i], lane.live.back());
     lane.live.pop_back();
   }
@@ -363,7 +410,7 @@ void Step(Lane& lane, const GangRequest& req, int64_t cap, Stage stage) {
       std::cerr << lane.name << ": Allocate refused a placement: " << s << "\n";
       std::exit(1);
     }
-    lane.busy += req.total_gpus;
+    lane.busy += MilliOf(req);
     lane.live.emplace_back(id, result.allocation());
   }
   if (stage == Stage::kFill) {
@@ -398,51 +445,61 @@ void Step(Lane& lane, const GangRequest& req, int64_t cap, Stage stage) {
 
 std::vector<Table> RunPlacements(const Options& o, const ClusterSpec& spec) {
   std::vector<std::unique_ptr<Lane>> lanes;
-  for (const std::string& name : o.policies) {
+  std::vector<std::string> names = o.policies;
+  if (o.fractional > 0) names.push_back(o.policies.front());
+  for (size_t l = 0; l < names.size(); ++l) {
+    const std::string& name = names[l];
+    const bool shares = l == o.policies.size();
     auto policy = core::MakePlacementPolicy(name);
     if (!policy.ok()) {
       std::cerr << policy.status() << "\n";
       std::exit(2);
     }
     auto lane = std::make_unique<Lane>();
-    lane->name = name;
+    lane->name = shares ? absl::StrCat(name, ", ", 100 * o.fractional, "% shares") : name;
     lane->policy = *std::move(policy);
     lane->rng.seed(o.seed + 7);  // the same release draws for every lane
-    for (const v1::NodeInfo& info : spec.nodes) {
+    for (v1::NodeInfo info : spec.nodes) {
+      if (shares) {
+        for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+      }
       lane->cluster.UpsertNode(info);
       lane->cluster.SetState(info.name(), v1::NODE_STATE_UP, "");
     }
     lanes.push_back(std::move(lane));
   }
-  const int64_t cap = static_cast<int64_t>(o.util * static_cast<double>(spec.total_gpus));
+  const int64_t cap = static_cast<int64_t>(o.util * static_cast<double>(spec.total_gpus)) * 1000;
 
   // The fill: requests until their GPUs add up to the target.
-  std::vector<GangRequest> fill;
-  {
-    std::vector<v1::JobSpec> jobs = MakeJobs(o, o.seed + 1, static_cast<size_t>(spec.total_gpus));
-    int64_t sum = 0;
-    for (const v1::JobSpec& job : jobs) {
-      if (sum >= cap) break;
-      fill.push_back(core::ToGangRequest(job));
-      sum += fill.back().total_gpus;
-    }
-  }
-  std::vector<GangRequest> churn;
-  for (const v1::JobSpec& job : MakeJobs(o, o.seed + 2, static_cast<size_t>(o.warmup + o.placements))) {
-    churn.push_back(core::ToGangRequest(job));
+  const std::vector<v1::JobSpec> fill_jobs = MakeJobs(o, o.seed + 1, static_cast<size_t>(2 * spec.total_gpus));
+  const std::vector<GangRequest> fill = Requests(fill_jobs, 0, o.seed + 8, cap);
+  const std::vector<GangRequest> fill_shared = Requests(fill_jobs, o.fractional, o.seed + 8, cap);
+  const std::vector<v1::JobSpec> churn_jobs = MakeJobs(o, o.seed + 2, static_cast<size_t>(o.warmup + o.placements));
+  const std::vector<GangRequest> churn = Requests(churn_jobs, 0, o.seed + 9, 0);
+  const std::vector<GangRequest> churn_shared = Requests(churn_jobs, o.fractional, o.seed + 9, 0);
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    const bool shares = l == o.policies.size();
+    lanes[l]->fill = shares ? &fill_shared : &fill;
+    lanes[l]->churn = shares ? &churn_shared : &churn;
   }
 
   Phase phase;
   size_t rotate = 0;
-  auto step_all = [&](const GangRequest& req, Stage stage) {
-    for (size_t k = 0; k < lanes.size(); ++k) Step(*lanes[(rotate + k) % lanes.size()], req, cap, stage);
+  auto step_all = [&](size_t i, Stage stage) {
+    for (size_t k = 0; k < lanes.size(); ++k) {
+      Lane& lane = *lanes[(rotate + k) % lanes.size()];
+      const std::vector<GangRequest>& requests = stage == Stage::kFill ? *lane.fill : *lane.churn;
+      if (i < requests.size()) Step(lane, requests[i], cap, stage);
+    }
     ++rotate;
   };
-  for (const GangRequest& req : fill) step_all(req, Stage::kFill);
-  std::cout << "  fill: " << fill.size() << " requests per policy (" << phase.Describe() << ")" << std::endl;
+  for (size_t i = 0; i < std::max(fill.size(), fill_shared.size()); ++i) step_all(i, Stage::kFill);
+  std::cout << "  fill: " << fill.size() << " requests per policy";
+  if (o.fractional > 0) std::cout << ", " << fill_shared.size() << " with shares";
+  std::cout << " (" << phase.Describe() << ")" << std::endl;
   Phase churn_phase;
-  for (int i = 0; i < o.warmup; ++i) step_all(churn[i], Stage::kWarmup);
-  for (int i = 0; i < o.placements; ++i) step_all(churn[o.warmup + i], Stage::kMeasure);
+  for (int i = 0; i < o.warmup; ++i) step_all(static_cast<size_t>(i), Stage::kWarmup);
+  for (int i = 0; i < o.placements; ++i) step_all(static_cast<size_t>(o.warmup + i), Stage::kMeasure);
   std::cout << "  churn: " << o.warmup << " warm-up + " << o.placements << " timed requests per policy ("
             << churn_phase.Describe() << ")\n"
             << std::endl;
@@ -718,6 +775,11 @@ int main(int argc, char** argv) {
   app.add_flag("--skip-place", o.skip_place, "skip part 1 (Place() per second)");
   app.add_flag("--skip-pass", o.skip_pass, "skip part 2 (scheduling pass)");
   app.add_flag("--pass3", o.pass3, "part 2: a third pass after 10% of the running jobs ended");
+  app.add_option("--fractional", o.fractional,
+                 "part 1: a lane more, the first policy with this share of the requests asking for part of one "
+                 "time-sliced GPU")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_flag("!--no-time-limits", o.time_limits, "jobs without time limits (no backfill reservations)");
   app.add_option("--submit-sample", o.submit_sample, "Submit() calls timed on their own (0 = none)")
       ->capture_default_str()
