@@ -23,16 +23,21 @@ bool UsesFragment(PackingPolicy policy) {
 }
 
 // FillableLeftover by h = 0..kWholeGpuMilli: an unbounded knapsack over the
-// fractional one-GPU sizes at least kFillSizeShare of the mix asks for.
+// fractional one-GPU sizes that make at least kFillSizeShare of the mix's
+// fractional one-GPU tasks.
 std::vector<int> FillableLeftovers(const TaskMix& mix) {
   std::vector<int64_t> count_by_size(kWholeGpuMilli, 0);
+  int64_t fractional = 0;
   for (size_t i = 0; i < mix.tasks.size(); ++i) {
     const ShareRequest& t = mix.tasks[i];
-    if (t.num_gpus == 1 && !t.whole_gpus() && t.gpu_milli > 0) count_by_size[t.gpu_milli] += mix.counts[i];
+    if (t.num_gpus != 1 || t.whole_gpus() || t.gpu_milli <= 0) continue;
+    count_by_size[t.gpu_milli] += mix.counts[i];
+    fractional += mix.counts[i];
   }
   std::vector<int> sizes;
   for (int size = 1; size < kWholeGpuMilli; ++size) {
-    if (static_cast<double>(count_by_size[size]) >= kFillSizeShare * static_cast<double>(mix.total)) {
+    if (count_by_size[size] > 0 &&
+        static_cast<double>(count_by_size[size]) >= kFillSizeShare * static_cast<double>(fractional)) {
       sizes.push_back(size);
     }
   }

@@ -60,6 +60,19 @@ TEST_CASE("fill-fgd keeps a GPU fillable: a 0.32 task opens a fresh GPU rather t
   CHECK(placed->node == 0);
 }
 
+TEST_CASE("fill-fgd counts on a size to fill a hole only when it is common among the shares, not among all tasks") {
+  // Shares only: 0.47 and 0.32 common, 0.22 two tasks in 77 (2.6% of the
+  // shares, though more than 1% of the mix). A 0.46 beside 0.68 free would
+  // leave 0.22, which only that rare size fills; on a fresh GPU it leaves
+  // 0.54, which a 0.47 fills to 0.07.
+  const std::vector<PackNode> nodes = {Node({680}), Node({1000})};
+  const TaskMix mix = MixOf({{Task(1, 470), 50}, {Task(1, 320), 25}, {Task(1, 220), 2}});
+  SharePacker fill(nodes, mix, PackingPolicy::kFillFgd, 1);
+  auto placed = fill.Place(Task(1, 460));
+  REQUIRE(placed);
+  CHECK(placed->node == 1);
+}
+
 TEST_CASE("fill-fgd sends a CPU-only task where CPU is left over once the free GPUs are fed") {
   // Node 0: 8 GPUs and 96 cores, 12 a GPU; node 1: 2 GPUs and 104 cores.
   PackNode gpu_dense = Node(std::vector<int>(8, 1000), 96000);
