@@ -570,12 +570,13 @@ PassPlan SchedulerCore::PlanPass() { return PlanFor(RankPending(), /*keep_starts
 
 void SchedulerCore::Schedule(Effects& fx) {
   MakeArrayTasks(fx);
-  if (options_.share_packing == SharePacking::kFgd) {
-    // FGD weighs a share's choice against what the cluster runs and awaits.
+  if (options_.share_packing != SharePacking::kBestFit) {
+    // FGD and fill-fgd weigh a share's choice against what the cluster runs
+    // and awaits.
     std::vector<GangRequest> requests;
     requests.reserve(jobs_.active().size());
     for (const auto& [id, a] : jobs_.active()) requests.push_back(ToGangRequest(a.job.spec()));
-    policy_->set_share_weighing({SharePacking::kFgd, ShareMixOf(requests)});
+    policy_->set_share_weighing(ShareWeighing::Of(options_.share_packing, ShareMixOf(requests)));
   }
   const Ranked ranked = RankPending();
   KeepFairShare(fx);

@@ -1,5 +1,9 @@
 #include "daemon/core/policy/share_packing.h"
 
+#include <utility>
+
+#include "daemon/core/sharing/fillable_leftover.h"
+
 namespace gpusched::core {
 namespace {
 
@@ -7,7 +11,8 @@ struct NamedPacking {
   SharePacking packing;
   absl::string_view name;
 };
-constexpr NamedPacking kPackings[] = {{SharePacking::kBestFit, "best-fit"}, {SharePacking::kFgd, "fgd"}};
+constexpr NamedPacking kPackings[] = {
+    {SharePacking::kBestFit, "best-fit"}, {SharePacking::kFgd, "fgd"}, {SharePacking::kFillFgd, "fill-fgd"}};
 
 }  // namespace
 
@@ -29,6 +34,12 @@ absl::string_view SharePackingName(SharePacking packing) {
     if (p.packing == packing) return p.name;
   }
   return "unknown";
+}
+
+ShareWeighing ShareWeighing::Of(SharePacking packing, sharing::TaskMix mix) {
+  ShareWeighing weighing{packing, std::move(mix), {}};
+  if (packing == SharePacking::kFillFgd) weighing.fillable_leftover = sharing::FillableLeftovers(weighing.mix);
+  return weighing;
 }
 
 }  // namespace gpusched::core

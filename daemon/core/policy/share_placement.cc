@@ -145,12 +145,23 @@ void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t el
   }
 }
 
+// fill-fgd's first measure of a share of one GPU: how much it grows what
+// the GPU can at best be filled down to by the mix's fillers (0 for a share
+// of several GPUs, which FGD alone weighs).
+int64_t FillableGrowth(const NodeChoice& choice, const GangRequest& request, const std::vector<int>& leftover) {
+  if (leftover.empty() || choice.positions.size() != 1) return 0;
+  const int free = choice.slot->FreeShareMilli(choice.positions[0]);
+  return leftover[free - request.gpu_share_milli] - leftover[free];
+}
+
 // FGD: the choice, over every node, that grows the expected fragmentation
-// least; best fit among equals.
+// least; best fit among equals. With fill-fgd's leftovers, the choice that
+// keeps its GPU most fillable first.
 std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, const GangRequest& request,
-                                                const EligibleByKind& eligible, const sharing::TaskMix& mix,
+                                                const EligibleByKind& eligible, const ShareWeighing& weighing,
                                                 int& most_fitting) {
-  std::optional<std::pair<int64_t, NodeChoice>> best;
+  const sharing::TaskMix& mix = weighing.mix;
+  std::optional<std::tuple<int64_t, int64_t, NodeChoice>> best;
   std::vector<NodeChoice> choices;
   for (const NodeScan& n : cluster.scan()) {
     if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
@@ -166,14 +177,16 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
     const sharing::PackNode now = PackViewOf(*n.slot);
     const int64_t before = sharing::FragmentSum(now, mix);
     for (NodeChoice& choice : choices) {
+      const int64_t fill = FillableGrowth(choice, request, weighing.fillable_leftover);
       const int64_t growth = FragmentGrowth(choice, request, mix, now, before);
-      if (!best || std::pair(growth, choice.Key()) < std::pair(best->first, best->second.Key())) {
-        best.emplace(growth, std::move(choice));
+      if (!best || std::tuple(fill, growth, choice.Key()) <
+                       std::tuple(std::get<0>(*best), std::get<1>(*best), std::get<2>(*best).Key())) {
+        best.emplace(fill, growth, std::move(choice));
       }
     }
   }
   if (!best) return std::nullopt;
-  return std::move(best->second);
+  return std::move(std::get<2>(*best));
 }
 
 }  // namespace
@@ -187,9 +200,9 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
   const EligibleByKind eligible(cluster, request);
   std::optional<NodeChoice> best;
   int most_fitting = 0;
-  const bool fgd = weighing.packing == SharePacking::kFgd;
+  const bool fgd = weighing.packing != SharePacking::kBestFit;
   if (fgd) {
-    best = ChooseByFragmentation(cluster, request, eligible, weighing.mix, most_fitting);
+    best = ChooseByFragmentation(cluster, request, eligible, weighing, most_fitting);
   } else if (request.total_gpus == 1) {
     best = ChooseOneGpu(cluster, request, eligible);
   } else {
@@ -227,7 +240,7 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
   part.set_gpu_mem_limit_mb(mem);
   part.set_gpu_share_mode(best->mode);
   if (best->mode == v1::GPU_SHARE_MODE_MPS) part.set_mps_user(request.user);
-  allocation.set_policy(fgd ? "share fgd" : "share best-fit");
+  allocation.set_policy(absl::StrCat("share ", SharePackingName(weighing.packing)));
   allocation.set_span("node");
   return PlacementResult::Placed(std::move(allocation));
 }

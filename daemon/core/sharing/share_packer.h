@@ -36,14 +36,6 @@ enum class PackingPolicy {
   kFillFgd,
 };
 
-// A fractional size counts for FillableLeftover when at least this share of
-// the mix's fractional one-GPU tasks asks for it: rarer sizes cannot be
-// counted on to fill a hole. Measured among the tasks that fill holes, not
-// the whole mix, so that a mix with more sharing does not count its rare
-// sizes as fillers only because every size is more frequent (on the openb
-// mixes, 3% keeps the six sizes from 0.23 up that each make 4% or more of
-// the shares, and leaves out those of 2.4% or less).
-inline constexpr double kFillSizeShare = 0.03;
 // The CPU a free GPU is expected to need, for kFillFgd's CPU-only rule: a
 // typical GPU server's cores per GPU.
 inline constexpr int64_t kCpuMilliPerFreeGpu = 12000;

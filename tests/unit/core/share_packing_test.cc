@@ -1,6 +1,7 @@
 // FGD packing of shares in the daemon (share_packing = "fgd"): where best
 // fit would strand a GPU's leftover that the cluster's jobs cannot use, FGD
 // opens a fresh GPU instead; with no mix to weigh against it is best fit.
+// fill-fgd (share_packing = "fill-fgd") first keeps each GPU fillable.
 #include <catch2/catch.hpp>
 
 #include "daemon/core/policy/share_placement.h"
@@ -13,8 +14,9 @@ using namespace gpusched::core::testing;
 
 namespace {
 
-// One time-sliced GPU with 60% free (a 40% job holds it) and one fresh.
-ClusterState TwoGpus() {
+// One time-sliced GPU with 1000 - held_milli free (a job holds the rest)
+// and one fresh.
+ClusterState TwoGpus(int held_milli = 400) {
   ClusterState cluster;
   v1::NodeInfo info = MakeNode("n", 2);
   for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
@@ -24,7 +26,7 @@ ClusterState TwoGpus() {
   v1::NodeAllocation& part = *held.add_nodes();
   part.set_node("n");
   part.add_gpu_indices(0);
-  part.set_gpu_share_milli(400);
+  part.set_gpu_share_milli(held_milli);
   part.set_gpu_mem_limit_mb(1000);
   part.set_gpu_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
   REQUIRE(cluster.Allocate(1, held).ok());
@@ -50,14 +52,41 @@ TEST_CASE("FGD keeps a leftover the mix can use: a 40% share opens a fresh GPU w
   ClusterState cluster = TwoGpus();
   // Best fit: GPU 0 (60% free) is the tightest, and leaves 20% no 50% job fits.
   CHECK(GpuOf(policy::PlaceShares(cluster, Share(400))) == 0);
-  ShareWeighing fgd{SharePacking::kFgd, ShareMixOf({Share(500), Share(500), Share(500), Share(400)})};
+  const ShareWeighing fgd =
+      ShareWeighing::Of(SharePacking::kFgd, ShareMixOf({Share(500), Share(500), Share(500), Share(400)}));
   const PlacementResult placed = policy::PlaceShares(cluster, Share(400), fgd);
   CHECK(GpuOf(placed) == 1);
   CHECK(placed.allocation().policy() == "share fgd");
   // Where the mix holds only 20% jobs, GPU 0's 20% leftover is of use to
   // them: nothing grows, and best fit decides.
-  ShareWeighing small{SharePacking::kFgd, ShareMixOf({Share(200)})};
+  const ShareWeighing small = ShareWeighing::Of(SharePacking::kFgd, ShareMixOf({Share(200)}));
   CHECK(GpuOf(policy::PlaceShares(cluster, Share(400), small)) == 0);
+}
+
+TEST_CASE("fill-fgd fills a GPU the mix can fill exactly where FGD keeps it open to the larger size") {
+  // Jobs ask for 60% and 40%. A 30% share beside the 30% already on GPU 0
+  // leaves 40%, which a 40% job fills to the brim; FGD counts that 40% as
+  // lost to the 60% jobs and opens the fresh GPU, whose 70% left a 60% job
+  // fills only to 90%.
+  ClusterState cluster = TwoGpus(300);
+  const sharing::TaskMix mix = ShareMixOf({Share(600), Share(600), Share(400), Share(400)});
+  CHECK(GpuOf(policy::PlaceShares(cluster, Share(300), ShareWeighing::Of(SharePacking::kFgd, mix))) == 1);
+  const PlacementResult placed =
+      policy::PlaceShares(cluster, Share(300), ShareWeighing::Of(SharePacking::kFillFgd, mix));
+  CHECK(GpuOf(placed) == 0);
+  CHECK(placed.allocation().policy() == "share fill-fgd");
+  // A share of two GPUs is FGD's to place: fill-fgd places it the same.
+  ClusterState two = TwoGpus(300);
+  GangRequest pair = Share(200);
+  pair.total_gpus = 2;
+  const PlacementResult by_fgd = policy::PlaceShares(two, pair, ShareWeighing::Of(SharePacking::kFgd, mix));
+  const PlacementResult by_fill = policy::PlaceShares(two, pair, ShareWeighing::Of(SharePacking::kFillFgd, mix));
+  REQUIRE(by_fgd.placed());
+  REQUIRE(by_fill.placed());
+  auto gpus = [](const PlacementResult& r) {
+    return std::vector<int>(r.allocation().nodes(0).gpu_indices().begin(), r.allocation().nodes(0).gpu_indices().end());
+  };
+  CHECK(gpus(by_fill) == gpus(by_fgd));
 }
 
 TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out") {
@@ -88,4 +117,17 @@ TEST_CASE("a core with share_packing fgd places shares by it") {
   h.Pass();
   REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
   CHECK(h.Persisted(a).allocation().policy() == "share fgd");
+}
+
+TEST_CASE("a core with share_packing fill-fgd places shares by it") {
+  CoreOptions options = CoreHarness::Options();
+  options.share_packing = SharePacking::kFillFgd;
+  CoreHarness h(options);
+  h.AddNode("n", 2, v1::GPU_SHARE_MODE_TIMESLICE);
+  v1::JobSpec first = GpuJob(1);
+  first.mutable_resources()->set_gpu_share_milli(400);
+  const uint64_t a = h.Submit(first);
+  h.Pass();
+  REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(a).allocation().policy() == "share fill-fgd");
 }

@@ -69,7 +69,7 @@ TEST_CASE("openb replay: shares run together on one GPU, a whole GPU never joins
                                "c,1000,1024,1,500,,LS,Running,10,60,10\n"
                                "d,1000,1024,1,1000,,LS,Running,20,30,20\n");
   REQUIRE(trace.ok());
-  for (const char* packing : {"best-fit", "fgd"}) {
+  for (const char* packing : {"best-fit", "fgd", "fill-fgd"}) {
     INFO(packing);
     SimOptions options;
     options.policy = "best-fit";
