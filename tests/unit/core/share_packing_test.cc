@@ -4,6 +4,7 @@
 // fill-fgd (share_packing = "fill-fgd") first keeps each GPU fillable.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "daemon/core/policy/share_placement.h"
 #include "daemon/core/share_mix.h"
 #include "tests/unit/core/core_harness.h"
@@ -106,28 +107,18 @@ TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out"
   }
 }
 
-TEST_CASE("a core with share_packing fgd places shares by it") {
-  CoreOptions options = CoreHarness::Options();
-  options.share_packing = SharePacking::kFgd;
-  CoreHarness h(options);
-  h.AddNode("n", 2, v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::JobSpec first = GpuJob(1);
-  first.mutable_resources()->set_gpu_share_milli(400);
-  const uint64_t a = h.Submit(first);
-  h.Pass();
-  REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
-  CHECK(h.Persisted(a).allocation().policy() == "share fgd");
-}
-
-TEST_CASE("a core with share_packing fill-fgd places shares by it") {
-  CoreOptions options = CoreHarness::Options();
-  options.share_packing = SharePacking::kFillFgd;
-  CoreHarness h(options);
-  h.AddNode("n", 2, v1::GPU_SHARE_MODE_TIMESLICE);
-  v1::JobSpec first = GpuJob(1);
-  first.mutable_resources()->set_gpu_share_milli(400);
-  const uint64_t a = h.Submit(first);
-  h.Pass();
-  REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
-  CHECK(h.Persisted(a).allocation().policy() == "share fill-fgd");
+TEST_CASE("a core with share_packing fgd or fill-fgd places shares by it") {
+  for (SharePacking packing : {SharePacking::kFgd, SharePacking::kFillFgd}) {
+    INFO(SharePackingName(packing));
+    CoreOptions options = CoreHarness::Options();
+    options.share_packing = packing;
+    CoreHarness h(options);
+    h.AddNode("n", 2, v1::GPU_SHARE_MODE_TIMESLICE);
+    v1::JobSpec first = GpuJob(1);
+    first.mutable_resources()->set_gpu_share_milli(400);
+    const uint64_t a = h.Submit(first);
+    h.Pass();
+    REQUIRE(h.StateOf(a) == v1::JOB_STATE_STARTING);
+    CHECK(h.Persisted(a).allocation().policy() == absl::StrCat("share ", SharePackingName(packing)));
+  }
 }
