@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 namespace gpusched::store {
 
@@ -17,6 +18,10 @@ absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const std::vector<Job
   return std::optional<v1::Job>();
 }
 
+namespace {
+
+// The tasks the records (by array id) stand for that `filter` matches, with
+// ids above `after_id`, by id: at most `limit`.
 absl::StatusOr<std::vector<v1::Job>> ArrayRecordTasksAfter(const std::vector<JobArrayRecord>& records,
                                                            const JobFilter& filter, uint64_t after_id, size_t limit) {
   std::vector<v1::Job> tasks;
@@ -42,6 +47,7 @@ absl::StatusOr<std::vector<v1::Job>> ArrayRecordTasksAfter(const std::vector<Job
   return tasks;
 }
 
+// One page of `limit` jobs from rows and tasks (each by id), merged by id.
 JobPage MergeJobPage(std::vector<v1::Job> rows, std::vector<v1::Job> tasks, int limit) {
   JobPage page;
   if (tasks.empty()) {
@@ -57,6 +63,15 @@ JobPage MergeJobPage(std::vector<v1::Job> rows, std::vector<v1::Job> tasks, int 
     page.last_id = page.jobs.back().id();
   }
   return page;
+}
+
+}  // namespace
+
+absl::StatusOr<JobPage> PageWithArrayTasks(std::vector<v1::Job> rows, const std::vector<JobArrayRecord>& records,
+                                           const JobFilter& filter, uint64_t after_id, int limit) {
+  auto tasks = ArrayRecordTasksAfter(records, filter, after_id, static_cast<size_t>(limit) + 1);
+  if (!tasks.ok()) return tasks.status();
+  return MergeJobPage(std::move(rows), *std::move(tasks), limit);
 }
 
 }  // namespace gpusched::store

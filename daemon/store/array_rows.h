@@ -17,13 +17,10 @@ namespace gpusched::store {
 // Task `job_id`, when one of `records` stands for it; nullopt otherwise.
 absl::StatusOr<std::optional<v1::Job>> ArrayRecordTaskById(const std::vector<JobArrayRecord>& records, uint64_t job_id);
 
-// The tasks the records (by array id) stand for that `filter` matches,
-// with ids above `after_id`, by id: at most `limit`.
-absl::StatusOr<std::vector<v1::Job>> ArrayRecordTasksAfter(const std::vector<JobArrayRecord>& records,
-                                                           const JobFilter& filter, uint64_t after_id, size_t limit);
-
-// One page of `limit` jobs from the rows read (up to limit + 1 of them,
-// by id) and the tasks records stand for (the same), merged by id.
-JobPage MergeJobPage(std::vector<v1::Job> rows, std::vector<v1::Job> tasks, int limit);
+// One page of `limit` jobs: the rows read (by id, after `after_id`, up to
+// limit + 1 of them, so that the page knows where to resume) merged by id
+// with the tasks the records stand for that `filter` matches.
+absl::StatusOr<JobPage> PageWithArrayTasks(std::vector<v1::Job> rows, const std::vector<JobArrayRecord>& records,
+                                           const JobFilter& filter, uint64_t after_id, int limit);
 
 }  // namespace gpusched::store

@@ -64,22 +64,20 @@ absl::StatusOr<JobPage> PgJobReader::ListJobs(const JobFilter& filter, int limit
         ParseRow(rows->Bytes(r, 1), jobs.emplace_back(), absl::StrCat("job ", rows->Int(r, 0)), db_->shown());
     if (!s.ok()) return s;
   }
-  auto records = ArrayRecords(/*covering=*/std::nullopt);
+  auto records = ReadArrayRecords(*db_, /*covering=*/std::nullopt);
   if (!records.ok()) return records.status();
-  auto tasks = ArrayRecordTasksAfter(*records, filter, after_id, static_cast<size_t>(limit) + 1);
-  if (!tasks.ok()) return tasks.status();
-  return MergeJobPage(std::move(jobs), *std::move(tasks), limit);
+  return PageWithArrayTasks(std::move(jobs), *records, filter, after_id, limit);
 }
 
-absl::StatusOr<std::vector<JobArrayRecord>> PgJobReader::ArrayRecords(std::optional<uint64_t> covering) {
+absl::StatusOr<std::vector<JobArrayRecord>> ReadArrayRecords(PgConnection& db, std::optional<uint64_t> covering) {
   // Arrays take disjoint id ranges: the one that may cover an id is the
   // last to start at or before it.
   auto rows = covering.has_value()
-                  ? db_->Query(
+                  ? db.Query(
                         "SELECT array_id, indices, materialized, prototype FROM job_arrays "
                         "WHERE array_id <= $1 ORDER BY array_id DESC LIMIT 1",
                         PgParams().Int(static_cast<int64_t>(*covering)))
-                  : db_->Query("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+                  : db.Query("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
   if (!rows.ok()) return rows.status();
   std::vector<JobArrayRecord> records;
   for (int r = 0; r < rows->size(); ++r) {
@@ -87,14 +85,14 @@ absl::StatusOr<std::vector<JobArrayRecord>> PgJobReader::ArrayRecords(std::optio
     record.indices = rows->Bytes(r, 1);
     record.materialized = static_cast<int32_t>(rows->Int(r, 2));
     absl::Status s =
-        ParseRow(rows->Bytes(r, 3), record.prototype, absl::StrCat("job array ", rows->Int(r, 0)), db_->shown());
+        ParseRow(rows->Bytes(r, 3), record.prototype, absl::StrCat("job array ", rows->Int(r, 0)), db.shown());
     if (!s.ok()) return s;
   }
   return records;
 }
 
 absl::StatusOr<std::optional<v1::Job>> PgJobReader::ArrayTask(uint64_t id) {
-  auto records = ArrayRecords(id);
+  auto records = ReadArrayRecords(*db_, id);
   if (!records.ok()) return records.status();
   return ArrayRecordTaskById(*records, id);
 }

@@ -7,6 +7,7 @@
 #include "common/proto_time.h"
 #include "daemon/store/fencing.h"
 #include "daemon/store/job_rows.h"
+#include "daemon/store/pg_job_reader.h"
 #include "daemon/store/pg_schema.h"
 
 namespace gpusched::store {
@@ -88,16 +89,9 @@ absl::StatusOr<RecoveredState> PgJobStore::Recover() {
   }
   std::reverse(state.recent_runs.begin(), state.recent_runs.end());
 
-  auto arrays = db_->Query("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+  auto arrays = ReadArrayRecords(*db_, /*covering=*/std::nullopt);
   if (!arrays.ok()) return arrays.status();
-  for (int r = 0; r < arrays->size(); ++r) {
-    JobArrayRecord& record = state.arrays.emplace_back();
-    record.indices = arrays->Bytes(r, 1);
-    record.materialized = static_cast<int32_t>(arrays->Int(r, 2));
-    absl::Status parsed =
-        ParseRow(arrays->Bytes(r, 3), record.prototype, absl::StrCat("job array ", arrays->Int(r, 0)), where);
-    if (!parsed.ok()) return parsed;
-  }
+  state.arrays = *std::move(arrays);
 
   auto usage = db_->Query("SELECT usage FROM fair_share WHERE id = 1");
   if (!usage.ok()) return usage.status();

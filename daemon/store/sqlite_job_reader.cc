@@ -66,20 +66,18 @@ absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int l
     return absl::DataLossError(absl::StrCat("job ", stmt->ColumnInt(0), " in ", db_->path(), " is corrupt"));
   });
   if (!read.ok()) return read;
-  auto records = ArrayRecords(/*covering=*/std::nullopt);
+  auto records = ReadArrayRecords(*db_, /*covering=*/std::nullopt);
   if (!records.ok()) return records.status();
-  auto tasks = ArrayRecordTasksAfter(*records, filter, after_id, static_cast<size_t>(limit) + 1);
-  if (!tasks.ok()) return tasks.status();
-  return MergeJobPage(std::move(rows), *std::move(tasks), limit);
+  return PageWithArrayTasks(std::move(rows), *records, filter, after_id, limit);
 }
 
-absl::StatusOr<std::vector<JobArrayRecord>> SqliteJobReader::ArrayRecords(std::optional<uint64_t> covering) {
+absl::StatusOr<std::vector<JobArrayRecord>> ReadArrayRecords(SqliteDb& db, std::optional<uint64_t> covering) {
   // Arrays take disjoint id ranges: the one that may cover an id is the
   // last to start at or before it.
-  auto stmt = db_->Prepare(covering.has_value() ? "SELECT array_id, indices, materialized, prototype FROM job_arrays "
-                                                  "WHERE array_id <= ?1 ORDER BY array_id DESC LIMIT 1"
-                                                : "SELECT array_id, indices, materialized, prototype FROM job_arrays "
-                                                  "ORDER BY array_id");
+  auto stmt = db.Prepare(covering.has_value() ? "SELECT array_id, indices, materialized, prototype FROM job_arrays "
+                                                "WHERE array_id <= ?1 ORDER BY array_id DESC LIMIT 1"
+                                              : "SELECT array_id, indices, materialized, prototype FROM job_arrays "
+                                                "ORDER BY array_id");
   if (!stmt.ok()) return stmt.status();
   if (covering.has_value()) stmt->Bind(1, static_cast<int64_t>(*covering));
   std::vector<JobArrayRecord> records;
@@ -87,14 +85,14 @@ absl::StatusOr<std::vector<JobArrayRecord>> SqliteJobReader::ArrayRecords(std::o
     JobArrayRecord& record = records.emplace_back();
     record.indices = stmt->ColumnText(1);
     record.materialized = static_cast<int32_t>(stmt->ColumnInt(2));
-    return ParseRow(stmt->ColumnBlob(3), record.prototype, absl::StrCat("job array ", stmt->ColumnInt(0)), db_->path());
+    return ParseRow(stmt->ColumnBlob(3), record.prototype, absl::StrCat("job array ", stmt->ColumnInt(0)), db.path());
   });
   if (!read.ok()) return read;
   return records;
 }
 
 absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::ArrayTask(uint64_t id) {
-  auto records = ArrayRecords(id);
+  auto records = ReadArrayRecords(*db_, id);
   if (!records.ok()) return records.status();
   return ArrayRecordTaskById(*records, id);
 }

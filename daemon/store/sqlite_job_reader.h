@@ -21,12 +21,14 @@ class SqliteJobReader final : public JobReader {
 
  private:
   explicit SqliteJobReader(std::unique_ptr<SqliteDb> db) : db_(std::move(db)) {}
-  // Every job array's record, by id; or only the one that may stand for
-  // the job `covering`.
-  absl::StatusOr<std::vector<JobArrayRecord>> ArrayRecords(std::optional<uint64_t> covering);
   // The task a record stands for, as GetJob shows it; nullopt: none.
   absl::StatusOr<std::optional<v1::Job>> ArrayTask(uint64_t id);
   std::unique_ptr<SqliteDb> db_;
 };
+
+// Every job array's record in the store, by id; or only the one that may
+// stand for the job `covering`. The reader's pages and the store's recovery
+// both read them so.
+absl::StatusOr<std::vector<JobArrayRecord>> ReadArrayRecords(SqliteDb& db, std::optional<uint64_t> covering);
 
 }  // namespace gpusched::store

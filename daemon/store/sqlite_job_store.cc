@@ -8,6 +8,7 @@
 #include "common/proto_time.h"
 #include "daemon/store/job_rows.h"
 #include "daemon/store/migrations.h"
+#include "daemon/store/sqlite_job_reader.h"
 
 namespace gpusched::store {
 namespace {
@@ -121,16 +122,9 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   if (!read.ok()) return read;
   std::reverse(state.recent_runs.begin(), state.recent_runs.end());
 
-  auto arrays = db_->Prepare("SELECT array_id, indices, materialized, prototype FROM job_arrays ORDER BY array_id");
+  auto arrays = ReadArrayRecords(*db_, /*covering=*/std::nullopt);
   if (!arrays.ok()) return arrays.status();
-  read = arrays->ForEachRow([&]() -> absl::Status {
-    JobArrayRecord& record = state.arrays.emplace_back();
-    record.indices = arrays->ColumnText(1);
-    record.materialized = static_cast<int32_t>(arrays->ColumnInt(2));
-    return ParseRow(arrays->ColumnBlob(3), record.prototype, absl::StrCat("job array ", arrays->ColumnInt(0)),
-                    db_->path());
-  });
-  if (!read.ok()) return read;
+  state.arrays = *std::move(arrays);
 
   auto usage = db_->Prepare("SELECT usage FROM fair_share WHERE id = 1");
   if (!usage.ok()) return usage.status();
