@@ -5,8 +5,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +12,7 @@
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
+#include "agent/runner/small_file.h"
 #include "common/io/logging/logging.h"
 #include "common/threads/mutex.h"
 
@@ -393,8 +392,7 @@ void JobRunner::BeginKillLocked(Job& job, absl::Duration grace, const std::strin
 }
 
 ShimExits JobRunner::ReadExits(uint64_t job_id) const {
-  std::ifstream in(ledger_.ExitsPathOf(job_id));
-  return ParseShimExits(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  return ParseShimExits(ReadSmallFile(ledger_.ExitsPathOf(job_id)).value_or(""));
 }
 
 v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) const {

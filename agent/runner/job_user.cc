@@ -78,7 +78,10 @@ absl::StatusOr<UserIdentity> LookupUser(absl::string_view name) {
 }
 
 absl::StatusOr<JobIdentity> ResolveJobUser(absl::string_view requested) {
-  UserIdentity self = Self();
+  // The agent's own account, looked up once: its uid does not change, and
+  // a look-up reads the user database on every launch.
+  static const UserIdentity* const kSelf = new UserIdentity(Self());
+  UserIdentity self = *kSelf;
   if (requested.empty() || requested == self.name) return JobIdentity{std::move(self), false};
   if (self.uid != 0) {
     return absl::PermissionDeniedError(

@@ -167,7 +167,7 @@ TEST_CASE("after a broken stream the agent re-registers with its running jobs an
   WriteFile(go, "");
   REQUIRE(WaitForFileContaining(dir / "logs/job-5/rank-0.log", "done"));
   // The runner has the end once its ledger entry holds the final report.
-  REQUIRE(WaitForFileContaining(dir / "logs/running/n1/job-5", "report "));
+  REQUIRE(WaitForFileContaining(dir / "logs/running/n1/journal", "report 5 "));
 
   // A daemon on the same address gets the exit right after the registration.
   daemon = std::make_unique<FakeDaemon>(port);
