@@ -156,9 +156,8 @@ void ClusterState::UpsertNode(const v1::NodeInfo& info) {
   slot.gpu_graph = graph->second;
   topology_epoch_ = slot.generation;
   fit_epoch_ = slot.generation;
-  // A new name shifts the positions after it; nodes register rarely.
   if (is_new) {
-    Reindex();
+    index_.Insert(nodes_, named);
   } else {
     index_.Refresh(slot);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <iterator>
 
 namespace gpusched::core {
 
@@ -55,6 +56,28 @@ const std::set<ShareableGpu>& PlacementIndex::shares() const {
   }
   stale_.clear();
   return shares_;
+}
+
+void PlacementIndex::Insert(std::map<std::string, NodeSlot>& nodes, std::map<std::string, NodeSlot>::iterator added) {
+  const size_t at = added == nodes.begin() ? 0 : std::prev(added)->second.scan_index + 1;
+  for (auto it = std::next(added); it != nodes.end(); ++it) ++it->second.scan_index;
+  added->second.scan_index = at;
+  scan_.insert(scan_.begin() + static_cast<std::ptrdiff_t>(at), NodeScan{});
+  is_stale_.insert(is_stale_.begin() + static_cast<std::ptrdiff_t>(at), false);
+  for (size_t& i : stale_) i += i >= at ? 1 : 0;
+  share_entries_.insert(share_entries_.begin() + static_cast<std::ptrdiff_t>(at), std::vector<ShareableGpu>{});
+  for (size_t i = at + 1; i < share_entries_.size(); ++i) {
+    for (ShareableGpu& entry : share_entries_[i]) entry.scan_index = i;
+  }
+  // Renumbering keeps the set's order: scan indices only move up, and the
+  // ones that move all move past the ones that do not.
+  std::set<ShareableGpu> renumbered;
+  for (ShareableGpu entry : shares_) {
+    entry.scan_index += entry.scan_index >= at ? 1 : 0;
+    renumbered.insert(renumbered.end(), entry);
+  }
+  shares_ = std::move(renumbered);
+  Refresh(added->second);
 }
 
 void PlacementIndex::Rebuild(std::map<std::string, NodeSlot>& nodes) {

@@ -61,6 +61,11 @@ class PlacementIndex {
   // Indexes every node afresh, numbering them in map order
   // (NodeSlot::scan_index): a node was added, or the slots were copied.
   void Rebuild(std::map<std::string, NodeSlot>& nodes);
+  // A node new to `nodes` (`added`, already in the map) gets its place:
+  // the nodes after it in name order move up one. Linear in the nodes, with
+  // none of Rebuild's per-node work, so that registering n nodes one by one
+  // does not cost n rebuilds.
+  void Insert(std::map<std::string, NodeSlot>& nodes, std::map<std::string, NodeSlot>::iterator added);
   // The node's entries again, after its slot changed; its place is kept.
   void Refresh(const NodeSlot& slot);
 

@@ -181,16 +181,19 @@ auto ScanFields(const NodeScan& n) {
 // (several between two reads, at random),
 // the two must agree: the same GPUs at the same share levels, the same
 // fields for every node, and each slot's free_mask what its owners say.
-TEST_CASE("the placement index kept on every change equals one built from the slots") {
+TEST_CASE("the placement index kept on every change, nodes registering among others, equals one built from the slots") {
   std::mt19937_64 rng(5);
   ClusterState cluster;
-  for (int n = 0; n < 6; ++n) {
-    v1::NodeInfo info = MakeNode("s" + std::to_string(n), 4);
+  std::vector<std::string> names;
+  auto register_node = [&](const std::string& name, int n) {
+    v1::NodeInfo info = MakeNode(name, 4);
     for (int g = 0; g < 4; ++g) {
       if (n % 3 != 0 || g < 2) info.mutable_gpus(g)->set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
     }
     cluster.UpsertNode(info);
-  }
+    names.push_back(name);
+  };
+  for (int n = 0; n < 6; ++n) register_node("s" + std::to_string(n), n);
   struct Held {
     uint64_t job;
     v1::Allocation allocation;
@@ -200,7 +203,7 @@ TEST_CASE("the placement index kept on every change equals one built from the sl
   int shares_seen = 0;
   for (int step = 0; step < 2000; ++step) {
     const int action = static_cast<int>(rng() % 10);
-    const std::string node = "s" + std::to_string(rng() % 6);
+    const std::string node = names[rng() % names.size()];
     if (action < 6) {
       v1::Allocation allocation;
       v1::NodeAllocation& part = *allocation.add_nodes();
@@ -217,7 +220,10 @@ TEST_CASE("the placement index kept on every change equals one built from the sl
       cluster.Release(held[i].job, held[i].allocation);
       held.erase(held.begin() + static_cast<std::ptrdiff_t>(i));
     } else {
-      switch (rng() % 5) {
+      switch (rng() % 6) {
+        // A node registers between others, its share entries and theirs
+        // perhaps not yet brought up to date.
+        case 5: register_node("s" + std::to_string(rng() % 7) + "-" + std::to_string(step), step); break;
         case 0: cluster.SetState(node, rng() % 2 ? v1::NODE_STATE_UP : v1::NODE_STATE_DOWN, "test"); break;
         case 1: cluster.SetDrain(node, rng() % 2 ? "maintenance" : "", v1::DRAIN_KIND_OPERATOR); break;
         case 2: cluster.AddUnconfirmedKill(node, next_job++); break;
