@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/direct_client.h"
 #include "cli/grpc_client.h"
 #include "cli/local_context.h"
 
@@ -26,6 +27,11 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 1);
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(SilenceGrpcLogs);
   std::vector<std::string> args(argv + 1, argv + argc);
-  return gpusched::cli::RunCli(args, gpusched::cli::LocalContext::FromProcess(), gpusched::cli::MakeGrpcSchedulerClient,
+  // GPUSCHED_CLI_TRANSPORT=grpc: every call through the gRPC library, as
+  // before unary calls went straight over HTTP/2 (to tell the two apart).
+  const char* transport = std::getenv("GPUSCHED_CLI_TRANSPORT");
+  const bool grpc_only = transport != nullptr && std::string(transport) == "grpc";
+  return gpusched::cli::RunCli(args, gpusched::cli::LocalContext::FromProcess(),
+                               grpc_only ? gpusched::cli::MakeGrpcSchedulerClient : gpusched::cli::MakeSchedulerClient,
                                std::cout, std::cerr);
 }

@@ -8,6 +8,7 @@ packages=(
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev
+  libnghttp2-dev  # the CLI's unary calls straight over HTTP/2 (cli/h2_unary_call.h)
   libpq-dev   # the PostgreSQL store (store = "postgresql://..."): several gpuschedd, one active
   postgresql  # tests: a real PostgreSQL server started in a temporary directory (initdb, pg_ctl)
   prometheus-cpp-dev  # /metrics of gpuschedd and gpusched-agent

@@ -5,14 +5,17 @@
 
 namespace gpusched::tls {
 
+std::string PlaintextClosedHint() {
+  return "the daemon closed the connection at once: if it serves TLS, set tls_ca (and tls_cert and tls_key when it "
+         "requires client certificates)";
+}
+
 std::string TlsConnectHint(absl::string_view grpc_error, bool using_tls) {
   const bool closed = absl::StrContains(grpc_error, "Socket closed") ||
                       absl::StrContains(grpc_error, "Connection reset") ||
                       absl::StrContains(grpc_error, "Handshake read failed");
   if (!using_tls) {
-    if (!closed) return "";
-    return "the daemon closed the connection at once: if it serves TLS, set tls_ca (and tls_cert and tls_key when "
-           "it requires client certificates)";
+    return closed ? PlaintextClosedHint() : "";
   }
   if (absl::StrContains(grpc_error, "Peer name")) {
     return "TLS: the daemon's certificate does not name the address dialed (its subjectAltName must list that "

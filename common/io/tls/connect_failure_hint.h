@@ -15,4 +15,8 @@ namespace gpusched::tls {
 // a bare "Socket closed": the hint is what turns that into a cause.
 std::string TlsConnectHint(absl::string_view grpc_error, bool using_tls);
 
+// The hint for a plaintext client whose connection the daemon closed
+// before answering anything: most likely a TLS port.
+std::string PlaintextClosedHint();
+
 }  // namespace gpusched::tls

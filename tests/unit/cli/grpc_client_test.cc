@@ -1,6 +1,7 @@
-// The gRPC client against a real in-process gRPC server playing gpuschedd:
-// requests arrive intact, the daemon's errors keep their message, and a
-// missing daemon is told apart from one that said no.
+// Both clients, the gRPC library's and the direct one (unary calls over
+// HTTP/2 with nghttp2), against a real in-process gRPC server playing
+// gpuschedd: requests arrive intact, the daemon's errors keep their message,
+// and a missing daemon is told apart from one that said no.
 #include "cli/grpc_client.h"
 
 #include <arpa/inet.h>
@@ -10,10 +11,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
+#include "cli/direct_client.h"
 #include "cli/errors.h"
+#include "cli/h2_unary_call.h"
+#include "common/replica_addresses.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 #include "test_context.h"
 
@@ -37,8 +42,19 @@ class FakeScheduler final : public v1::Scheduler::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetJob(grpc::ServerContext*, const v1::GetJobRequest* request, v1::Job* job) override {
+  std::string standby_for;  // answers UNAVAILABLE naming this replica as the active one
+  int list_size = 0;        // ListJobs: one page of this many jobs instead of two of one
+
+  grpc::Status GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request, v1::Job* job) override {
+    if (!standby_for.empty()) {
+      context->AddTrailingMetadata(kLeaderMetadata, standby_for);
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this gpuschedd is a standby");
+    }
     if (!get_status.ok()) return get_status;
+    if (request->job_id() == 555) {  // a daemon that takes its time
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      return grpc::Status::OK;
+    }
     if (request->job_id() != 101) {
       return grpc::Status(grpc::StatusCode::NOT_FOUND, "job " + std::to_string(request->job_id()) + " not found");
     }
@@ -49,6 +65,14 @@ class FakeScheduler final : public v1::Scheduler::Service {
 
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest* request,
                         v1::ListJobsResponse* response) override {
+    if (list_size > 0) {
+      for (int i = 1; i <= list_size; ++i) {
+        v1::Job* job = response->add_jobs();
+        job->set_id(i);
+        job->mutable_spec()->add_argv(std::string(100, 'x'));
+      }
+      return grpc::Status::OK;
+    }
     // Two pages of one job each.
     response->add_jobs()->set_id(request->page_token().empty() ? 1 : 2);
     if (request->page_token().empty()) response->set_next_page_token("second");
@@ -76,14 +100,19 @@ struct Server {
   FakeScheduler service;
   std::unique_ptr<grpc::Server> server;
   std::string address;
-  Server() {
+  // On a loopback port, or on the Unix socket `unix_address` names.
+  explicit Server(const std::string& unix_address = "") {
     int port = 0;
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    if (unix_address.empty()) {
+      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    } else {
+      builder.AddListeningPort(unix_address, grpc::InsecureServerCredentials());
+    }
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
     REQUIRE(server != nullptr);
-    address = "127.0.0.1:" + std::to_string(port);
+    address = unix_address.empty() ? "127.0.0.1:" + std::to_string(port) : unix_address;
   }
   ~Server() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
 };
@@ -101,13 +130,18 @@ std::string DeadAddress() {
   return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
 }
 
-Invocation RunAgainst(const std::vector<std::string>& args) {
+// Each case runs with both clients.
+ClientFactory Client(const std::string& which) {
+  return which == "grpc" ? ClientFactory(MakeGrpcSchedulerClient) : ClientFactory(MakeSchedulerClient);
+}
+
+Invocation RunAgainst(const std::vector<std::string>& args, const ClientFactory& client) {
   FakeHost host;
   LocalContext ctx = host.Context();
   ctx.sleep = [](absl::Duration d) { absl::SleepFor(d); };
   std::ostringstream out, err;
   Invocation run;
-  run.exit_code = RunCli(args, ctx, MakeGrpcSchedulerClient, out, err);
+  run.exit_code = RunCli(args, ctx, client, out, err);
   run.out = out.str();
   run.err = err.str();
   return run;
@@ -116,24 +150,28 @@ Invocation RunAgainst(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_CASE("a daemon that is not there is unreachable: exit 3 with the address") {
+  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
+  INFO(which);
   const std::string address = DeadAddress();
-  auto client = MakeGrpcSchedulerClient({address, std::nullopt});
+  auto client = Client(which)({address, std::nullopt});
   const absl::Time start = absl::Now();
   auto job = client->GetJob(1);
   CHECK(absl::Now() - start < absl::Seconds(5));  // refused at once, not after the deadline
   REQUIRE_FALSE(job.ok());
   CHECK(IsUnreachableError(job.status()));
 
-  Invocation run = RunAgainst({"--addr", address, "status"});
+  Invocation run = RunAgainst({"--addr", address, "status"}, Client(which));
   CHECK(run.exit_code == 3);
   CHECK(run.err ==
         "gpusched: cannot reach gpuschedd at " + address + " (is it running? set --addr or GPUSCHED_ADDR)\n");
 }
 
 TEST_CASE("requests reach the daemon intact and its refusals keep their message") {
+  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
+  INFO(which);
   Server server;
-  Invocation run =
-      RunAgainst({"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--", "python", "train.py"});
+  Invocation run = RunAgainst(
+      {"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--", "python", "train.py"}, Client(which));
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "Submitted job 101\n");
@@ -145,20 +183,22 @@ TEST_CASE("requests reach the daemon intact and its refusals keep their message"
   CHECK(request.spec().user().empty());  // the daemon's to decide, from who proved to call
   CHECK_FALSE(request.client_request_id().empty());
 
-  run = RunAgainst({"status", "--addr", server.address, "42"});
+  run = RunAgainst({"status", "--addr", server.address, "42"}, Client(which));
   CHECK(run.exit_code == 1);
   CHECK(run.err == "gpusched: job 42 not found\n");
 
   // UNAVAILABLE from a daemon that answered is its own message, not "cannot reach".
   server.service.get_status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuschedd is shutting down");
-  run = RunAgainst({"status", "--addr", server.address, "42"});
+  run = RunAgainst({"status", "--addr", server.address, "42"}, Client(which));
   CHECK(run.exit_code == 1);
   CHECK(run.err == "gpusched: gpuschedd is shutting down\n");
 }
 
-TEST_CASE("the job list pages through ListJobs over gRPC") {
+TEST_CASE("the job list pages through ListJobs") {
+  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
+  INFO(which);
   Server server;
-  auto client = MakeGrpcSchedulerClient({server.address, std::nullopt});
+  auto client = Client(which)({server.address, std::nullopt});
   auto all = ListAllJobs(*client, v1::ListJobsRequest());
   REQUIRE(all.ok());
   REQUIRE(all->jobs_size() == 2);
@@ -168,8 +208,10 @@ TEST_CASE("the job list pages through ListJobs over gRPC") {
 }
 
 TEST_CASE("a watch ends when the caller has seen enough, or at its deadline") {
+  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
+  INFO(which);
   Server server;
-  auto client = MakeGrpcSchedulerClient({server.address, std::nullopt});
+  auto client = Client(which)({server.address, std::nullopt});
   v1::WatchJobsRequest request;
   request.add_job_ids(5);
   std::vector<v1::JobState> seen;
@@ -191,10 +233,115 @@ TEST_CASE("a watch ends when the caller has seen enough, or at its deadline") {
   CHECK(absl::Now() - start < absl::Seconds(5));
 }
 
-TEST_CASE("submit --wait over gRPC ends with the job") {
+TEST_CASE("submit --wait ends with the job (a watch: over gRPC with either client)") {
+  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
+  INFO(which);
   Server server;
-  Invocation run = RunAgainst({"--addr", server.address, "submit", "--wait", "--", "true"});
+  Invocation run = RunAgainst({"--addr", server.address, "submit", "--wait", "--", "true"}, Client(which));
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "Submitted job 101\nJob 101 COMPLETED\n");
+}
+
+TEST_CASE("the direct client calls over a Unix socket, and its service path is the generated one") {
+  CHECK(std::string(kSchedulerServicePath) == "/" + std::string(v1::Scheduler::service_full_name()) + "/");
+  char dir[] = "/tmp/gpusched-h2-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string socket = std::string("unix:") + dir + "/d.sock";
+  {
+    Server server(socket);
+    auto client = MakeSchedulerClient({socket, std::nullopt});
+    auto job = client->GetJob(101);
+    REQUIRE(job.ok());
+    CHECK(job->id() == 101);
+    // The connection is kept: a second call on it.
+    auto missing = client->GetJob(7);
+    CHECK(missing.status().code() == absl::StatusCode::kNotFound);
+    CHECK(missing.status().message() == "job 7 not found");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the direct client: a reply of megabytes arrives whole, and messages keep every character") {
+  Server server;
+  server.service.list_size = 40'000;  // about 5 MB: past every default HTTP/2 window
+  auto client = MakeSchedulerClient({server.address, std::nullopt});
+  auto page = client->ListJobs(v1::ListJobsRequest());
+  REQUIRE(page.ok());
+  REQUIRE(page->jobs_size() == 40'000);
+  CHECK(page->jobs(39'999).id() == 40'000);
+
+  const std::string odd = "job 9: 100% done, \"quoted\", tab\there, ünïcödé";
+  server.service.get_status = grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, odd);
+  auto job = client->GetJob(9);
+  CHECK(job.status().code() == absl::StatusCode::kFailedPrecondition);
+  CHECK(job.status().message() == odd);
+}
+
+TEST_CASE("the direct client goes from a standby to the replica it names") {
+  Server active;
+  Server standby;
+  standby.service.standby_for = active.address;
+  // The standby first: the call moves on to the active one it names.
+  auto client = MakeSchedulerClient({standby.address + "," + DeadAddress() + "," + active.address, std::nullopt});
+  auto job = client->GetJob(101);
+  REQUIRE(job.ok());
+  CHECK(job->id() == 101);
+}
+
+TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fails with why, and never hangs") {
+  Server server;
+  auto connection = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  REQUIRE(connection.ok());
+  v1::GetJobRequest slow;
+  slow.set_job_id(555);
+  const absl::Time start = absl::Now();
+  auto reply =
+      (*connection)
+          ->Call("/gpusched.v1.Scheduler/GetJob", slow.SerializeAsString(), absl::Now() + absl::Milliseconds(200));
+  // Either the server, told the deadline, or the client itself gave up.
+  const absl::StatusCode code = reply.ok() ? reply->status.code() : reply.status().code();
+  CHECK(code == absl::StatusCode::kDeadlineExceeded);
+  CHECK(absl::Now() - start < absl::Seconds(2));
+
+  // A method the server does not have: its own status, over a connection that still works.
+  auto fresh = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  REQUIRE(fresh.ok());
+  auto unknown = (*fresh)->Call("/gpusched.v1.Scheduler/NoSuchMethod", "", absl::Now() + absl::Seconds(5));
+  REQUIRE(unknown.ok());
+  CHECK(unknown->status.code() == absl::StatusCode::kUnimplemented);
+
+  // A listener that answers with something other than HTTP/2.
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(listener, 1) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::thread http1([listener] {
+    const int fd = accept(listener, nullptr, nullptr);
+    const std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    close(fd);
+  });
+  auto garbage =
+      H2Connection::Dial("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), absl::Now() + absl::Seconds(5));
+  REQUIRE(garbage.ok());
+  auto answer = (*garbage)->Call("/gpusched.v1.Scheduler/GetJob", "", absl::Now() + absl::Seconds(5));
+  http1.join();
+  close(listener);
+  CHECK(answer.status().code() == absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("the direct client serves unix: sockets and HOST:PORT; TLS and other gRPC targets stay gRPC's") {
+  CHECK(IsPlainH2Target("unix:/run/gpusched/gpuschedd.sock"));
+  CHECK(IsPlainH2Target("unix:///run/gpusched/gpuschedd.sock"));
+  CHECK(IsPlainH2Target("sched1:6870"));
+  CHECK(IsPlainH2Target("[::1]:6870"));
+  CHECK_FALSE(IsPlainH2Target("dns:///sched1:6870"));
+  CHECK_FALSE(IsPlainH2Target("unix:"));
+  CHECK_FALSE(IsPlainH2Target("sched1"));
+  CHECK_FALSE(IsPlainH2Target("sched1:0"));
 }

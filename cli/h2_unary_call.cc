@@ -1,0 +1,314 @@
+#include "cli/h2_unary_call.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+
+namespace gpusched::cli {
+namespace {
+
+// Large enough that a reply of many pages of jobs is never held up waiting
+// for window updates; the CLI reads everything it is sent anyway.
+constexpr int32_t kWindow = 1 << 30;
+
+std::string Errno(const char* what) { return absl::StrCat(what, ": ", std::strerror(errno)); }
+
+// Milliseconds left until `deadline`, for poll(2): at least 0.
+int MillisLeft(absl::Time deadline) {
+  const absl::Duration left = deadline - absl::Now();
+  if (left <= absl::ZeroDuration()) return 0;
+  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
+}
+
+// Connects `fd` (non-blocking) to `address` by `deadline`; 0 or the errno.
+int ConnectBy(int fd, const sockaddr* address, socklen_t length, absl::Time deadline) {
+  if (connect(fd, address, length) == 0) return 0;
+  if (errno != EINPROGRESS) return errno;
+  pollfd p{fd, POLLOUT, 0};
+  const int ready = poll(&p, 1, MillisLeft(deadline));
+  if (ready == 0) return ETIMEDOUT;
+  if (ready < 0) return errno;
+  int error = 0;
+  socklen_t size = sizeof(error);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) != 0) return errno;
+  return error;
+}
+
+absl::StatusOr<int> DialUnix(absl::string_view path, absl::Time deadline) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
+    return absl::UnavailableError(absl::StrCat("not a usable socket path: \"", path, "\""));
+  }
+  std::memcpy(address.sun_path, path.data(), path.size());
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return absl::UnavailableError(Errno("socket"));
+  if (const int error = ConnectBy(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address), deadline)) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("connect to ", path, ": ", std::strerror(error)));
+  }
+  return fd;
+}
+
+absl::StatusOr<int> DialTcp(absl::string_view host_port, absl::Time deadline) {
+  const size_t colon = host_port.rfind(':');
+  std::string host(host_port.substr(0, colon));
+  const std::string port(host_port.substr(colon + 1));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); error != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(error)));
+  }
+  std::string last_error = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    if (const int error = ConnectBy(fd, a->ai_addr, a->ai_addrlen, deadline); error != 0) {
+      last_error = std::strerror(error);
+      close(fd);
+      continue;
+    }
+    const int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    freeaddrinfo(found);
+    return fd;
+  }
+  freeaddrinfo(found);
+  return absl::UnavailableError(absl::StrCat("connect to ", host_port, ": ", last_error));
+}
+
+// grpc-message is percent-encoded (gRPC over HTTP/2, "Responses").
+std::string PercentDecoded(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    int value = 0;
+    if (text[i] == '%' && i + 2 < text.size() && absl::SimpleHexAtoi(text.substr(i + 1, 2), &value)) {
+      out.push_back(static_cast<char>(value));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+nghttp2_nv Header(absl::string_view name, absl::string_view value) {
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
+}
+
+}  // namespace
+
+bool IsPlainH2Target(absl::string_view target) {
+  if (absl::ConsumePrefix(&target, "unix:")) return !target.empty();
+  if (absl::StrContains(target, "://") || absl::StrContains(target, ',')) return false;
+  const size_t colon = target.rfind(':');
+  int port = 0;
+  return colon != absl::string_view::npos && colon > 0 && absl::SimpleAtoi(target.substr(colon + 1), &port) &&
+         port > 0 && port < 65536;
+}
+
+// The nghttp2 session and what it has heard of the one call in flight.
+struct H2Connection::Session {
+  nghttp2_session* session = nullptr;
+  int fd = -1;
+  std::string send_error;  // set by the send callback
+  // The call in flight.
+  int32_t stream_id = -1;
+  std::string body;  // the request as framed, as it goes out
+  size_t body_sent = 0;
+  bool closed = false;
+  uint32_t close_error = 0;
+  std::map<std::string, std::string> headers;  // initial and trailing, by name
+  std::string data;
+
+  ~Session() {
+    if (session != nullptr) nghttp2_session_del(session);
+  }
+
+  static ssize_t Send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
+    Session& s = *static_cast<Session*>(user);
+    const ssize_t n = send(s.fd, data, length, MSG_NOSIGNAL);
+    if (n >= 0) return n;
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return NGHTTP2_ERR_WOULDBLOCK;
+    s.send_error = Errno("send");
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
+
+  static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t name_length,
+                      const uint8_t* value, size_t value_length, uint8_t, void* user) {
+    Session& s = *static_cast<Session*>(user);
+    if (frame->hd.stream_id != s.stream_id) return 0;
+    s.headers[std::string(reinterpret_cast<const char*>(name), name_length)] =
+        std::string(reinterpret_cast<const char*>(value), value_length);
+    return 0;
+  }
+
+  static int OnData(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t length, void* user) {
+    Session& s = *static_cast<Session*>(user);
+    if (stream_id == s.stream_id) s.data.append(reinterpret_cast<const char*>(data), length);
+    return 0;
+  }
+
+  static int OnClose(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* user) {
+    Session& s = *static_cast<Session*>(user);
+    if (stream_id != s.stream_id) return 0;
+    s.closed = true;
+    s.close_error = error_code;
+    return 0;
+  }
+
+  static ssize_t ReadBody(nghttp2_session*, int32_t, uint8_t* buffer, size_t length, uint32_t* flags,
+                          nghttp2_data_source*, void* user) {
+    Session& s = *static_cast<Session*>(user);
+    const size_t n = std::min(length, s.body.size() - s.body_sent);
+    std::memcpy(buffer, s.body.data() + s.body_sent, n);
+    s.body_sent += n;
+    if (s.body_sent == s.body.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+  }
+};
+
+H2Connection::H2Connection(int fd, std::string authority)
+    : fd_(fd), authority_(std::move(authority)), session_(std::make_unique<Session>()) {
+  session_->fd = fd_;
+}
+
+H2Connection::~H2Connection() {
+  session_.reset();
+  close(fd_);
+}
+
+absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_view target, absl::Time deadline) {
+  if (!IsPlainH2Target(target)) return absl::InvalidArgumentError(absl::StrCat("not a plain target: ", target));
+  absl::string_view path = target;
+  const bool unix_socket = absl::ConsumePrefix(&path, "unix:");
+  if (unix_socket && absl::StartsWith(path, "//")) path.remove_prefix(2);  // unix:///run/x.sock
+  absl::StatusOr<int> fd = unix_socket ? DialUnix(path, deadline) : DialTcp(target, deadline);
+  if (!fd.ok()) return fd.status();
+  std::unique_ptr<H2Connection> connection(new H2Connection(*fd, unix_socket ? "localhost" : std::string(target)));
+
+  nghttp2_session_callbacks* callbacks = nullptr;
+  if (nghttp2_session_callbacks_new(&callbacks) != 0) return absl::ResourceExhaustedError("nghttp2: out of memory");
+  nghttp2_session_callbacks_set_send_callback(callbacks, &Session::Send);
+  nghttp2_session_callbacks_set_on_header_callback(callbacks, &Session::OnHeader);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, &Session::OnData);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Session::OnClose);
+  Session& s = *connection->session_;
+  const int made = nghttp2_session_client_new(&s.session, callbacks, &s);
+  nghttp2_session_callbacks_del(callbacks);
+  if (made != 0) return absl::ResourceExhaustedError(absl::StrCat("nghttp2: ", nghttp2_strerror(made)));
+  const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+                                             {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kWindow}};
+  nghttp2_submit_settings(s.session, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  nghttp2_session_set_local_window_size(s.session, NGHTTP2_FLAG_NONE, 0, kWindow);
+  return connection;
+}
+
+absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::string_view request,
+                                              absl::Time deadline) {
+  Session& s = *session_;
+  s.body.clear();
+  s.body.push_back('\0');  // not compressed
+  const uint32_t length = static_cast<uint32_t>(request.size());
+  for (int shift = 24; shift >= 0; shift -= 8) s.body.push_back(static_cast<char>((length >> shift) & 0xff));
+  s.body.append(request.data(), request.size());
+  s.body_sent = 0;
+  s.closed = false;
+  s.close_error = 0;
+  s.headers.clear();
+  s.data.clear();
+
+  const std::string timeout =
+      absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())), "m");
+  const nghttp2_nv headers[] = {Header(":method", "POST"),
+                                Header(":scheme", "http"),
+                                Header(":path", method),
+                                Header(":authority", authority_),
+                                Header("content-type", "application/grpc"),
+                                Header("te", "trailers"),
+                                Header("grpc-timeout", timeout),
+                                Header("user-agent", "gpusched-cli")};
+  nghttp2_data_provider body{};
+  body.read_callback = &Session::ReadBody;
+  s.stream_id = nghttp2_submit_request(s.session, nullptr, headers, std::size(headers), &body, nullptr);
+  if (s.stream_id < 0) return absl::InternalError(absl::StrCat("nghttp2: ", nghttp2_strerror(s.stream_id)));
+
+  char buffer[16384];
+  while (!s.closed) {
+    if (const int sent = nghttp2_session_send(s.session); sent != 0) {
+      return absl::UnavailableError(s.send_error.empty() ? nghttp2_strerror(sent) : s.send_error);
+    }
+    if (!nghttp2_session_want_read(s.session) && !nghttp2_session_want_write(s.session)) {
+      return absl::UnavailableError("the daemon closed the connection before it answered");
+    }
+    pollfd p{fd_, static_cast<short>(POLLIN | (nghttp2_session_want_write(s.session) ? POLLOUT : 0)), 0};
+    const int ready = poll(&p, 1, MillisLeft(deadline));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) return absl::UnavailableError(Errno("poll"));
+    if (ready == 0) return absl::DeadlineExceededError("no answer before the deadline");
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+    if (n < 0) return absl::UnavailableError(Errno("recv"));
+    if (n == 0) return absl::UnavailableError("the daemon closed the connection before it answered");
+    heard_from_peer_ = true;
+    const ssize_t taken = nghttp2_session_mem_recv(s.session, reinterpret_cast<const uint8_t*>(buffer), n);
+    if (taken < 0) {
+      return absl::UnavailableError(absl::StrCat("not an HTTP/2 answer: ", nghttp2_strerror(static_cast<int>(taken))));
+    }
+  }
+  // What the server acknowledged is sent; the settings ACK and window
+  // updates of this call go with the next one or not at all.
+  UnaryReply reply;
+  auto grpc_status = s.headers.find("grpc-status");
+  int code = 0;
+  if (grpc_status == s.headers.end() || !absl::SimpleAtoi(grpc_status->second, &code) || code < 0 || code > 16) {
+    auto http = s.headers.find(":status");
+    return absl::UnavailableError(
+        absl::StrCat("the answer was not gRPC (HTTP status ", http == s.headers.end() ? "none" : http->second,
+                     s.close_error != 0 ? absl::StrCat(", stream reset with error ", s.close_error) : "", ")"));
+  }
+  auto message = s.headers.find("grpc-message");
+  reply.status = absl::Status(static_cast<absl::StatusCode>(code),
+                              message == s.headers.end() ? "" : PercentDecoded(message->second));
+  for (auto& [name, value] : s.headers) {
+    if (!absl::StartsWith(name, ":") && name != "grpc-status" && name != "grpc-message") reply.trailers[name] = value;
+  }
+  if (!reply.status.ok()) return reply;
+  // One length-prefixed message, uncompressed (no grpc-accept-encoding was offered).
+  if (s.data.size() < 5 || s.data[0] != '\0') {
+    return absl::UnavailableError("the answer's message is not one uncompressed gRPC message");
+  }
+  uint32_t size = 0;
+  for (int i = 1; i <= 4; ++i) size = (size << 8) | static_cast<uint8_t>(s.data[i]);
+  if (s.data.size() != 5 + static_cast<size_t>(size)) {
+    return absl::UnavailableError(
+        absl::StrCat("the answer's message is cut: ", s.data.size() - 5, " of ", size, " bytes"));
+  }
+  reply.response = s.data.substr(5);
+  return reply;
+}
+
+}  // namespace gpusched::cli
