@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -129,6 +130,27 @@ absl::Status ProcessLedger::Append(const std::string& line) {
   return absl::OkStatus();
 }
 
+ProcessLedger::Entry ProcessLedger::Entry::Record(int attempt, std::string boot_id) {
+  Entry entry;
+  entry.attempt = attempt;
+  entry.boot_id = std::move(boot_id);
+  return entry;
+}
+
+ProcessLedger::Entry ProcessLedger::Entry::Report(absl::Time reported, std::string report) {
+  Entry entry;
+  entry.reported = reported;
+  entry.report = std::move(report);
+  return entry;
+}
+
+std::string ProcessLedger::LineOf(uint64_t job_id, const Entry& entry) {
+  if (entry.is_report()) {
+    return absl::StrCat("report ", job_id, " ", absl::ToUnixSeconds(entry.reported), " ", entry.report, "\n");
+  }
+  return absl::StrCat("start ", job_id, " ", entry.attempt, " ", entry.boot_id, "\n");
+}
+
 std::vector<std::pair<uint64_t, ProcessLedger::Entry>> ProcessLedger::LiveLocked(absl::Time now) {
   std::map<uint64_t, Entry> live;
   const std::string text = ReadSmallFile(JournalPath()).value_or("");
@@ -141,15 +163,17 @@ std::vector<std::pair<uint64_t, ProcessLedger::Entry>> ProcessLedger::LiveLocked
     if (fields[0] == "forget" && fields.size() == 2) {
       live.erase(job_id);
     } else if (fields[0] == "start" && fields.size() == 4) {
-      live[job_id] = Entry{absl::StrCat(line, "\n")};
+      int attempt = 0;
+      if (!absl::SimpleAtoi(fields[2], &attempt)) attempt = 0;
+      live[job_id] = Entry::Record(attempt, std::string(fields[3]));
     } else if (int64_t written = 0;
                fields[0] == "report" && fields.size() == 4 && absl::SimpleAtoi(fields[2], &written)) {
-      live[job_id] = Entry{absl::StrCat(line, "\n"), absl::FromUnixSeconds(written)};
+      live[job_id] = Entry::Report(absl::FromUnixSeconds(written), std::string(fields[3]));
     }
   }
   std::vector<std::pair<uint64_t, Entry>> kept;
   for (auto& [job_id, entry] : live) {
-    const bool aged_out = entry.reported != absl::InfiniteFuture() && now - entry.reported > max_report_age_;
+    const bool aged_out = entry.is_report() && now - entry.reported > max_report_age_;
     if (!aged_out) kept.emplace_back(job_id, std::move(entry));
   }
   return kept;
@@ -159,7 +183,7 @@ absl::Status ProcessLedger::RewriteLocked(const std::vector<std::pair<uint64_t, 
   const std::string path = JournalPath();
   const std::string temp = path + ".tmp";
   std::string text;
-  for (const auto& [job_id, entry] : live) text += entry.line;
+  for (const auto& [job_id, entry] : live) text += LineOf(job_id, entry);
   const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return WriteError("cannot create", temp, errno);
   int error = WriteAll(fd, text);
@@ -174,14 +198,13 @@ absl::Status ProcessLedger::RewriteLocked(const std::vector<std::pair<uint64_t, 
 }
 
 absl::Status ProcessLedger::Record(uint64_t job_id, int attempt) {
-  return Append(absl::StrCat("start ", job_id, " ", attempt, " ", boot_id_, "\n"));
+  return Append(LineOf(job_id, Entry::Record(attempt, boot_id_)));
 }
 
 absl::Status ProcessLedger::Finished(const v1::JobUpdate& report, absl::Time now) {
   std::string encoded;
   absl::Base64Escape(report.SerializeAsString(), &encoded);
-  absl::Status written =
-      Append(absl::StrCat("report ", report.job_id(), " ", absl::ToUnixSeconds(now), " ", encoded, "\n"));
+  absl::Status written = Append(LineOf(report.job_id(), Entry::Report(now, std::move(encoded))));
   // Kept when the report could not be: the next agent can still read it.
   if (written.ok()) {
     unlink(ExitsPathOf(report.job_id()).c_str());
@@ -207,15 +230,15 @@ ProcessLedger::Loaded ProcessLedger::Load() {
   std::set<uint64_t> with_record;
   for (const auto& [job_id, entry] : live) {
     with_record.insert(job_id);
-    const std::vector<absl::string_view> fields = absl::StrSplit(absl::StripSuffix(entry.line, "\n"), ' ');
-    if (entry.reported != absl::InfiniteFuture()) {
-      if (std::optional<v1::JobUpdate> report = DecodeReport(fields[3])) loaded.reports.push_back(*std::move(report));
+    if (entry.is_report()) {
+      if (std::optional<v1::JobUpdate> report = DecodeReport(entry.report))
+        loaded.reports.push_back(*std::move(report));
       continue;
     }
     Recorded recorded;
     recorded.job_id = job_id;
-    recorded.this_boot = fields[3] == boot_id_;
-    if (!absl::SimpleAtoi(fields[2], &recorded.attempt)) recorded.attempt = 0;
+    recorded.this_boot = entry.boot_id == boot_id_;
+    recorded.attempt = entry.attempt;
     recorded.shim = ParseShimExits(ReadSmallFile(ExitsPathOf(job_id)).value_or(""));
     loaded.recorded.push_back(std::move(recorded));
   }
@@ -236,7 +259,7 @@ ProcessLedger::Loaded ProcessLedger::Load() {
       continue;
     }
     if (!absl::SimpleAtoi(rest, &job_id) || with_record.contains(job_id)) {
-      std::filesystem::remove(file.path(), ec);  // a .tmp of a record never finished
+      std::filesystem::remove(file.path(), ec);  // a .tmp never finished, or what the journal says anew
       continue;
     }
     with_record.insert(job_id);

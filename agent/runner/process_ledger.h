@@ -79,11 +79,19 @@ class ProcessLedger {
   void Forget(uint64_t job_id);
 
  private:
-  // What the journal (and older agents' files) say of one job.
+  // What the journal says of one job: its record, or its final report.
   struct Entry {
-    std::string line;                              // the journal line that says it, with its newline
+    int attempt = 0;                               // a record's
+    std::string boot_id;                           // a record's
     absl::Time reported = absl::InfiniteFuture();  // a report's time; InfiniteFuture for a record
+    std::string report;                            // a report's JobUpdate, serialized and base64-encoded
+    bool is_report() const { return reported != absl::InfiniteFuture(); }
+    static Entry Record(int attempt, std::string boot_id);
+    static Entry Report(absl::Time reported, std::string report);
   };
+  // The journal line that says `entry` of the job, with its newline: the one
+  // place lines are written, whether appended or rewritten.
+  static std::string LineOf(uint64_t job_id, const Entry& entry);
   std::string LegacyPathOf(uint64_t job_id) const;
   absl::Status Append(const std::string& line) ABSL_LOCKS_EXCLUDED(mu_);
   // The journal anew from `live` (job id -> entry), in place by rename.
