@@ -1,6 +1,5 @@
 #include "cli/h2_unary_call.h"
 
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,13 +12,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "cli/address.h"
 
 namespace gpusched::cli {
 namespace {
@@ -122,11 +121,9 @@ nghttp2_nv Header(absl::string_view name, absl::string_view value) {
 
 bool IsPlainH2Target(absl::string_view target) {
   if (absl::ConsumePrefix(&target, "unix:")) return !target.empty();
-  if (absl::StrContains(target, "://") || absl::StrContains(target, ',')) return false;
-  const size_t colon = target.rfind(':');
-  int port = 0;
-  return colon != absl::string_view::npos && colon > 0 && absl::SimpleAtoi(target.substr(colon + 1), &port) &&
-         port > 0 && port < 65536;
+  // HOST:PORT as the CLI accepts it, one address, no scheme.
+  return !absl::StrContains(target, "://") && !absl::StrContains(target, ',') &&
+         IsValidDaemonAddress(std::string(target));
 }
 
 // The nghttp2 session and what it has heard of the one call in flight.

@@ -13,7 +13,8 @@ namespace gpusched::cli {
 
 // What a unary gRPC call answered: its status (grpc-status and
 // grpc-message), the response message's bytes when it succeeded, and the
-// rest of its trailing metadata (a standby names the active replica there).
+// rest of its metadata, initial and trailing, by name (a standby names the
+// active replica there).
 struct UnaryReply {
   absl::Status status;
   std::string response;

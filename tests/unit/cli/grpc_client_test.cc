@@ -117,17 +117,29 @@ struct Server {
   ~Server() { server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1)); }
 };
 
-// A port nobody listens on: bound, read, released.
-std::string DeadAddress() {
+// A TCP socket bound to a free loopback port, `address` its HOST:PORT; -1
+// when it cannot be bound.
+int BoundLoopbackSocket(std::string* address) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
   socklen_t len = sizeof addr;
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  *address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  return fd;
+}
+
+// A port nobody listens on: bound, read, released.
+std::string DeadAddress() {
+  std::string address;
+  const int fd = BoundLoopbackSocket(&address);
+  if (fd >= 0) close(fd);
+  return address;
 }
 
 // Each case runs with both clients.
@@ -312,22 +324,17 @@ TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fa
   CHECK(unknown->status.code() == absl::StatusCode::kUnimplemented);
 
   // A listener that answers with something other than HTTP/2.
-  const int listener = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  std::string http1_address;
+  const int listener = BoundLoopbackSocket(&http1_address);
+  REQUIRE(listener >= 0);
   REQUIRE(listen(listener, 1) == 0);
-  socklen_t len = sizeof addr;
-  getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   std::thread http1([listener] {
     const int fd = accept(listener, nullptr, nullptr);
     const std::string answer = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
     send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
     close(fd);
   });
-  auto garbage =
-      H2Connection::Dial("127.0.0.1:" + std::to_string(ntohs(addr.sin_port)), absl::Now() + absl::Seconds(5));
+  auto garbage = H2Connection::Dial(http1_address, absl::Now() + absl::Seconds(5));
   REQUIRE(garbage.ok());
   auto answer = (*garbage)->Call("/gpusched.v1.Scheduler/GetJob", "", absl::Now() + absl::Seconds(5));
   http1.join();
