@@ -130,7 +130,9 @@ bool IsPlainH2Target(absl::string_view target) {
 struct H2Connection::Session {
   nghttp2_session* session = nullptr;
   int fd = -1;
-  std::string send_error;  // set by the send callback
+  // Frames serialized and not yet taken by the socket. All that nghttp2 has
+  // ready goes out in one send(): each write wakes a daemon thread to read it.
+  std::string out;
   // The call in flight.
   int32_t stream_id = -1;
   std::string body;  // the request as framed, as it goes out
@@ -144,13 +146,24 @@ struct H2Connection::Session {
     if (session != nullptr) nghttp2_session_del(session);
   }
 
-  static ssize_t Send(nghttp2_session*, const uint8_t* data, size_t length, int, void* user) {
-    Session& s = *static_cast<Session*>(user);
-    const ssize_t n = send(s.fd, data, length, MSG_NOSIGNAL);
-    if (n >= 0) return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return NGHTTP2_ERR_WOULDBLOCK;
-    s.send_error = Errno("send");
-    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  // Serializes what nghttp2 has ready and writes as much of `out` as the
+  // socket takes now; the rest waits for POLLOUT.
+  absl::Status Flush() {
+    while (true) {
+      const uint8_t* frames = nullptr;
+      const ssize_t n = nghttp2_session_mem_send(session, &frames);
+      if (n < 0) return absl::UnavailableError(nghttp2_strerror(static_cast<int>(n)));
+      if (n == 0) break;
+      out.append(reinterpret_cast<const char*>(frames), static_cast<size_t>(n));
+    }
+    while (!out.empty()) {
+      const ssize_t n = send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return absl::UnavailableError(Errno("send"));
+      out.erase(0, static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
   }
 
   static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t name_length,
@@ -208,7 +221,6 @@ absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_vi
 
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) return absl::ResourceExhaustedError("nghttp2: out of memory");
-  nghttp2_session_callbacks_set_send_callback(callbacks, &Session::Send);
   nghttp2_session_callbacks_set_on_header_callback(callbacks, &Session::OnHeader);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, &Session::OnData);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Session::OnClose);
@@ -254,13 +266,11 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
 
   char buffer[16384];
   while (!s.closed) {
-    if (const int sent = nghttp2_session_send(s.session); sent != 0) {
-      return absl::UnavailableError(s.send_error.empty() ? nghttp2_strerror(sent) : s.send_error);
-    }
-    if (!nghttp2_session_want_read(s.session) && !nghttp2_session_want_write(s.session)) {
+    if (absl::Status flushed = s.Flush(); !flushed.ok()) return flushed;
+    if (!nghttp2_session_want_read(s.session) && s.out.empty()) {
       return absl::UnavailableError("the daemon closed the connection before it answered");
     }
-    pollfd p{fd_, static_cast<short>(POLLIN | (nghttp2_session_want_write(s.session) ? POLLOUT : 0)), 0};
+    pollfd p{fd_, static_cast<short>(POLLIN | (s.out.empty() ? 0 : POLLOUT)), 0};
     const int ready = poll(&p, 1, MillisLeft(deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return absl::UnavailableError(Errno("poll"));
