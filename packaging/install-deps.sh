@@ -9,13 +9,12 @@ packages=(
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev
   libnghttp2-dev  # the CLI's unary calls straight over HTTP/2 (cli/h2_unary_call.h)
-  libpq-dev   # the PostgreSQL store (store = "postgresql://..."): several gpuschedd, one active
+  libpq-dev   # the PostgreSQL store (store = "postgresql://..."): its header; libpq5 is loaded when the store is named
   postgresql  # tests: a real PostgreSQL server started in a temporary directory (initdb, pg_ctl)
   prometheus-cpp-dev  # /metrics of gpuschedd and gpusched-agent
   prometheus          # tests: a real Prometheus server and promtool check the metrics, config and alert rules
   gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)
   libtomlplusplus-dev  # gpuschedd.toml, agent.toml, cli.toml, simulator cluster specs
-  libsystemd-dev       # sd_notify: Type=notify units with a watchdog
   libssl-dev openssl   # TLS: certificate and key files checked at start; tests make certificates with openssl
   systemd              # tests: systemd-analyze verify on the units
   dpkg-dev fakeroot    # cmake --build build --target package (dpkg-shlibdeps); tests: dpkg --root installs

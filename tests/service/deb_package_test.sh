@@ -90,11 +90,16 @@ for package in daemon agent cli; do
     [[ $depends == *"$lib"* ]] || fail "gpusched-$package does not depend on $lib: $depends"
   done
 done
+# sd_notify is spoken without libsystemd, and libpq is loaded only for a
+# PostgreSQL store: neither is mapped into an idle daemon or agent.
 for package in daemon agent; do
   depends=$(dpkg-deb -f "${deb[$package]}" Depends)
-  [[ $depends == *libsystemd0* ]] || fail "gpusched-$package does not depend on libsystemd0: $depends"
+  [[ $depends != *libsystemd0* ]] || fail "gpusched-$package depends on libsystemd0: $depends"
 done
 [[ $(dpkg-deb -f "${deb[daemon]}" Depends) == *libsqlite3* ]] || fail "gpusched-daemon does not depend on libsqlite3"
+[[ $(dpkg-deb -f "${deb[daemon]}" Depends) != *libpq5* ]] || fail "gpusched-daemon links libpq5"
+[[ $(dpkg-deb -f "${deb[daemon]}" Recommends) == *libpq5* ]] ||
+  fail "gpusched-daemon does not recommend libpq5 (its PostgreSQL store loads it)"
 declare -A config=([daemon]=gpuschedd.toml [agent]=agent.toml [cli]=cli.toml)
 for package in daemon agent cli; do
   conffiles=$(dpkg-deb --ctrl-tarfile "${deb[$package]}" | tar -xO ./conffiles 2>/dev/null || true)

@@ -17,7 +17,7 @@ namespace gpusched::service {
 // special case for being started by hand, by tests or by `gpuschedd dev`.
 class SystemdNotifier {
  public:
-  // Reads NOTIFY_SOCKET and, through sd_watchdog_enabled(3), WATCHDOG_USEC
+  // Reads NOTIFY_SOCKET and, as sd_watchdog_enabled(3) does, WATCHDOG_USEC
   // (and WATCHDOG_PID, so that a child does not ping for its parent).
   SystemdNotifier();
 
@@ -41,6 +41,7 @@ class SystemdNotifier {
   void Send(const std::string& state);
 
   bool enabled_ = false;
+  std::string socket_path_;
   std::optional<absl::Duration> watchdog_interval_;
   // steady_clock nanoseconds of the last ping; 0 before the first one.
   std::atomic<int64_t> last_ping_ns_{0};
