@@ -1,7 +1,6 @@
 #include "daemon/store/pg_connection.h"
 
 #include <endian.h>
-#include <libpq-fe.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -11,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "daemon/store/libpq.h"
 
 namespace gpusched::store {
 namespace {
@@ -36,16 +36,16 @@ std::string Gist(absl::string_view sql) {
 
 // libpq skips a password file that group or others may read, and then
 // fails with "no password supplied": say what is wrong instead.
-absl::Status CheckPasswordFile(const std::string& url) {
+absl::Status CheckPasswordFile(const Libpq& pq, const std::string& url) {
   std::string path;
   char* error = nullptr;
-  if (PQconninfoOption* options = PQconninfoParse(url.c_str(), &error)) {
+  if (PQconninfoOption* options = pq.PQconninfoParse(url.c_str(), &error)) {
     for (PQconninfoOption* o = options; o->keyword != nullptr; ++o) {
       if (std::strcmp(o->keyword, "passfile") == 0 && o->val != nullptr) path = o->val;
     }
-    PQconninfoFree(options);
+    pq.PQconninfoFree(options);
   }
-  PQfreemem(error);
+  pq.PQfreemem(error);
   if (path.empty()) {
     if (const char* env = std::getenv("PGPASSFILE"); env != nullptr && *env != '\0') {
       path = env;
@@ -99,60 +99,63 @@ PgParams& PgParams::Null() {
 }
 
 PgRows::~PgRows() {
-  if (result_ != nullptr) PQclear(result_);
+  if (result_ != nullptr) pq_.PQclear(result_);
 }
 
-int PgRows::size() const { return PQntuples(result_); }
+int PgRows::size() const { return pq_.PQntuples(result_); }
 
-bool PgRows::IsNull(int row, int col) const { return PQgetisnull(result_, row, col) != 0; }
+bool PgRows::IsNull(int row, int col) const { return pq_.PQgetisnull(result_, row, col) != 0; }
 
 int64_t PgRows::Int(int row, int col) const {
   // Every integer column of the schema is BIGINT: eight bytes, big-endian.
-  if (PQgetlength(result_, row, col) != sizeof(uint64_t)) return 0;
+  if (pq_.PQgetlength(result_, row, col) != sizeof(uint64_t)) return 0;
   uint64_t big = 0;
-  std::memcpy(&big, PQgetvalue(result_, row, col), sizeof big);
+  std::memcpy(&big, pq_.PQgetvalue(result_, row, col), sizeof big);
   return static_cast<int64_t>(be64toh(big));
 }
 
 std::string PgRows::Bytes(int row, int col) const {
-  return std::string(PQgetvalue(result_, row, col), static_cast<size_t>(PQgetlength(result_, row, col)));
+  return std::string(pq_.PQgetvalue(result_, row, col), static_cast<size_t>(pq_.PQgetlength(result_, row, col)));
 }
 
 absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::string& url, const std::string& shown,
                                                                     const std::string& application_name) {
-  if (absl::Status s = CheckPasswordFile(url); !s.ok()) return s;
+  absl::StatusOr<const Libpq*> loaded = LoadLibpq();
+  if (!loaded.ok()) return loaded.status();
+  const Libpq& pq = **loaded;
+  if (absl::Status s = CheckPasswordFile(pq, url); !s.ok()) return s;
   // dbname is expanded (the URL's own parameters), and what follows wins.
   const char* keywords[] = {"dbname", "application_name", nullptr};
   const char* values[] = {url.c_str(), application_name.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  PGconn* conn = pq.PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn == nullptr) return absl::ResourceExhaustedError("libpq could not allocate a connection");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string why = Trimmed(PQerrorMessage(conn));
-    PQfinish(conn);
+  if (pq.PQstatus(conn) != CONNECTION_OK) {
+    std::string why = Trimmed(pq.PQerrorMessage(conn));
+    pq.PQfinish(conn);
     return absl::UnavailableError(absl::StrCat("cannot connect to PostgreSQL at ", shown, ": ", why));
   }
   // Notices (e.g. "relation already exists, skipping") are not errors; the
   // daemon's log is not the place for them.
-  PQsetNoticeProcessor(
+  pq.PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<PgConnection>(new PgConnection(conn, shown));
+  return std::unique_ptr<PgConnection>(new PgConnection(pq, conn, shown));
 }
 
-PgConnection::~PgConnection() { PQfinish(conn_); }
+PgConnection::~PgConnection() { pq_.PQfinish(conn_); }
 
-int PgConnection::backend_pid() const { return PQbackendPID(conn_); }
+int PgConnection::backend_pid() const { return pq_.PQbackendPID(conn_); }
 
 PGresult* PgConnection::Run(const std::function<PGresult*()>& statement) {
-  if (PQstatus(conn_) == CONNECTION_BAD) PQreset(conn_);
+  if (pq_.PQstatus(conn_) == CONNECTION_BAD) pq_.PQreset(conn_);
   // Outside a transaction a statement that found the connection closed (the
   // server restarted since the last one) ran nowhere, or ran whole and is
   // safe to run again: reopen and try it once more. Inside one, the
   // transaction went with the connection, and the caller must start over.
-  const bool outside_transaction = PQtransactionStatus(conn_) == PQTRANS_IDLE;
+  const bool outside_transaction = pq_.PQtransactionStatus(conn_) == PQTRANS_IDLE;
   PGresult* result = statement();
-  if (outside_transaction && PQstatus(conn_) == CONNECTION_BAD) {
-    PQclear(result);
-    PQreset(conn_);
+  if (outside_transaction && pq_.PQstatus(conn_) == CONNECTION_BAD) {
+    pq_.PQclear(result);
+    pq_.PQreset(conn_);
     result = statement();
   }
   return result;
@@ -160,14 +163,14 @@ PGresult* PgConnection::Run(const std::function<PGresult*()>& statement) {
 
 absl::Status PgConnection::Exec(absl::string_view sql) {
   const std::string text(sql);
-  PGresult* result = Run([&] { return PQexec(conn_, text.c_str()); });
-  const ExecStatusType status = PQresultStatus(result);
+  PGresult* result = Run([&] { return pq_.PQexec(conn_, text.c_str()); });
+  const ExecStatusType status = pq_.PQresultStatus(result);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
-    PQclear(result);
+    pq_.PQclear(result);
     return absl::OkStatus();
   }
   absl::Status error = Error(result, sql);
-  PQclear(result);
+  pq_.PQclear(result);
   return error;
 }
 
@@ -180,26 +183,26 @@ absl::StatusOr<PgRows> PgConnection::Query(const std::string& sql, const PgParam
     lengths.push_back(static_cast<int>(params.values_[i].size()));
   }
   PGresult* result = Run([&] {
-    return PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), params.types_.data(), values.data(),
-                        lengths.data(), params.formats_.data(), kBinary);
+    return pq_.PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), params.types_.data(), values.data(),
+                            lengths.data(), params.formats_.data(), kBinary);
   });
-  const ExecStatusType status = PQresultStatus(result);
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgRows(result);
+  const ExecStatusType status = pq_.PQresultStatus(result);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return PgRows(pq_, result);
   absl::Status error = Error(result, sql);
-  PQclear(result);
+  pq_.PQclear(result);
   return error;
 }
 
 absl::Status PgConnection::Error(PGresult* result, absl::string_view sql) {
-  if (PQstatus(conn_) == CONNECTION_BAD) {
+  if (pq_.PQstatus(conn_) == CONNECTION_BAD) {
     return absl::UnavailableError(absl::StrCat("lost the connection to PostgreSQL at ", shown_, " (", Gist(sql),
-                                               "): ", Trimmed(PQerrorMessage(conn_))));
+                                               "): ", Trimmed(pq_.PQerrorMessage(conn_))));
   }
-  const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state = result != nullptr ? pq_.PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   const std::string sqlstate = state != nullptr ? state : "";
   const std::string message =
       absl::StrCat("PostgreSQL at ", shown_, " refused ", Gist(sql), ": ",
-                   Trimmed(result != nullptr ? PQresultErrorMessage(result) : PQerrorMessage(conn_)),
+                   Trimmed(result != nullptr ? pq_.PQresultErrorMessage(result) : pq_.PQerrorMessage(conn_)),
                    sqlstate.empty() ? "" : absl::StrCat(" (SQLSTATE ", sqlstate, ")"));
   if (absl::StartsWith(sqlstate, "08") || sqlstate == "57P01" || sqlstate == "57P03") {
     return absl::UnavailableError(message);  // connection trouble, the server shutting down or starting

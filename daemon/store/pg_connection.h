@@ -15,6 +15,8 @@ struct pg_result;
 
 namespace gpusched::store {
 
+struct Libpq;
+
 // The parameters of one statement, sent in binary: integers as int8,
 // bytes as bytea, text as text. $1 is the first added.
 class PgParams {
@@ -36,8 +38,8 @@ class PgParams {
 // column must be BIGINT), text and bytea with Bytes.
 class PgRows {
  public:
-  explicit PgRows(pg_result* result) : result_(result) {}
-  PgRows(PgRows&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
+  PgRows(const Libpq& pq, pg_result* result) : pq_(pq), result_(result) {}
+  PgRows(PgRows&& other) noexcept : pq_(other.pq_), result_(other.result_) { other.result_ = nullptr; }
   PgRows& operator=(PgRows&&) = delete;
   ~PgRows();
 
@@ -47,6 +49,7 @@ class PgRows {
   std::string Bytes(int row, int col) const;
 
  private:
+  const Libpq& pq_;
   pg_result* result_;
 };
 
@@ -75,13 +78,14 @@ class PgConnection {
   const std::string& shown() const { return shown_; }
 
  private:
-  PgConnection(pg_conn* conn, std::string shown) : conn_(conn), shown_(std::move(shown)) {}
+  PgConnection(const Libpq& pq, pg_conn* conn, std::string shown) : pq_(pq), conn_(conn), shown_(std::move(shown)) {}
   // Runs one statement (reopening a broken connection first); returns its result.
   pg_result* Run(const std::function<pg_result*()>& statement);
   // UNAVAILABLE (and reset for the next call) when the connection broke,
   // else the server's error with its SQLSTATE.
   absl::Status Error(pg_result* result, absl::string_view sql);
 
+  const Libpq& pq_;
   pg_conn* conn_;
   std::string shown_;
 };

@@ -1,10 +1,9 @@
 #include "daemon/store/store_url.h"
 
-#include <libpq-fe.h>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "daemon/store/libpq.h"
 
 namespace gpusched::store {
 namespace {
@@ -47,15 +46,17 @@ absl::StatusOr<StoreUrl> ParseStoreUrl(absl::string_view url) {
     parsed.engine = StoreUrl::Engine::kPostgres;
     parsed.postgres = std::string(url);
     parsed.shown = WithoutPassword(url);
+    absl::StatusOr<const Libpq*> pq = LoadLibpq();
+    if (!pq.ok()) return pq.status();
     char* error = nullptr;
-    PQconninfoOption* options = PQconninfoParse(parsed.postgres.c_str(), &error);
+    PQconninfoOption* options = (*pq)->PQconninfoParse(parsed.postgres.c_str(), &error);
     if (options == nullptr) {
       std::string why = error != nullptr ? std::string(absl::StripSuffix(error, "\n")) : "out of memory";
-      PQfreemem(error);
+      (*pq)->PQfreemem(error);
       return absl::InvalidArgumentError(
           absl::StrCat("store: \"", parsed.shown, "\" is not a PostgreSQL URL libpq ", "accepts: ", why));
     }
-    PQconninfoFree(options);
+    (*pq)->PQconninfoFree(options);
     return parsed;
   }
   return absl::InvalidArgumentError(absl::StrCat(
