@@ -26,6 +26,7 @@ namespace {
 // Large enough that a reply of many pages of jobs is never held up waiting
 // for window updates; the CLI reads everything it is sent anyway.
 constexpr int32_t kWindow = 1 << 30;
+constexpr absl::Duration kAcknowledgeAfter = absl::Seconds(1);
 
 std::string Errno(const char* what) { return absl::StrCat(what, ": ", std::strerror(errno)); }
 
@@ -264,16 +265,28 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
   s.stream_id = nghttp2_submit_request(s.session, nullptr, headers, std::size(headers), &body, nullptr);
   if (s.stream_id < 0) return absl::InternalError(absl::StrCat("nghttp2: ", nghttp2_strerror(s.stream_id)));
 
+  // The request's frames go out at once. The connection's own (the
+  // acknowledgements of the daemon's SETTINGS and PING) wait until the call
+  // has taken kAcknowledgeAfter: a short call ends first and spares the
+  // daemon a wake-up per frame; a long one sends them well within any
+  // settings timeout; a call after this one on the connection carries them.
+  const absl::Time acknowledge_at = absl::Now() + kAcknowledgeAfter;
+  bool request_out = false;
   char buffer[16384];
   while (!s.closed) {
-    if (absl::Status flushed = s.Flush(); !flushed.ok()) return flushed;
+    if (!request_out || absl::Now() >= acknowledge_at) {
+      if (absl::Status flushed = s.Flush(); !flushed.ok()) return flushed;
+      request_out = s.body_sent == s.body.size() && s.out.empty();
+    }
     if (!nghttp2_session_want_read(s.session) && s.out.empty()) {
       return absl::UnavailableError("the daemon closed the connection before it answered");
     }
+    const bool holding_acks = request_out && absl::Now() < acknowledge_at;
     pollfd p{fd_, static_cast<short>(POLLIN | (s.out.empty() ? 0 : POLLOUT)), 0};
-    const int ready = poll(&p, 1, MillisLeft(deadline));
+    const int ready = poll(&p, 1, MillisLeft(holding_acks ? std::min(deadline, acknowledge_at) : deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return absl::UnavailableError(Errno("poll"));
+    if (ready == 0 && absl::Now() < deadline) continue;
     if (ready == 0) return absl::DeadlineExceededError("no answer before the deadline");
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
     const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);

@@ -342,6 +342,29 @@ TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fa
   CHECK(answer.status().code() == absl::StatusCode::kUnavailable);
 }
 
+TEST_CASE("a direct call longer than a second is answered, and its connection serves the next call") {
+  // The client holds back its acknowledgements of the daemon's SETTINGS and
+  // PING for a second of a call: a long call must still send them and end well.
+  Server server;
+  auto connection = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  REQUIRE(connection.ok());
+  v1::GetJobRequest slow;
+  slow.set_job_id(555);
+  auto reply =
+      (*connection)->Call("/gpusched.v1.Scheduler/GetJob", slow.SerializeAsString(), absl::Now() + absl::Seconds(10));
+  REQUIRE(reply.ok());
+  CHECK(reply->status.ok());
+  v1::GetJobRequest next;
+  next.set_job_id(101);
+  auto again =
+      (*connection)->Call("/gpusched.v1.Scheduler/GetJob", next.SerializeAsString(), absl::Now() + absl::Seconds(5));
+  REQUIRE(again.ok());
+  REQUIRE(again->status.ok());
+  v1::Job job;
+  REQUIRE(job.ParseFromString(again->response));
+  CHECK(job.id() == 101);
+}
+
 TEST_CASE("the direct client serves unix: sockets and HOST:PORT; TLS and other gRPC targets stay gRPC's") {
   CHECK(IsPlainH2Target("unix:/run/gpusched/gpuschedd.sock"));
   CHECK(IsPlainH2Target("unix:///run/gpusched/gpuschedd.sock"));
