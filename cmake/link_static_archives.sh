@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The link of the programs started per command or per job and of the agent
-# (their CXX_LINKER_LAUNCHER, with GPUSCHED_STATIC_CLI: cli/ and agent/):
+# The link of the programs started per command or per job, of the agent and
+# of the daemon (their CXX_LINKER_LAUNCHER, with GPUSCHED_STATIC_CLI: cli/,
+# agent/ and daemon/):
 # the link command CMake made, with each shared library that has a static
 # archive beside it (Debian ships them for gRPC, protobuf, Abseil, re2,
 # c-ares, OpenSSL, zlib) taken from the archive, and libstdc++ and libgcc

@@ -67,11 +67,11 @@ for package in daemon agent cli; do
   [[ $depends == *libc6* ]] || fail "gpusched-$package does not depend on libc6: $depends"
   # toml++ is compiled in from its headers (common/config).
   [[ $depends != *libtomlplusplus* ]] || fail "gpusched-$package depends on libtomlplusplus: $depends"
-  if [[ $package == agent && $static_cli == 1 ]]; then
-    # The agent and its shim are linked from the same static archives (the
-    # C++ runtime stays shared: spdlog and prometheus-cpp need it).
+  if [[ ($package == agent || $package == daemon) && $static_cli == 1 ]]; then
+    # The agent, its shim and the daemon are linked from the same static
+    # archives (the C++ runtime stays shared: spdlog and prometheus-cpp need it).
     for lib in libgrpc libabsl libprotobuf; do
-      [[ $depends != *"$lib"* ]] || fail "gpusched-agent is linked statically, yet depends on $lib: $depends"
+      [[ $depends != *"$lib"* ]] || fail "gpusched-$package is linked statically, yet depends on $lib: $depends"
     done
     continue
   fi
@@ -96,7 +96,9 @@ for package in daemon agent; do
   depends=$(dpkg-deb -f "${deb[$package]}" Depends)
   [[ $depends != *libsystemd0* ]] || fail "gpusched-$package depends on libsystemd0: $depends"
 done
-[[ $(dpkg-deb -f "${deb[daemon]}" Depends) == *libsqlite3* ]] || fail "gpusched-daemon does not depend on libsqlite3"
+if [[ $static_cli != 1 ]]; then
+  [[ $(dpkg-deb -f "${deb[daemon]}" Depends) == *libsqlite3* ]] || fail "gpusched-daemon does not depend on libsqlite3"
+fi
 [[ $(dpkg-deb -f "${deb[daemon]}" Depends) != *libpq5* ]] || fail "gpusched-daemon links libpq5"
 [[ $(dpkg-deb -f "${deb[daemon]}" Recommends) == *libpq5* ]] ||
   fail "gpusched-daemon does not recommend libpq5 (its PostgreSQL store loads it)"
