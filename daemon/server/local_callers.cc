@@ -17,6 +17,12 @@ std::string UserName(uid_t uid) {
   return std::to_string(uid);
 }
 
+const std::string& UserNameCache::NameOf(uid_t uid, absl::Time now) {
+  Entry& entry = by_uid_[uid];
+  if (entry.name.empty() || now - entry.looked_up >= keep_) entry = Entry{UserName(uid), now};
+  return entry.name;
+}
+
 void LocalCallers::Connected(int fd, LocalCaller caller) {
   MutexLock lock(&mu_);
   by_fd_[fd] = std::move(caller);

@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "common/threads/mutex.h"
 
 namespace gpusched::server {
@@ -23,6 +24,24 @@ struct LocalCaller {
 
 // The uid's name, or the uid in digits when it has none.
 std::string UserName(uid_t uid);
+
+// UserName for every connection accepted, without reading the user database
+// each time (getpwuid opens and parses /etc/passwd, or asks NSS): a name is
+// kept for `keep` after it was looked up, so that a renamed or removed user
+// is seen within that time. One thread's (the listener's); not thread-safe.
+class UserNameCache {
+ public:
+  explicit UserNameCache(absl::Duration keep) : keep_(keep) {}
+  const std::string& NameOf(uid_t uid, absl::Time now);
+
+ private:
+  struct Entry {
+    std::string name;
+    absl::Time looked_up;
+  };
+  absl::Duration keep_;
+  std::map<uid_t, Entry> by_uid_;
+};
 
 // The connections UnixListener handed to gRPC, by the peer name gRPC gives
 // their calls ("fd:N"). Thread-safe: the listener writes, handlers read.

@@ -112,7 +112,7 @@ void UnixListener::AcceptLoop() {
       continue;
     }
     // Recorded before gRPC owns the fd: its first call may come at once.
-    callers_.Connected(conn, LocalCaller{cred.uid, cred.gid, cred.pid, UserName(cred.uid)});
+    callers_.Connected(conn, LocalCaller{cred.uid, cred.gid, cred.pid, user_names_.NameOf(cred.uid, absl::Now())});
     grpc::AddInsecureChannelFromFd(&server_, conn);
   }
 }

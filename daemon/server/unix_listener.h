@@ -29,6 +29,7 @@ class UnixListener {
   UnixListener& operator=(const UnixListener&) = delete;
 
  private:
+  static constexpr absl::Duration kKeepUserNames = absl::Seconds(60);
   UnixListener(std::string path, int listen_fd, int wake_fd, grpc::Server& server, LocalCallers& callers);
   void AcceptLoop();
 
@@ -37,6 +38,9 @@ class UnixListener {
   const int wake_fd_;  // an eventfd: written once to stop the loop
   grpc::Server& server_;
   LocalCallers& callers_;
+  // The accept loop's own. Each CLI command is a connection: the user
+  // database was read for every one of them.
+  UserNameCache user_names_{kKeepUserNames};
   std::thread thread_;
 };
 

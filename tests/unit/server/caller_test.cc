@@ -81,3 +81,14 @@ TEST_CASE("a client certificate names a user, or with node: a node that is no us
   CHECK_FALSE(node.MayActOnJobOf(""));
   CHECK(absl::IsPermissionDenied(RequireUser(node)));
 }
+
+TEST_CASE("a uid's name is looked up once per minute, and a uid without a name is its digits") {
+  gpusched::server::UserNameCache names(absl::Seconds(60));
+  const absl::Time t0 = absl::FromUnixSeconds(1'000'000);
+  CHECK(names.NameOf(0, t0) == "root");
+  CHECK(names.NameOf(0, t0 + absl::Seconds(59)) == "root");
+  CHECK(names.NameOf(0, t0 + absl::Seconds(61)) == "root");  // looked up again, same answer
+  // No account has this uid on a test machine.
+  CHECK(names.NameOf(3'999'999'001u, t0) == "3999999001");
+  CHECK(gpusched::server::UserName(3'999'999'001u) == "3999999001");
+}
