@@ -60,12 +60,24 @@ void BatchCommitter::RunCommits() {
     }
     space_.SignalAll();
     if (!CommitGroup(group)) continue;
+    bool release_here = false;
     {
       MutexLock lock(&mu_);
-      while (committed_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
-      committed_.push_back(std::move(group));
+      // Nothing waits to be committed and nothing is being released: this
+      // thread releases the group itself, and a lone submit costs no
+      // wake-up of the release thread. Still in commit order: only this
+      // thread adds groups, and the release thread has none left.
+      release_here = queue_.empty() && committed_.empty() && !releasing_;
+      if (!release_here) {
+        while (committed_.size() >= kMaxQueuedBatches) space_.Wait(&mu_);
+        committed_.push_back(std::move(group));
+      }
     }
-    released_wake_.Signal();
+    if (release_here) {
+      Release(group);
+    } else {
+      released_wake_.Signal();
+    }
   }
 }
 
@@ -78,9 +90,12 @@ void BatchCommitter::RunReleases() {
       if (committed_.empty()) return;
       group = std::move(committed_.front());
       committed_.pop_front();
+      releasing_ = true;
     }
     space_.SignalAll();
     Release(group);
+    MutexLock lock(&mu_);
+    releasing_ = false;
   }
 }
 

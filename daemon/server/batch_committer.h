@@ -20,7 +20,8 @@ namespace gpusched::server {
 // in one transaction, so the scheduler thread never waits for an fsync and a
 // burst of submits costs few of them. Releasing (serializing replies, writing
 // to sockets) runs on a thread of its own, in commit order, so that the next
-// commit need not wait for it.
+// commit need not wait for it; when no commit waits, the commit thread
+// releases its group itself, sparing a lone change a thread hand-off.
 //
 // A commit that fails (a full disk) is retried until it succeeds: the
 // scheduler's memory is then ahead of the disk, but nothing of it has left
@@ -66,6 +67,7 @@ class BatchCommitter {
   std::deque<std::vector<CommittedBatch>> committed_ ABSL_GUARDED_BY(mu_);  // durable, waiting to be released
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool commits_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool releasing_ ABSL_GUARDED_BY(mu_) = false;  // the release thread is in Release
   std::thread commit_thread_;
   std::thread release_thread_;
 };
