@@ -59,6 +59,18 @@ struct Commands {
 
 using Runner = std::function<absl::StatusOr<int>(CommandContext&)>;
 
+// The first word of a command line that is neither an option of `app` nor
+// the value of one: the command's name, when it names one.
+std::string FirstWord(const CLI::App& app, const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word.empty() || word[0] != '-') return word;
+    const CLI::Option* option = app.get_option_no_throw(word);
+    if (option != nullptr && option->get_type_size() != 0) ++i;  // --addr HOST:PORT
+  }
+  return "";
+}
+
 // The options of a job's request, shared by submit, run and alloc.
 CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o);
 
@@ -304,10 +316,12 @@ absl::Status ApplyScriptDirectives(CLI::App* submit, SubmitOptions& o, const Loc
 
 }  // namespace
 
+std::string VersionLine() { return absl::StrCat("gpusched ", kVersion); }
+
 int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const ClientFactory& make_client,
            std::ostream& out, std::ostream& err) {
   CLI::App app("Submit and inspect jobs on a gpusched GPU cluster.", "gpusched");
-  app.set_version_flag("--version", absl::StrCat("gpusched ", kVersion));
+  app.set_version_flag("--version", VersionLine());
   std::optional<std::string> addr;
   AddText(&app, "--addr", &addr, "HOST:PORT",
           absl::StrCat("gpuschedd address (else $", kDaemonAddressEnv, ", cli.toml, ", kDefaultDaemonAddress, ")"));
@@ -324,23 +338,47 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   app.fallthrough();
 
   Commands commands;
-  CLI::App* submit = DefineSubmit(app, commands.submit);
-  const std::vector<std::pair<CLI::App*, Runner>> subcommands = {
-      {submit, [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
-      {DefineStatus(app, commands.status), [&](CommandContext& c) { return RunStatus(commands.status, c); }},
-      {DefineJobList(app, "cancel", "Cancel jobs", commands.cancel),
-       [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
-      {DefineHistory(app, commands.history), [&](CommandContext& c) { return RunHistory(commands.history, c); }},
-      {DefineJobList(app, "hold", "Keep pending jobs from starting until released", commands.hold),
-       [&](CommandContext& c) { return RunHold(commands.hold, c); }},
-      {DefineJobList(app, "release", "Let held jobs start again", commands.release),
-       [&](CommandContext& c) { return RunRelease(commands.release, c); }},
-      {DefineLogs(app, commands.logs), [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
-      {DefineNodes(app, commands.nodes), [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
-      {DefinePools(app, commands.pools), [&](CommandContext& c) { return RunPools(commands.pools, c); }},
-      {DefineRun(app, commands.run), [&](CommandContext& c) { return RunInteractive(commands.run, c); }},
-      {DefineAlloc(app, commands.alloc), [&](CommandContext& c) { return RunAlloc(commands.alloc, c); }},
+  struct Command {
+    const char* name;
+    std::function<CLI::App*()> define;
+    Runner run;
   };
+  CLI::App* submit = nullptr;
+  // In the order `gpusched --help` lists them.
+  const Command all[] = {
+      {"submit", [&] { return submit = DefineSubmit(app, commands.submit); },
+       [&](CommandContext& c) { return RunSubmit(commands.submit, c); }},
+      {"status", [&] { return DefineStatus(app, commands.status); },
+       [&](CommandContext& c) { return RunStatus(commands.status, c); }},
+      {"cancel", [&] { return DefineJobList(app, "cancel", "Cancel jobs", commands.cancel); },
+       [&](CommandContext& c) { return RunCancel(commands.cancel, c); }},
+      {"history", [&] { return DefineHistory(app, commands.history); },
+       [&](CommandContext& c) { return RunHistory(commands.history, c); }},
+      {"hold",
+       [&] { return DefineJobList(app, "hold", "Keep pending jobs from starting until released", commands.hold); },
+       [&](CommandContext& c) { return RunHold(commands.hold, c); }},
+      {"release", [&] { return DefineJobList(app, "release", "Let held jobs start again", commands.release); },
+       [&](CommandContext& c) { return RunRelease(commands.release, c); }},
+      {"logs", [&] { return DefineLogs(app, commands.logs); },
+       [&](CommandContext& c) { return RunLogs(commands.logs, c); }},
+      {"nodes", [&] { return DefineNodes(app, commands.nodes); },
+       [&](CommandContext& c) { return RunNodes(commands.nodes, c); }},
+      {"pools", [&] { return DefinePools(app, commands.pools); },
+       [&](CommandContext& c) { return RunPools(commands.pools, c); }},
+      {"run", [&] { return DefineRun(app, commands.run); },
+       [&](CommandContext& c) { return RunInteractive(commands.run, c); }},
+      {"alloc", [&] { return DefineAlloc(app, commands.alloc); },
+       [&](CommandContext& c) { return RunAlloc(commands.alloc, c); }},
+  };
+  // Only the command named is defined: building every command's options
+  // cost more than parsing the line. With no command named (--help,
+  // --version, a word that is none) all are, for the help and the errors.
+  const std::string first = FirstWord(app, args);
+  const bool named = std::any_of(std::begin(all), std::end(all), [&](const Command& c) { return first == c.name; });
+  std::vector<std::pair<CLI::App*, Runner>> subcommands;
+  for (const Command& command : all) {
+    if (!named || first == command.name) subcommands.emplace_back(command.define(), command.run);
+  }
   app.require_subcommand(1);
 
   try {
@@ -374,7 +412,8 @@ int RunCli(const std::vector<std::string>& args, const LocalContext& ctx, const 
   }
 
   try {
-    if (submit->parsed() && commands.submit.script_path.has_value() && commands.submit.command.empty()) {
+    if (submit != nullptr && submit->parsed() && commands.submit.script_path.has_value() &&
+        commands.submit.command.empty()) {
       if (absl::Status s = ApplyScriptDirectives(submit, commands.submit, ctx); !s.ok()) {
         err << ErrorLine(s) << '\n';
         return ExitCodeFor(s);

@@ -27,6 +27,12 @@ int main(int argc, char** argv) {
   mallopt(M_ARENA_MAX, 1);
   if (std::getenv("GRPC_VERBOSITY") == nullptr) gpr_set_log_function(SilenceGrpcLogs);
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Alone, --version is answered before the command line and the caller's
+  // context are built: scripts run it to see what is installed.
+  if (args.size() == 1 && args[0] == "--version") {
+    std::cout << gpusched::cli::VersionLine() << '\n';
+    return 0;
+  }
   // GPUSCHED_CLI_TRANSPORT=grpc: every call through the gRPC library, as
   // before unary calls went straight over HTTP/2 (to tell the two apart).
   const char* transport = std::getenv("GPUSCHED_CLI_TRANSPORT");

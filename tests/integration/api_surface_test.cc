@@ -98,6 +98,18 @@ TEST_CASE("the CLI reports an unreachable daemon with exit code 3", "[integratio
   CHECK(r.err.find("cannot reach gpuschedd at 127.0.0.1:1") != std::string::npos);
 }
 
+TEST_CASE("gpusched --version prints the same line alone as after other options, with no daemon", "[integration]") {
+  // Alone it is answered before the command line is built; after an option,
+  // by the command line's own --version.
+  auto alone = gpusched::testing::RunCommand({GPUSCHED_CLI_BIN, "--version"}, {{"GPUSCHED_ADDR", "127.0.0.1:1"}});
+  auto after = gpusched::testing::RunCommand({GPUSCHED_CLI_BIN, "--addr", "127.0.0.1:1", "--version"});
+  CHECK(alone.exit_code == 0);
+  CHECK(after.exit_code == 0);
+  CHECK(alone.out.rfind("gpusched ", 0) == 0);
+  CHECK(alone.out == after.out);
+  CHECK(alone.err.empty());
+}
+
 TEST_CASE("ListNodes gives nodes a page at a time in name order, or the one node asked for", "[integration]") {
   TestCluster cluster({{"node-c", 1}, {"node-a", 1}, {"node-b", 2}});
   auto list = [&](const v1::ListNodesRequest& request, v1::ListNodesResponse& response) {

@@ -137,6 +137,7 @@ TEST_CASE("the whole command line uses the resolved address and reports a bad on
   CHECK(RunGpusched({"--addr", "flag:4", "nodes"}, client, host).address == "flag:4");
   CHECK(RunGpusched({"nodes", "--addr", "flag:5"}, client, host).address == "flag:5");
   CHECK(RunGpusched({"nodes", "--addr=flag:6"}, client, host).address == "flag:6");
+  CHECK(RunGpusched({"--addr=flag:7", "nodes"}, client, host).address == "flag:7");
 
   host.env.erase("GPUSCHED_ADDR");
   dirs.Write(dirs.user_file(), "address = 5\n");
@@ -149,6 +150,10 @@ TEST_CASE("the whole command line uses the resolved address and reports a bad on
   CHECK(run.err ==
         "gpusched: invalid --addr \"nohost\": expected HOST:PORT, or several, comma-separated (the replicas of a "
         "daemon)\n");
+  // An option's value that is also a command's name is the value: the command is the word after it.
+  run = RunGpusched({"--addr", "status", "nodes"}, client, host);
+  CHECK(run.exit_code == 2);
+  CHECK(run.err.find("invalid --addr \"status\"") != std::string::npos);
 }
 
 TEST_CASE("daemon addresses are HOST:PORT or a gRPC target with a scheme") {
