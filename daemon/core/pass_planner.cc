@@ -21,14 +21,6 @@ constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priori
 
 }  // namespace
 
-std::string ShapeKey(const GangRequest& r) {
-  return absl::StrCat(r.total_gpus, "/", r.nodes, "/", r.gpus_per_node, "/", r.cpus_per_gpu, "/", r.mem_per_gpu_mb, "/",
-                      r.cpus, "/", r.mem_mb, "/", r.gpu_model, "/", r.gpu_memory_mb, "/", r.topology, "/", r.queue_bit,
-                      "/", r.gpu_share_milli, "/", r.gpu_mem_limit_mb, "/", r.gpu_sharing,
-                      // An MPS GPU's answer for one user is not another's.
-                      "/", r.user, "/", r.mig_profile, "/", r.in_container, "/", r.no_spot);
-}
-
 PassPlanner::PassPlanner(PassInputs inputs)
     : in_(std::move(inputs)),
       now_(in_.forecast.now()),
@@ -66,13 +58,12 @@ void PassPlanner::PlanJob(const v1::Job& job) {
   if (std::string limit = in_.limits.QueueLimitReason(job); !limit.empty()) {
     return Wait(job, WaitCause::kQueueLimit, std::move(limit));
   }
-  const std::string shape = ShapeKey(request);
-  const PlacementResult placement = Place(request, shape);
+  const PlacementResult placement = Place(request);
   if (!placement.placed()) {
     if (!BackfillOntoReserved(job, request)) WaitOrReserve(job, request, placement.reason());
     return;
   }
-  if (WaitsForBetter(job, request, shape, placement)) return;
+  if (WaitsForBetter(job, request, placement)) return;
   Start(job, placement.allocation());
 }
 
@@ -95,12 +86,12 @@ bool PassPlanner::WaitsForDependencies(const v1::Job& job) {
   return false;
 }
 
-PlacementResult PassPlanner::Place(const GangRequest& request, const std::string& shape) {
-  if (auto failed = failed_shapes_.find(shape); failed != failed_shapes_.end()) {
+PlacementResult PassPlanner::Place(const GangRequest& request) {
+  if (auto failed = failed_shapes_.find(request); failed != failed_shapes_.end()) {
     return PlacementResult::Unschedulable(failed->second);
   }
   PlacementResult placement = in_.policy.Place(in_.cluster, request);
-  if (!placement.placed()) failed_shapes_.emplace(shape, placement.reason());
+  if (!placement.placed()) failed_shapes_.emplace(request, placement.reason());
   return placement;
 }
 
@@ -177,13 +168,12 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
   return true;
 }
 
-bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request, const std::string& shape,
-                                 const PlacementResult& free_now) {
+bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request, const PlacementResult& free_now) {
   if (request.topology != v1::TOPOLOGY_MODE_PREFER || request.total_gpus < 2 || request.shares_gpus() ||
       request.wants_mig() || in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
     return false;
   }
-  auto [verdict, fresh] = waits_for_better_.try_emplace(shape, "");
+  auto [verdict, fresh] = waits_for_better_.try_emplace(request, "");
   std::optional<BetterPlacement> better;
   // A shape that spread is weighed again for the next job of it: what is
   // free now is worse for it than it was for the first.

@@ -72,7 +72,7 @@ class PassPlanner {
  private:
   void PlanJob(const v1::Job& job);
   // Placement, remembering the shapes that cannot be placed this pass.
-  PlacementResult Place(const GangRequest& request, const std::string& shape);
+  PlacementResult Place(const GangRequest& request);
   // Dependencies: true when the job waits for them (or can never run).
   bool WaitsForDependencies(const v1::Job& job);
   // A job that cannot be placed off the reserved GPUs may still use them
@@ -83,8 +83,7 @@ class PassPlanner {
   // one (by preemption or by the expected ends), or passed, or blocking.
   void WaitOrReserve(const v1::Job& job, const GangRequest& request, const std::string& why);
   // Wait or spread: true when the job waits for a better placement.
-  bool WaitsForBetter(const v1::Job& job, const GangRequest& request, const std::string& shape,
-                      const PlacementResult& free_now);
+  bool WaitsForBetter(const v1::Job& job, const GangRequest& request, const PlacementResult& free_now);
   // Stops lower tiers to make room for the job, when that is enough.
   bool Preempts(const v1::Job& job, const GangRequest& request);
 
@@ -115,11 +114,12 @@ class PassPlanner {
   uint64_t blocked_ = 0;
   // Within a pass free resources only shrink (a backfilled job's brief use
   // of the reserved GPUs is never cached), so a shape that failed once
-  // fails again: thousands of queued jobs share a few shapes.
-  absl::flat_hash_map<std::string, std::string> failed_shapes_;  // shape -> why it cannot be placed
+  // fails again: thousands of queued jobs share a few shapes. A shape is
+  // the whole request: equal requests, equal answers.
+  absl::flat_hash_map<GangRequest, std::string> failed_shapes_;  // shape -> why it cannot be placed
   // Shapes whose wait-or-spread was decided: why the first of them waits
   // for a better placement ("" = it spread).
-  absl::flat_hash_map<std::string, std::string> waits_for_better_;
+  absl::flat_hash_map<GangRequest, std::string> waits_for_better_;
   int spread_choices_left_;
   absl::flat_hash_set<uint64_t> stopping_;   // victims of this pass's preemptions
   absl::flat_hash_set<uint64_t> cancelled_;  // their dependencies never met, this pass
@@ -127,8 +127,5 @@ class PassPlanner {
   // (again after a preemption, whose victims end sooner).
   std::array<std::optional<std::vector<ExpectedEnd>>, 2> placed_ends_;
 };
-
-// Everything placement looks at, as one string: equal keys, equal answers.
-std::string ShapeKey(const GangRequest& request);
 
 }  // namespace gpusched::core
