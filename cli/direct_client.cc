@@ -1,12 +1,11 @@
 #include "cli/direct_client.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/errors.h"
 #include "cli/grpc_client.h"
@@ -80,7 +79,6 @@ class DirectSchedulerClient final : public SchedulerClient {
     const std::string bytes = request.SerializeAsString();
     absl::Status status;
     for (size_t tried = 0; tried < replicas_.size(); ++tried) {
-      std::string leader;
       absl::StatusOr<UnaryReply> reply = CallCurrent(path, bytes);
       if (reply.ok() && reply->status.ok()) {
         Response response;
@@ -92,14 +90,13 @@ class DirectSchedulerClient final : public SchedulerClient {
       if (reply.ok() && reply->status.code() == absl::StatusCode::kDeadlineExceeded) {
         return NoAnswerInTime();  // the daemon, told the deadline, gave up first
       }
-      if (reply.ok()) {
-        status = reply->status;
-        if (auto named = reply->trailers.find(kLeaderMetadata); named != reply->trailers.end()) leader = named->second;
-      } else {
-        status = reply.status();
-      }
+      status = reply.ok() ? reply->status : reply.status();
       if (status.code() != absl::StatusCode::kUnavailable || tried + 1 == replicas_.size()) break;
-      replicas_.Failed(leader);
+      if (reply.ok()) {
+        replicas_.FailedWith(reply->trailers);  // a standby names the active replica there
+      } else {
+        replicas_.Failed("");
+      }
     }
     return status;
   }
@@ -145,10 +142,8 @@ class DirectSchedulerClient final : public SchedulerClient {
 
 bool AllPlain(const DaemonEndpoint& endpoint) {
   if (endpoint.tls.has_value()) return false;
-  for (absl::string_view address : absl::StrSplit(endpoint.address, ',', absl::SkipWhitespace())) {
-    if (!IsPlainH2Target(absl::StripAsciiWhitespace(address))) return false;
-  }
-  return true;
+  const ReplicaAddresses replicas(endpoint.address);
+  return std::all_of(replicas.all().begin(), replicas.all().end(), IsPlainH2Target);
 }
 
 }  // namespace

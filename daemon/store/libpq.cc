@@ -9,11 +9,11 @@ namespace {
 
 constexpr char kLibrary[] = "libpq.so.5";
 
+// Sets `out` to the library's `name`; the first name it lacks goes to `missing`.
 template <typename Function>
-bool Resolve(void* handle, const char* name, Function* out, std::string* missing) {
+void Resolve(void* handle, const char* name, Function* out, std::string* missing) {
   *out = reinterpret_cast<Function>(dlsym(handle, name));
   if (*out == nullptr && missing->empty()) *missing = name;
-  return *out != nullptr;
 }
 
 absl::StatusOr<Libpq> Open() {
