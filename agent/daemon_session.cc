@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/io/logging/logging.h"
 #include "common/io/tls/connect_failure_hint.h"
-#include "common/io/tls/grpc_credentials.h"
 #include "common/threads/mutex.h"
 
 namespace gpusched::agent {
@@ -30,6 +29,16 @@ absl::Duration Jitter(absl::Duration d) {
   return d * factor(rng);
 }
 
+// The next message of `stream` into `message`; false at the stream's end,
+// and for bytes that are not a DaemonMessage (the stream is cancelled).
+bool ReadMessage(h2::GrpcBidiStream& stream, v1::DaemonMessage* message) {
+  std::string bytes;
+  if (!stream.Read(&bytes)) return false;
+  if (message->ParseFromString(bytes)) return true;
+  stream.Cancel();
+  return false;
+}
+
 }  // namespace
 
 DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
@@ -37,28 +46,7 @@ DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
       handler_(handler),
       log_(GetLogger(absl::StrCat("agent/", options_.node_name))),
       replicas_(options_.daemon_address),
-      heartbeat_interval_(options_.heartbeat_interval) {
-  channels_.resize(replicas_.size());
-  stubs_.resize(replicas_.size());
-}
-
-v1::AgentGateway::Stub& DaemonSession::CurrentStub() {
-  const size_t i = replicas_.current_index();
-  if (stubs_[i] != nullptr) return *stubs_[i];
-  grpc::ChannelArguments args;
-  // gRPC's own redial backoff (1 s growing to 120 s) would hide our shorter one.
-  const int max_ms = static_cast<int>(std::max<int64_t>(100, absl::ToInt64Milliseconds(options_.max_backoff)));
-  const int initial_ms = static_cast<int>(absl::ToInt64Milliseconds(options_.initial_backoff));
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial_ms);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial_ms);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
-  // Its own TCP connection, not one shared through gRPC's global subchannel
-  // pool: the agents of `gpuschedd dev` share a process but are separate nodes.
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  channels_[i] = grpc::CreateCustomChannel(replicas_.current(), tls::ChannelCredentials(options_.tls), args);
-  stubs_[i] = v1::AgentGateway::NewStub(channels_[i]);
-  return *stubs_[i];
-}
+      heartbeat_interval_(options_.heartbeat_interval) {}
 
 DaemonSession::~DaemonSession() { Stop(); }
 
@@ -86,9 +74,9 @@ void DaemonSession::Stop() {
     const SteadyTime give_up = std::chrono::steady_clock::now() + kFlushTimeout;
     while (!sender_done_ && cv_.WaitUntil(&mu_, give_up)) {
     }
-    if (!sender_done_ && context_ != nullptr) {
+    if (!sender_done_ && call_ != nullptr) {
       log_->warn("the daemon does not take our messages; dropping the rest");
-      context_->TryCancel();
+      call_->Cancel();
     }
   }
   sender_.join();
@@ -102,7 +90,7 @@ void DaemonSession::Stop() {
     const SteadyTime give_up = std::chrono::steady_clock::now() + kCloseTimeout;
     while (half_closed && !connector_done_ && cv_.WaitUntil(&mu_, give_up)) {
     }
-    if (!(half_closed && connector_done_) && context_ != nullptr) context_->TryCancel();
+    if (!(half_closed && connector_done_) && call_ != nullptr) call_->Cancel();
   }
   connector_.join();
 }
@@ -145,29 +133,31 @@ void DaemonSession::ConnectLoop() {
 }
 
 bool DaemonSession::RunConnection() {
-  auto context = std::make_unique<grpc::ClientContext>();
+  const std::string address = replicas_.current();
+  Stream stream({.target = address,
+                 .tls = options_.tls,
+                 .method = "/gpusched.v1.AgentGateway/Connect",
+                 .user_agent = "gpusched-agent",
+                 .connect_timeout = options_.register_timeout});
   {
     MutexLock lock(&mu_);
     if (stopping_) return false;
-    context_ = context.get();
+    call_ = &stream;
     register_deadline_ = std::chrono::steady_clock::now() + ToChrono(options_.register_timeout);
   }
   cv_.SignalAll();  // the sender watches the registration deadline
 
-  const std::string address = replicas_.current();
-  const size_t replica = replicas_.current_index();
-  std::unique_ptr<Stream> stream = CurrentStub().Connect(context.get());
   v1::AgentMessage hello;
   *hello.mutable_register_() = handler_->MakeRegistration();
   v1::DaemonMessage first;
   bool registered = false;
   const SteadyTime hello_sent = std::chrono::steady_clock::now();
-  if (stream->Write(hello) && stream->Read(&first)) {
+  if (stream.Write(hello.SerializeAsString()) && ReadMessage(stream, &first)) {
     if (first.has_register_ack()) {
       registered = true;
-      OnAck(first.register_ack(), stream.get(), hello_sent);
+      OnAck(first.register_ack(), &stream, hello_sent);
       v1::DaemonMessage message;
-      while (stream->Read(&message)) {
+      while (ReadMessage(stream, &message)) {
         if (message.has_register_ack()) {
           log_->warn("ignoring a second RegisterAck on the same stream");
           continue;
@@ -180,7 +170,7 @@ bool DaemonSession::RunConnection() {
       }
     } else {
       log_->error("the daemon answered our registration with {}; reconnecting", first.ShortDebugString());
-      context->TryCancel();
+      stream.Cancel();
     }
   }
   {
@@ -192,30 +182,21 @@ bool DaemonSession::RunConnection() {
     register_deadline_ = SteadyTime::max();
     next_heartbeat_ = SteadyTime::max();
   }
-  grpc::Status status = stream->Finish();
-  if (!registered) {
-    // A channel whose connection failed redials only once its own backoff
-    // has passed; an attempt of ours before then fails at once. The two
-    // backoffs added up left a node silent for twice as long after its
-    // daemon came back (long enough to be taken for down): the next attempt
-    // dials on a fresh channel, and ours is the only backoff.
-    stream.reset();
-    stubs_[replica].reset();
-    channels_[replica].reset();
-  }
+  const Stream::End end = stream.Finish();
+  const absl::Status& status = end.status;
   // Another replica next time: the one a standby named, else the next.
-  redirected_ = replicas_.size() > 1 && replicas_.FailedWith(context->GetServerTrailingMetadata());
+  redirected_ = replicas_.size() > 1 && replicas_.FailedWith(end.metadata);
   bool stopping;
   int failures;
   bool new_reason;
   {
     MutexLock lock(&mu_);
-    context_ = nullptr;
+    call_ = nullptr;
     stopping = stopping_;
     failures = registered ? 0 : ++failures_;
     // The code alone does not tell reasons apart: a daemon that cannot be
     // reached and one that refuses for now both say UNAVAILABLE.
-    std::string failure = registered ? "" : absl::StrCat(status.error_code(), " ", status.error_message());
+    std::string failure = registered ? "" : status.ToString();
     new_reason = !registered && failure != last_failure_;
     last_failure_ = std::move(failure);
   }
@@ -223,17 +204,17 @@ bool DaemonSession::RunConnection() {
     log_->info("disconnected from the daemon at {}", address);
   } else if (registered) {
     log_->warn("lost the connection to the daemon at {} ({}); jobs keep running, reconnecting", address,
-               status.error_message());
+               std::string(status.message()));
   } else if (new_reason || failures % 20 == 0) {
     // Every attempt at debug level, at warn only when the reason changes and
     // now and then: a node whose daemon is down for an hour should not fill
-    // its log with this. gRPC says only "Socket closed" when the daemon
-    // refused our certificate.
-    const std::string hint = tls::TlsConnectHint(status.error_message(), options_.tls.has_value());
-    log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", address, status.error_message(),
-               hint.empty() ? "" : ": " + hint, failures);
+    // its log with this.
+    const std::string hint = tls::HintFor(end.failure);
+    log_->warn("cannot register with the daemon at {} ({}){}; retrying (attempt {})", address,
+               std::string(status.message()), hint.empty() ? "" : ": " + hint, failures);
   } else {
-    log_->debug("cannot register with the daemon at {} ({}), attempt {}", address, status.error_message(), failures);
+    log_->debug("cannot register with the daemon at {} ({}), attempt {}", address, std::string(status.message()),
+                failures);
   }
   return registered;
 }
@@ -306,7 +287,7 @@ void DaemonSession::SendLoop() {
       // The stream is stale: a launch still in flight on it must not start
       // what the daemon may be placing elsewhere. A new registration tells
       // the daemon what was fenced.
-      if (context_ != nullptr) context_->TryCancel();
+      if (call_ != nullptr) call_->Cancel();
       mu_.Unlock();
       log_->error("no heartbeat acknowledged by the daemon at {} for {} (the lease is {}): killing this node's jobs",
                   options_.daemon_address, absl::FormatDuration(absl::Trunc(silent, absl::Milliseconds(1))),
@@ -326,10 +307,10 @@ void DaemonSession::SendLoop() {
       mu_.Lock();
       continue;
     }
-    if (!connected_ && context_ != nullptr && now >= register_deadline_) {
+    if (!connected_ && call_ != nullptr && now >= register_deadline_) {
       log_->warn("the daemon at {} took the stream but did not answer the registration in {}; redialing",
                  options_.daemon_address, absl::FormatDuration(options_.register_timeout));
-      context_->TryCancel();
+      call_->Cancel();
       register_deadline_ = SteadyTime::max();
     }
     SteadyTime wake =
@@ -343,7 +324,7 @@ void DaemonSession::SendLoop() {
 bool DaemonSession::WriteToStream(const v1::AgentMessage& message) {
   MutexLock lock(&write_mu_);
   if (stream_ == nullptr) return false;
-  if (!stream_->Write(message)) {
+  if (!stream_->Write(message.SerializeAsString())) {
     // The reader sees the same broken stream and reconnects.
     log_->debug("write failed, the stream is gone: {}", message.ShortDebugString());
     return false;

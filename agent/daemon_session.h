@@ -10,11 +10,11 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "agent/session_handler.h"
+#include "common/io/h2/grpc_bidi_stream.h"
 #include "common/io/tls/tls_files.h"
 #include "common/replica_addresses.h"
 #include "common/threads/mutex.h"
-#include "gpusched/v1/agent.grpc.pb.h"
-#include "grpcpp/grpcpp.h"
+#include "gpusched/v1/agent.pb.h"
 #include "spdlog/logger.h"
 
 namespace gpusched::agent {
@@ -34,7 +34,9 @@ struct SessionOptions {
 // hands the daemon's commands to the handler, and dials again with exponential
 // backoff whenever the stream breaks. Two threads: one opens the stream and
 // reads from it, one writes the outbox and the heartbeats; writes to the stream
-// are serialized by a mutex.
+// are serialized by a mutex. The call is made without the gRPC library
+// (h2::GrpcBidiStream): each connection attempt is a stream on a connection
+// of its own.
 class DaemonSession {
  public:
   DaemonSession(SessionOptions options, SessionHandler* handler);
@@ -53,12 +55,11 @@ class DaemonSession {
   bool connected() const;
 
  private:
-  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::DaemonMessage>;
+  using Stream = h2::GrpcBidiStream;
   using SteadyTime = std::chrono::steady_clock::time_point;
 
   void ConnectLoop();
   bool RunConnection();  // true when the daemon acked the registration
-  v1::AgentGateway::Stub& CurrentStub();
   void OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime registration_sent);
   // The daemon heard heartbeat `seq`: the lease runs from when it left.
   void OnHeartbeatAck(int64_t seq);
@@ -70,11 +71,9 @@ class DaemonSession {
   const SessionOptions options_;
   SessionHandler* const handler_;
   std::shared_ptr<spdlog::logger> log_;
-  // The daemon's replicas (one address but for a daemon on PostgreSQL),
-  // a channel to each made at first use; the connector thread's own.
+  // The daemon's replicas (one address but for a daemon on PostgreSQL);
+  // the connector thread's own.
   ReplicaAddresses replicas_;
-  std::vector<std::shared_ptr<grpc::Channel>> channels_;
-  std::vector<std::unique_ptr<v1::AgentGateway::Stub>> stubs_;
   bool redirected_ = false;  // a standby named the active replica: dial it without backing off
 
   // Lock order: write_mu_ before mu_.
@@ -88,7 +87,7 @@ class DaemonSession {
   bool connected_ ABSL_GUARDED_BY(mu_) = false;
   bool sender_done_ ABSL_GUARDED_BY(mu_) = false;
   bool connector_done_ ABSL_GUARDED_BY(mu_) = false;
-  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // the call in progress, to cancel it
+  Stream* call_ ABSL_GUARDED_BY(mu_) = nullptr;  // the call in progress, to cancel it
   SteadyTime register_deadline_ ABSL_GUARDED_BY(mu_) = SteadyTime::max();
   SteadyTime next_heartbeat_ ABSL_GUARDED_BY(mu_) = SteadyTime::max();
   absl::Duration heartbeat_interval_ ABSL_GUARDED_BY(mu_);

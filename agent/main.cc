@@ -23,7 +23,6 @@
 #include "agent/topology_discovery.h"
 #include "common/defaults.h"
 #include "common/flags/setting_flags.h"
-#include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
 #include "common/io/systemd/systemd_notifier.h"
 #include "common/io/tls/tls_files.h"
@@ -218,7 +217,6 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.tls = *std::move(tls);
-  gpusched::RouteGrpcLogsToSpdlog();
 
   // Blocked before any thread exists, so every thread inherits the mask and
   // the signals wait for sigwait below (job processes get a clean mask).

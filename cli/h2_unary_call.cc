@@ -1,12 +1,8 @@
 #include "cli/h2_unary_call.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +15,9 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "cli/address.h"
+#include "common/io/h2/grpc_framing.h"
+#include "common/io/h2/nghttp2_header.h"
+#include "common/io/h2/socket_dial.h"
 
 namespace gpusched::cli {
 namespace {
@@ -29,94 +28,6 @@ constexpr int32_t kWindow = 1 << 30;
 constexpr absl::Duration kAcknowledgeAfter = absl::Seconds(1);
 
 std::string Errno(const char* what) { return absl::StrCat(what, ": ", std::strerror(errno)); }
-
-// Milliseconds left until `deadline`, for poll(2): at least 0.
-int MillisLeft(absl::Time deadline) {
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-}
-
-// Connects `fd` (non-blocking) to `address` by `deadline`; 0 or the errno.
-int ConnectBy(int fd, const sockaddr* address, socklen_t length, absl::Time deadline) {
-  if (connect(fd, address, length) == 0) return 0;
-  if (errno != EINPROGRESS) return errno;
-  pollfd p{fd, POLLOUT, 0};
-  const int ready = poll(&p, 1, MillisLeft(deadline));
-  if (ready == 0) return ETIMEDOUT;
-  if (ready < 0) return errno;
-  int error = 0;
-  socklen_t size = sizeof(error);
-  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) != 0) return errno;
-  return error;
-}
-
-absl::StatusOr<int> DialUnix(absl::string_view path, absl::Time deadline) {
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof(address.sun_path)) {
-    return absl::UnavailableError(absl::StrCat("not a usable socket path: \"", path, "\""));
-  }
-  std::memcpy(address.sun_path, path.data(), path.size());
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return absl::UnavailableError(Errno("socket"));
-  if (const int error = ConnectBy(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address), deadline)) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("connect to ", path, ": ", std::strerror(error)));
-  }
-  return fd;
-}
-
-absl::StatusOr<int> DialTcp(absl::string_view host_port, absl::Time deadline) {
-  const size_t colon = host_port.rfind(':');
-  std::string host(host_port.substr(0, colon));
-  const std::string port(host_port.substr(colon + 1));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (const int error = getaddrinfo(host.c_str(), port.c_str(), &hints, &found); error != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot resolve ", host, ": ", gai_strerror(error)));
-  }
-  std::string last_error = "no address";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-    if (fd < 0) continue;
-    if (const int error = ConnectBy(fd, a->ai_addr, a->ai_addrlen, deadline); error != 0) {
-      last_error = std::strerror(error);
-      close(fd);
-      continue;
-    }
-    const int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    freeaddrinfo(found);
-    return fd;
-  }
-  freeaddrinfo(found);
-  return absl::UnavailableError(absl::StrCat("connect to ", host_port, ": ", last_error));
-}
-
-// grpc-message is percent-encoded (gRPC over HTTP/2, "Responses").
-std::string PercentDecoded(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    int value = 0;
-    if (text[i] == '%' && i + 2 < text.size() && absl::SimpleHexAtoi(text.substr(i + 1, 2), &value)) {
-      out.push_back(static_cast<char>(value));
-      i += 2;
-    } else {
-      out.push_back(text[i]);
-    }
-  }
-  return out;
-}
-
-nghttp2_nv Header(absl::string_view name, absl::string_view value) {
-  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
-}
 
 }  // namespace
 
@@ -213,12 +124,11 @@ H2Connection::~H2Connection() {
 
 absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_view target, absl::Time deadline) {
   if (!IsPlainH2Target(target)) return absl::InvalidArgumentError(absl::StrCat("not a plain target: ", target));
-  absl::string_view path = target;
-  const bool unix_socket = absl::ConsumePrefix(&path, "unix:");
-  if (unix_socket && absl::StartsWith(path, "//")) path.remove_prefix(2);  // unix:///run/x.sock
-  absl::StatusOr<int> fd = unix_socket ? DialUnix(path, deadline) : DialTcp(target, deadline);
+  absl::StatusOr<h2::SocketTarget> socket_target = h2::ParseSocketTarget(target);
+  if (!socket_target.ok()) return socket_target.status();
+  absl::StatusOr<int> fd = h2::DialSocket(*socket_target, deadline);
   if (!fd.ok()) return fd.status();
-  std::unique_ptr<H2Connection> connection(new H2Connection(*fd, unix_socket ? "localhost" : std::string(target)));
+  std::unique_ptr<H2Connection> connection(new H2Connection(*fd, socket_target->authority));
 
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) return absl::ResourceExhaustedError("nghttp2: out of memory");
@@ -239,11 +149,7 @@ absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_vi
 absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::string_view request,
                                               absl::Time deadline) {
   Session& s = *session_;
-  s.body.clear();
-  s.body.push_back('\0');  // not compressed
-  const uint32_t length = static_cast<uint32_t>(request.size());
-  for (int shift = 24; shift >= 0; shift -= 8) s.body.push_back(static_cast<char>((length >> shift) & 0xff));
-  s.body.append(request.data(), request.size());
+  s.body = h2::FramedMessage(request);
   s.body_sent = 0;
   s.closed = false;
   s.close_error = 0;
@@ -252,14 +158,14 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
 
   const std::string timeout =
       absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())), "m");
-  const nghttp2_nv headers[] = {Header(":method", "POST"),
-                                Header(":scheme", "http"),
-                                Header(":path", method),
-                                Header(":authority", authority_),
-                                Header("content-type", "application/grpc"),
-                                Header("te", "trailers"),
-                                Header("grpc-timeout", timeout),
-                                Header("user-agent", "gpusched-cli")};
+  const nghttp2_nv headers[] = {h2::Header(":method", "POST"),
+                                h2::Header(":scheme", "http"),
+                                h2::Header(":path", method),
+                                h2::Header(":authority", authority_),
+                                h2::Header("content-type", "application/grpc"),
+                                h2::Header("te", "trailers"),
+                                h2::Header("grpc-timeout", timeout),
+                                h2::Header("user-agent", "gpusched-cli")};
   nghttp2_data_provider body{};
   body.read_callback = &Session::ReadBody;
   s.stream_id = nghttp2_submit_request(s.session, nullptr, headers, std::size(headers), &body, nullptr);
@@ -283,7 +189,7 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
     }
     const bool holding_acks = request_out && absl::Now() < acknowledge_at;
     pollfd p{fd_, static_cast<short>(POLLIN | (s.out.empty() ? 0 : POLLOUT)), 0};
-    const int ready = poll(&p, 1, MillisLeft(holding_acks ? std::min(deadline, acknowledge_at) : deadline));
+    const int ready = poll(&p, 1, h2::MillisLeft(holding_acks ? std::min(deadline, acknowledge_at) : deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return absl::UnavailableError(Errno("poll"));
     if (ready == 0 && absl::Now() < deadline) continue;
@@ -301,33 +207,25 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
   }
   // What the server acknowledged is sent; the settings ACK and window
   // updates of this call go with the next one or not at all.
+  const std::optional<absl::Status> status = h2::CallStatus(s.headers);
+  if (!status.has_value()) {
+    const absl::Status not_grpc = h2::NotGrpcError(s.headers);
+    return s.close_error == 0
+               ? not_grpc
+               : absl::UnavailableError(absl::StrCat(not_grpc.message(), ": stream reset with error ", s.close_error));
+  }
   UnaryReply reply;
-  auto grpc_status = s.headers.find("grpc-status");
-  int code = 0;
-  if (grpc_status == s.headers.end() || !absl::SimpleAtoi(grpc_status->second, &code) || code < 0 || code > 16) {
-    auto http = s.headers.find(":status");
-    return absl::UnavailableError(
-        absl::StrCat("the answer was not gRPC (HTTP status ", http == s.headers.end() ? "none" : http->second,
-                     s.close_error != 0 ? absl::StrCat(", stream reset with error ", s.close_error) : "", ")"));
-  }
-  auto message = s.headers.find("grpc-message");
-  reply.status = absl::Status(static_cast<absl::StatusCode>(code),
-                              message == s.headers.end() ? "" : PercentDecoded(message->second));
-  for (auto& [name, value] : s.headers) {
-    if (!absl::StartsWith(name, ":") && name != "grpc-status" && name != "grpc-message") reply.trailers[name] = value;
-  }
+  reply.status = *status;
+  reply.trailers = h2::CallMetadata(s.headers);
   if (!reply.status.ok()) return reply;
   // One length-prefixed message, uncompressed (no grpc-accept-encoding was offered).
-  if (s.data.size() < 5 || s.data[0] != '\0') {
-    return absl::UnavailableError("the answer's message is not one uncompressed gRPC message");
+  h2::MessageSplitter splitter(s.data.size());
+  splitter.Append(s.data);
+  absl::StatusOr<std::optional<std::string>> message = splitter.Next();
+  if (!message.ok() || !message->has_value() || splitter.pending() != 0) {
+    return absl::UnavailableError(absl::StrCat("the answer is not one whole gRPC message (", s.data.size(), " bytes)"));
   }
-  uint32_t size = 0;
-  for (int i = 1; i <= 4; ++i) size = (size << 8) | static_cast<uint8_t>(s.data[i]);
-  if (s.data.size() != 5 + static_cast<size_t>(size)) {
-    return absl::UnavailableError(
-        absl::StrCat("the answer's message is cut: ", s.data.size() - 5, " of ", size, " bytes"));
-  }
-  reply.response = s.data.substr(5);
+  reply.response = std::move(**message);
   return reply;
 }
 

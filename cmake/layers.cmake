@@ -18,7 +18,7 @@ set(GPUSCHED_PURE_TARGETS
 set(GPUSCHED_IO_TARGET_PATTERNS
   "^gRPC::" "^spdlog::" "^SQLite::" "^OpenSSL::" "^prometheus-cpp::" "^PkgConfig::" "^CLI11::"
   "^gpusched_proto$" "^gpusched_logging$" "^gpusched_config_file$" "^gpusched_metrics_endpoint$"
-  "^gpusched_service$" "^gpusched_tls$" "^gpusched_process$" "^gpusched_store$" "^gpusched_server$")
+  "^gpusched_service$" "^gpusched_tls$" "^gpusched_grpc_credentials$" "^gpusched_grpc_logging$" "^gpusched_h2$" "^gpusched_process$" "^gpusched_store$" "^gpusched_server$")
 
 # The targets `target` links, directly and through its interface.
 function(_gpusched_links target out)
