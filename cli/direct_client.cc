@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "cli/errors.h"
-#include "cli/grpc_client.h"
 #include "cli/h2_unary_call.h"
+#include "common/io/h2/grpc_bidi_stream.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/replica_addresses.h"
 
@@ -18,11 +18,8 @@ namespace {
 
 class DirectSchedulerClient final : public SchedulerClient {
  public:
-  DirectSchedulerClient(DaemonEndpoint endpoint, ClientFactory streams)
-      : endpoint_(std::move(endpoint)),
-        streams_factory_(std::move(streams)),
-        replicas_(endpoint_.address),
-        connections_(replicas_.size()) {}
+  explicit DirectSchedulerClient(DaemonEndpoint endpoint)
+      : endpoint_(std::move(endpoint)), replicas_(endpoint_.address), connections_(replicas_.size()) {}
 
   absl::StatusOr<v1::SubmitJobResponse> SubmitJob(const v1::SubmitJobRequest& request) override {
     return Unary<v1::SubmitJobResponse>("SubmitJob", request);
@@ -63,16 +60,63 @@ class DirectSchedulerClient final : public SchedulerClient {
     return Unary<v1::Job>("ReleaseJob", request);
   }
 
+  // On the replica that answered last.
   absl::Status WatchJobs(const v1::WatchJobsRequest& request, absl::Duration timeout,
                          const std::function<bool(const v1::JobEvent&)>& on_event) override {
-    return streams().WatchJobs(request, timeout, on_event);
+    h2::GrpcBidiStream stream(StreamOptions("WatchJobs", absl::Now() + timeout));
+    stream.Write(request.SerializeAsString());
+    stream.WritesDone();
+    std::string bytes;
+    bool stopped = false;
+    while (stream.Read(&bytes)) {
+      v1::JobEvent event;
+      if (!event.ParseFromString(bytes)) {
+        stream.Cancel();
+        return absl::InternalError("gpuschedd sent a job event that does not parse");
+      }
+      if (!on_event(event)) {
+        stopped = true;
+        stream.Cancel();
+        break;
+      }
+    }
+    const h2::GrpcBidiStream::End end = stream.Finish();
+    if (stopped || end.status.ok()) return absl::OkStatus();
+    // Our own deadline on a live connection is the normal end of a bounded watch.
+    if (end.status.code() == absl::StatusCode::kDeadlineExceeded && end.heard_from_peer) return absl::OkStatus();
+    return StreamError(end);
   }
-  absl::StatusOr<std::unique_ptr<AttachStream>> Attach() override { return streams().Attach(); }
+
+  absl::StatusOr<std::unique_ptr<AttachStream>> Attach() override {
+    class Stream final : public AttachStream {
+     public:
+      Stream(h2::GrpcBidiStream::Options options, const DirectSchedulerClient* client)
+          : stream_(std::move(options)), client_(client) {}
+      bool Write(const v1::AttachRequest& request) override { return stream_.Write(request.SerializeAsString()); }
+      bool Read(v1::AttachResponse* response) override {
+        std::string bytes;
+        if (!stream_.Read(&bytes)) return false;
+        if (response->ParseFromString(bytes)) return true;
+        stream_.Cancel();
+        return false;
+      }
+      void WritesDone() override { stream_.WritesDone(); }
+      absl::Status Finish() override { return client_->StreamError(stream_.Finish()); }
+      void Cancel() override { stream_.Cancel(); }
+
+     private:
+      h2::GrpcBidiStream stream_;  // no deadline: a session lasts as long as its user wants
+      const DirectSchedulerClient* client_;
+    };
+    return std::unique_ptr<AttachStream>(
+        std::make_unique<Stream>(StreamOptions("Attach", absl::InfiniteFuture()), this));
+  }
 
  private:
-  // Like the gRPC client's: with several replicas, a call that finds no
-  // one or a standby goes on to the replica the standby names, else the
-  // next; each address is tried once.
+  // With several addresses (the replicas of a daemon on PostgreSQL), a
+  // call that finds no one or a standby goes on to the replica the standby
+  // names, else the next; each address is tried once. A submit is safe to
+  // send again: its request id makes it one job.
   template <typename Response>
   absl::StatusOr<Response> Unary(const char* method, const google::protobuf::MessageLite& request) {
     const std::string path = absl::StrCat(kSchedulerServicePath, method);
@@ -107,16 +151,39 @@ class DirectSchedulerClient final : public SchedulerClient {
     const absl::Time deadline = absl::Now() + kRpcTimeout;
     std::unique_ptr<H2Connection>& connection = connections_[replicas_.current_index()];
     if (connection == nullptr) {
-      absl::StatusOr<std::unique_ptr<H2Connection>> dialed = H2Connection::Dial(replicas_.current(), deadline);
-      if (!dialed.ok()) return UnreachableError(replicas_.current());
+      tls::ConnectFailure failure = tls::ConnectFailure::kOther;
+      absl::StatusOr<std::unique_ptr<H2Connection>> dialed =
+          H2Connection::Dial(replicas_.current(), endpoint_.tls, deadline, &failure);
+      if (!dialed.ok()) return UnreachableError(replicas_.current(), tls::HintFor(failure));
       connection = *std::move(dialed);
     }
     absl::StatusOr<UnaryReply> reply = connection->Call(path, request, deadline);
     if (reply.ok()) return reply;
     const bool heard = connection->heard_from_peer();
+    const tls::ConnectFailure failure = connection->failure();
     connection.reset();  // broken, or a stream half-read: the next call dials again
     if (reply.status().code() == absl::StatusCode::kDeadlineExceeded) return NoAnswerInTime();
-    return UnreachableError(replicas_.current(), heard ? reply.status().message() : tls::PlaintextClosedHint());
+    return UnreachableError(replicas_.current(), heard ? std::string(reply.status().message()) : tls::HintFor(failure));
+  }
+
+  h2::GrpcBidiStream::Options StreamOptions(const char* method, absl::Time deadline) const {
+    return {.target = replicas_.current(),
+            .tls = endpoint_.tls,
+            .method = absl::StrCat(kSchedulerServicePath, method),
+            .user_agent = "gpusched-cli",
+            .connect_timeout = kRpcTimeout,
+            .deadline = deadline};
+  }
+
+  // A stream's end as the CLI reports it: nobody there (with what a failed
+  // handshake means), or the daemon's own answer.
+  absl::Status StreamError(const h2::GrpcBidiStream::End& end) const {
+    const absl::StatusCode code = end.status.code();
+    if (!end.heard_from_peer &&
+        (code == absl::StatusCode::kUnavailable || code == absl::StatusCode::kDeadlineExceeded)) {
+      return UnreachableError(replicas_.current(), tls::HintFor(end.failure));
+    }
+    return end.status;
   }
 
   absl::Status NoAnswerInTime() const {
@@ -124,37 +191,15 @@ class DirectSchedulerClient final : public SchedulerClient {
                                                     absl::FormatDuration(kRpcTimeout)));
   }
 
-  SchedulerClient& streams() {
-    if (streams_ == nullptr) {
-      DaemonEndpoint endpoint = endpoint_;
-      endpoint.address = replicas_.current();  // the replica that answered last
-      streams_ = streams_factory_(endpoint);
-    }
-    return *streams_;
-  }
-
   const DaemonEndpoint endpoint_;
-  const ClientFactory streams_factory_;
   ReplicaAddresses replicas_;
   std::vector<std::unique_ptr<H2Connection>> connections_;  // per address, made at first use
-  std::unique_ptr<SchedulerClient> streams_;
 };
-
-bool AllPlain(const DaemonEndpoint& endpoint) {
-  if (endpoint.tls.has_value()) return false;
-  const ReplicaAddresses replicas(endpoint.address);
-  return std::all_of(replicas.all().begin(), replicas.all().end(), IsPlainH2Target);
-}
 
 }  // namespace
 
-std::unique_ptr<SchedulerClient> MakeDirectSchedulerClient(const DaemonEndpoint& endpoint, ClientFactory streams) {
-  return std::make_unique<DirectSchedulerClient>(endpoint, std::move(streams));
-}
-
 std::unique_ptr<SchedulerClient> MakeSchedulerClient(const DaemonEndpoint& endpoint) {
-  if (!AllPlain(endpoint)) return MakeGrpcSchedulerClient(endpoint);
-  return MakeDirectSchedulerClient(endpoint, MakeGrpcSchedulerClient);
+  return std::make_unique<DirectSchedulerClient>(endpoint);
 }
 
 }  // namespace gpusched::cli

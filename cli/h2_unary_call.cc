@@ -2,7 +2,6 @@
 
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,10 +13,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "cli/address.h"
 #include "common/io/h2/grpc_framing.h"
 #include "common/io/h2/nghttp2_header.h"
 #include "common/io/h2/socket_dial.h"
+#include "common/io/h2/transport.h"
 
 namespace gpusched::cli {
 namespace {
@@ -31,17 +30,10 @@ std::string Errno(const char* what) { return absl::StrCat(what, ": ", std::strer
 
 }  // namespace
 
-bool IsPlainH2Target(absl::string_view target) {
-  if (absl::ConsumePrefix(&target, "unix:")) return !target.empty();
-  // HOST:PORT as the CLI accepts it, one address, no scheme.
-  return !absl::StrContains(target, "://") && !absl::StrContains(target, ',') &&
-         IsValidDaemonAddress(std::string(target));
-}
-
 // The nghttp2 session and what it has heard of the one call in flight.
 struct H2Connection::Session {
   nghttp2_session* session = nullptr;
-  int fd = -1;
+  std::unique_ptr<h2::Transport> transport;
   // Frames serialized and not yet taken by the socket. All that nghttp2 has
   // ready goes out in one send(): each write wakes a daemon thread to read it.
   std::string out;
@@ -59,7 +51,7 @@ struct H2Connection::Session {
   }
 
   // Serializes what nghttp2 has ready and writes as much of `out` as the
-  // socket takes now; the rest waits for POLLOUT.
+  // transport takes now; the rest waits for POLLOUT.
   absl::Status Flush() {
     while (true) {
       const uint8_t* frames = nullptr;
@@ -69,10 +61,9 @@ struct H2Connection::Session {
       out.append(reinterpret_cast<const char*>(frames), static_cast<size_t>(n));
     }
     while (!out.empty()) {
-      const ssize_t n = send(fd, out.data(), out.size(), MSG_NOSIGNAL);
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return absl::UnavailableError(Errno("send"));
+      const ssize_t n = transport->Write(out.data(), out.size());
+      if (n < 0) return absl::UnavailableError(transport->error());
+      if (n == 0) break;
       out.erase(0, static_cast<size_t>(n));
     }
     return absl::OkStatus();
@@ -112,23 +103,38 @@ struct H2Connection::Session {
   }
 };
 
-H2Connection::H2Connection(int fd, std::string authority)
-    : fd_(fd), authority_(std::move(authority)), session_(std::make_unique<Session>()) {
-  session_->fd = fd_;
+H2Connection::H2Connection(std::unique_ptr<h2::Transport> transport, std::string authority, bool tls)
+    : authority_(std::move(authority)), tls_(tls), session_(std::make_unique<Session>()) {
+  session_->transport = std::move(transport);
 }
 
-H2Connection::~H2Connection() {
-  session_.reset();
-  close(fd_);
+H2Connection::~H2Connection() = default;
+
+tls::ConnectFailure H2Connection::failure() const {
+  if (heard_from_peer_) return tls::ConnectFailure::kOther;
+  return tls_ ? session_->transport->failure() : tls::ConnectFailure::kPlaintextClosed;
 }
 
-absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_view target, absl::Time deadline) {
-  if (!IsPlainH2Target(target)) return absl::InvalidArgumentError(absl::StrCat("not a plain target: ", target));
+absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_view target,
+                                                                 const std::optional<tls::TlsMaterial>& tls,
+                                                                 absl::Time deadline, tls::ConnectFailure* failure) {
+  *failure = tls::ConnectFailure::kOther;
   absl::StatusOr<h2::SocketTarget> socket_target = h2::ParseSocketTarget(target);
   if (!socket_target.ok()) return socket_target.status();
   absl::StatusOr<int> fd = h2::DialSocket(*socket_target, deadline);
   if (!fd.ok()) return fd.status();
-  std::unique_ptr<H2Connection> connection(new H2Connection(*fd, socket_target->authority));
+  std::unique_ptr<h2::Transport> transport;
+  if (tls.has_value()) {
+    const std::string& host = socket_target->unix_socket ? socket_target->authority : socket_target->host;
+    absl::StatusOr<std::unique_ptr<h2::Transport>> secured =
+        h2::TlsClientHandshake(*fd, *tls, host, deadline, -1, failure);
+    if (!secured.ok()) return secured.status();
+    transport = *std::move(secured);
+  } else {
+    transport = h2::PlainTransport(*fd);
+  }
+  std::unique_ptr<H2Connection> connection(
+      new H2Connection(std::move(transport), socket_target->authority, tls.has_value()));
 
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) return absl::ResourceExhaustedError("nghttp2: out of memory");
@@ -146,6 +152,24 @@ absl::StatusOr<std::unique_ptr<H2Connection>> H2Connection::Dial(absl::string_vi
   return connection;
 }
 
+absl::Status H2Connection::Receive() {
+  Session& s = *session_;
+  char buffer[16384];
+  while (true) {
+    const ssize_t n = s.transport->Read(buffer, sizeof(buffer));
+    if (n == 0) return absl::OkStatus();
+    if (n < 0) {
+      return absl::UnavailableError(heard_from_peer_ ? s.transport->error()
+                                                     : "the daemon closed the connection before it answered");
+    }
+    const ssize_t taken = nghttp2_session_mem_recv(s.session, reinterpret_cast<const uint8_t*>(buffer), n);
+    if (taken < 0) {
+      return absl::UnavailableError(absl::StrCat("not an HTTP/2 answer: ", nghttp2_strerror(static_cast<int>(taken))));
+    }
+    heard_from_peer_ = true;
+  }
+}
+
 absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::string_view request,
                                               absl::Time deadline) {
   Session& s = *session_;
@@ -156,10 +180,9 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
   s.headers.clear();
   s.data.clear();
 
-  const std::string timeout =
-      absl::StrCat(std::max<int64_t>(1, absl::ToInt64Milliseconds(deadline - absl::Now())), "m");
+  const std::string timeout = h2::GrpcTimeout(deadline - absl::Now());
   const nghttp2_nv headers[] = {h2::Header(":method", "POST"),
-                                h2::Header(":scheme", "http"),
+                                h2::Header(":scheme", tls_ ? "https" : "http"),
                                 h2::Header(":path", method),
                                 h2::Header(":authority", authority_),
                                 h2::Header("content-type", "application/grpc"),
@@ -178,7 +201,6 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
   // settings timeout; a call after this one on the connection carries them.
   const absl::Time acknowledge_at = absl::Now() + kAcknowledgeAfter;
   bool request_out = false;
-  char buffer[16384];
   while (!s.closed) {
     if (!request_out || absl::Now() >= acknowledge_at) {
       if (absl::Status flushed = s.Flush(); !flushed.ok()) return flushed;
@@ -188,22 +210,14 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
       return absl::UnavailableError("the daemon closed the connection before it answered");
     }
     const bool holding_acks = request_out && absl::Now() < acknowledge_at;
-    pollfd p{fd_, static_cast<short>(POLLIN | (s.out.empty() ? 0 : POLLOUT)), 0};
+    pollfd p{s.transport->fd(), s.transport->PollEvents(!s.out.empty()), 0};
     const int ready = poll(&p, 1, h2::MillisLeft(holding_acks ? std::min(deadline, acknowledge_at) : deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return absl::UnavailableError(Errno("poll"));
     if (ready == 0 && absl::Now() < deadline) continue;
     if (ready == 0) return absl::DeadlineExceededError("no answer before the deadline");
     if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n < 0) return absl::UnavailableError(Errno("recv"));
-    if (n == 0) return absl::UnavailableError("the daemon closed the connection before it answered");
-    heard_from_peer_ = true;
-    const ssize_t taken = nghttp2_session_mem_recv(s.session, reinterpret_cast<const uint8_t*>(buffer), n);
-    if (taken < 0) {
-      return absl::UnavailableError(absl::StrCat("not an HTTP/2 answer: ", nghttp2_strerror(static_cast<int>(taken))));
-    }
+    if (absl::Status received = Receive(); !received.ok()) return received;
   }
   // What the server acknowledged is sent; the settings ACK and window
   // updates of this call go with the next one or not at all.

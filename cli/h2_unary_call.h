@@ -2,12 +2,16 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/io/h2/transport.h"
+#include "common/io/tls/connect_failure_hint.h"
+#include "common/io/tls/tls_files.h"
 
 namespace gpusched::cli {
 
@@ -21,21 +25,20 @@ struct UnaryReply {
   std::map<std::string, std::string> trailers;
 };
 
-// Whether H2Connection can reach `target` itself: "unix:PATH" (also
-// "unix:///PATH") or HOST:PORT, in plain text. Other gRPC targets (dns:///,
-// ipv6:...) are the gRPC library's.
-bool IsPlainH2Target(absl::string_view target);
-
-// Unary gRPC calls on one HTTP/2 connection in plain text, made with
-// nghttp2 on the calling thread. A command of the CLI makes one or a few
-// calls and exits: a gRPC channel costs it more than the call itself (a
+// Unary gRPC calls on one HTTP/2 connection, in plain text or TLS, made
+// with nghttp2 on the calling thread. A command of the CLI makes one or a
+// few calls and exits: a gRPC channel costs it more than the call itself (a
 // resolver, helper threads, their start and teardown). The wire is the same
-// gRPC the daemon serves to every client; streams stay the gRPC library's.
+// gRPC the daemon serves to every client.
 class H2Connection {
  public:
-  // Unavailable, saying why, when nothing accepts a connection at `target`
-  // by `deadline`.
-  static absl::StatusOr<std::unique_ptr<H2Connection>> Dial(absl::string_view target, absl::Time deadline);
+  // `target` as h2::ParseSocketTarget takes it; TLS when `tls` is given
+  // (h2::TlsClientHandshake). Unavailable, saying why, when nothing accepts
+  // a connection at `target` by `deadline` or the handshake fails (then
+  // `failure` says what that most likely means).
+  static absl::StatusOr<std::unique_ptr<H2Connection>> Dial(absl::string_view target,
+                                                            const std::optional<tls::TlsMaterial>& tls,
+                                                            absl::Time deadline, tls::ConnectFailure* failure);
   ~H2Connection();
   H2Connection(const H2Connection&) = delete;
   H2Connection& operator=(const H2Connection&) = delete;
@@ -46,15 +49,20 @@ class H2Connection {
   // connection broke or the answer was not gRPC, DeadlineExceeded when
   // `deadline` passed first.
   absl::StatusOr<UnaryReply> Call(absl::string_view method, absl::string_view request, absl::Time deadline);
-  // Whether the other end ever sent a byte: a daemon serving TLS closes a
+  // Whether the other end ever spoke HTTP/2: a daemon serving TLS closes a
   // plaintext connection without a word.
   bool heard_from_peer() const { return heard_from_peer_; }
+  // What a connection that broke before the daemon spoke most likely means.
+  tls::ConnectFailure failure() const;
 
  private:
   struct Session;
-  H2Connection(int fd, std::string authority);
-  const int fd_;
+  H2Connection(std::unique_ptr<h2::Transport> transport, std::string authority, bool tls);
+  // What the transport has, through nghttp2; an error when the connection
+  // is over or what came is not HTTP/2.
+  absl::Status Receive();
   const std::string authority_;
+  const bool tls_;
   std::unique_ptr<Session> session_;
   bool heard_from_peer_ = false;
 };

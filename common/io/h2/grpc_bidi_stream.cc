@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -283,7 +284,7 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
     end.status = target.status();
     return end;
   }
-  const absl::Time connect_deadline = absl::Now() + options_.connect_timeout;
+  const absl::Time connect_deadline = std::min(absl::Now() + options_.connect_timeout, options_.deadline);
   absl::StatusOr<int> fd = DialSocket(*target, connect_deadline, cancel_fd_);
   if (!fd.ok()) {
     end.status = fd.status();
@@ -323,16 +324,18 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
                                              {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, kWindow}};
   nghttp2_submit_settings(c.session, NGHTTP2_FLAG_NONE, settings, std::size(settings));
   nghttp2_session_set_local_window_size(c.session, NGHTTP2_FLAG_NONE, 0, kWindow);
-  const nghttp2_nv headers[] = {Header(":method", "POST"),
-                                Header(":scheme", c.plaintext ? "http" : "https"),
-                                Header(":path", options_.method),
-                                Header(":authority", target->authority),
-                                Header("content-type", "application/grpc"),
-                                Header("te", "trailers"),
-                                Header("user-agent", options_.user_agent)};
+  std::vector<nghttp2_nv> headers = {Header(":method", "POST"),
+                                     Header(":scheme", c.plaintext ? "http" : "https"),
+                                     Header(":path", options_.method),
+                                     Header(":authority", target->authority),
+                                     Header("content-type", "application/grpc"),
+                                     Header("te", "trailers"),
+                                     Header("user-agent", options_.user_agent)};
+  const std::string timeout = GrpcTimeout(options_.deadline - absl::Now());
+  if (options_.deadline != absl::InfiniteFuture()) headers.push_back(Header("grpc-timeout", timeout));
   nghttp2_data_provider body{};
   body.read_callback = &Connection::ReadBody;
-  c.stream_id = nghttp2_submit_request(c.session, nullptr, headers, std::size(headers), &body, nullptr);
+  c.stream_id = nghttp2_submit_request(c.session, nullptr, headers.data(), headers.size(), &body, nullptr);
   if (c.stream_id < 0) {
     end.status = absl::InternalError(absl::StrCat("nghttp2: ", nghttp2_strerror(c.stream_id)));
     return end;
@@ -348,6 +351,7 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
       (void)c.Flush();  // best effort: the daemon learns at once rather than at the socket's close
       end.status = absl::CancelledError("cancelled");
       end.metadata = CallMetadata(c.headers);
+      end.heard_from_peer = c.heard;
       return end;
     }
     if (writes_done && !c.body_end) c.body_end = true;
@@ -363,6 +367,7 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
       nghttp2_submit_rst_stream(c.session, NGHTTP2_FLAG_NONE, c.stream_id, NGHTTP2_INTERNAL_ERROR);
       (void)c.Flush();
       end.status = c.broken;
+      end.heard_from_peer = c.heard;
       return end;
     }
     if (c.closed) break;
@@ -371,11 +376,19 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
       break;
     }
     pollfd p[2] = {{c.transport->fd(), c.transport->PollEvents(!c.out.empty()), 0}, {wake_fd_, POLLIN, 0}};
-    const int ready = poll(p, 2, -1);
+    const int ready = poll(p, 2, MillisLeft(options_.deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) {
       broke = absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
       break;
+    }
+    if (ready == 0 && absl::Now() >= options_.deadline) {
+      nghttp2_submit_rst_stream(c.session, NGHTTP2_FLAG_NONE, c.stream_id, NGHTTP2_CANCEL);
+      (void)c.Flush();
+      end.status = absl::DeadlineExceededError("the call's deadline passed");
+      end.metadata = CallMetadata(c.headers);
+      end.heard_from_peer = c.heard;
+      return end;
     }
     if ((p[1].revents & POLLIN) != 0) {
       uint64_t count = 0;
@@ -385,6 +398,7 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
   }
 
   end.metadata = CallMetadata(c.headers);
+  end.heard_from_peer = c.heard;
   if (c.closed) {
     const std::optional<absl::Status> status = CallStatus(c.headers);
     end.status = status.has_value()

@@ -35,6 +35,9 @@ class GrpcBidiStream {
     std::string method;                   // "/package.Service/Method"
     std::string user_agent;
     absl::Duration connect_timeout = absl::Seconds(20);  // dial and handshake
+    // The call ends by then (DeadlineExceeded), and the server is told it
+    // (grpc-timeout).
+    absl::Time deadline = absl::InfiniteFuture();
     size_t max_message_bytes = 64 << 20;
   };
   // How the call ended.
@@ -48,6 +51,10 @@ class GrpcBidiStream {
     std::map<std::string, std::string> metadata;
     // What a failed connection most likely means (a TLS problem).
     tls::ConnectFailure failure = tls::ConnectFailure::kOther;
+    // Whether the other end ever spoke HTTP/2: an Unavailable or a
+    // DeadlineExceeded without it means nobody (or nothing that speaks
+    // gRPC) answered.
+    bool heard_from_peer = false;
   };
 
   // Starts connecting at once.

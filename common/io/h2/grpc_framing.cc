@@ -1,5 +1,6 @@
 #include "common/io/h2/grpc_framing.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/match.h"
@@ -40,6 +41,15 @@ absl::StatusOr<std::optional<std::string>> MessageSplitter::Next() {
     taken_ = 0;
   }
   return message;
+}
+
+std::string GrpcTimeout(absl::Duration left) {
+  constexpr int64_t kMaxValue = 99'999'999;
+  const int64_t ms = std::max<int64_t>(1, absl::ToInt64Milliseconds(left));
+  if (ms <= kMaxValue) return absl::StrCat(ms, "m");
+  const int64_t seconds = absl::ToInt64Seconds(left);
+  if (seconds <= kMaxValue) return absl::StrCat(seconds, "S");
+  return absl::StrCat(std::min(kMaxValue, absl::ToInt64Hours(left)), "H");
 }
 
 std::string PercentDecoded(absl::string_view text) {

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace gpusched::h2 {
 
@@ -37,6 +38,10 @@ class MessageSplitter {
   std::string buffer_;
   size_t taken_ = 0;
 };
+
+// A grpc-timeout header's value for `left`: at most 8 digits and a unit,
+// at least 1 ms.
+std::string GrpcTimeout(absl::Duration left);
 
 // grpc-message is percent-encoded.
 std::string PercentDecoded(absl::string_view text);

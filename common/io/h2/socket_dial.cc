@@ -94,6 +94,11 @@ absl::StatusOr<int> DialTcp(const SocketTarget& target, absl::Time deadline, int
 absl::StatusOr<SocketTarget> ParseSocketTarget(absl::string_view target) {
   SocketTarget parsed;
   absl::string_view rest = target;
+  // gRPC's names for the same: dns:///HOST:PORT (no DNS authority),
+  // ipv4:ADDRESS:PORT, ipv6:[ADDRESS]:PORT.
+  if (!absl::ConsumePrefix(&rest, "dns:///") && !absl::ConsumePrefix(&rest, "ipv4:")) {
+    absl::ConsumePrefix(&rest, "ipv6:");
+  }
   if (absl::ConsumePrefix(&rest, "unix:")) {
     if (absl::StartsWith(rest, "//")) rest.remove_prefix(2);  // unix:///run/x.sock
     if (rest.empty()) return absl::InvalidArgumentError(absl::StrCat("no socket path in \"", target, "\""));

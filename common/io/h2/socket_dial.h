@@ -9,8 +9,9 @@
 namespace gpusched::h2 {
 
 // Where a daemon address leads: a Unix socket ("unix:PATH", also
-// "unix:///PATH") or HOST:PORT ("[::1]:6870" for IPv6), one address, no
-// scheme.
+// "unix:///PATH") or HOST:PORT ("[::1]:6870" for IPv6), one address; also
+// as gRPC names them ("dns:///HOST:PORT", "ipv4:A.B.C.D:PORT",
+// "ipv6:[ADDRESS]:PORT").
 struct SocketTarget {
   bool unix_socket = false;
   std::string path;  // unix_socket

@@ -64,3 +64,10 @@ TEST_CASE("the call's status comes from grpc-status and the decoded grpc-message
   auto metadata = CallMetadata(Headers{{":status", "200"}, {"grpc-status", "0"}, {"gpusched-leader", "b:1"}});
   CHECK(metadata == Headers{{"gpusched-leader", "b:1"}});
 }
+
+TEST_CASE("grpc-timeout keeps to 8 digits, in the finest unit that fits") {
+  CHECK(GrpcTimeout(absl::Milliseconds(1500)) == "1500m");
+  CHECK(GrpcTimeout(absl::ZeroDuration()) == "1m");
+  CHECK(GrpcTimeout(absl::Hours(48)) == "172800S");
+  CHECK(GrpcTimeout(absl::Hours(24 * 365 * 5000)) == "43800000H");
+}

@@ -22,6 +22,14 @@ TEST_CASE("socket targets: HOST:PORT, [IPv6]:PORT and unix:PATH, and what is nei
   REQUIRE(v6.ok());
   CHECK(v6->host == "::1");
 
+  for (const char* grpc_name : {"dns:///sched1.example:6870", "ipv4:sched1.example:6870"}) {
+    auto named = ParseSocketTarget(grpc_name);
+    REQUIRE(named.ok());
+    CHECK(named->host == "sched1.example");
+    CHECK(named->authority == "sched1.example:6870");
+  }
+  CHECK(ParseSocketTarget("ipv6:[::1]:6870")->host == "::1");
+
   for (const char* unix_target : {"unix:/run/gpusched.sock", "unix:///run/gpusched.sock"}) {
     auto local = ParseSocketTarget(unix_target);
     REQUIRE(local.ok());
@@ -30,7 +38,7 @@ TEST_CASE("socket targets: HOST:PORT, [IPv6]:PORT and unix:PATH, and what is nei
     CHECK(local->authority == "localhost");
   }
 
-  for (const char* bad : {"sched1", ":6870", "sched1:", "dns:///sched1:6870", "unix:"}) {
+  for (const char* bad : {"sched1", ":6870", "sched1:", "dns://8.8.8.8/sched1:6870", "xds:///sched1:6870", "unix:"}) {
     INFO(bad);
     auto parsed = ParseSocketTarget(bad);
     REQUIRE_FALSE(parsed.ok());

@@ -1,8 +1,9 @@
-// Both clients, the gRPC library's and the direct one (unary calls over
-// HTTP/2 with nghttp2), against a real in-process gRPC server playing
-// gpuschedd: requests arrive intact, the daemon's errors keep their message,
-// and a missing daemon is told apart from one that said no.
-#include "cli/grpc_client.h"
+// The CLI's client (gRPC on the wire, without the gRPC library: unary
+// calls over HTTP/2 with nghttp2, streams with common/io/h2) against a real
+// in-process gRPC server playing gpuschedd: requests arrive intact, the
+// daemon's errors keep their message, and a missing daemon is told apart
+// from one that said no.
+#include "cli/direct_client.h"
 
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
@@ -15,12 +16,14 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/direct_client.h"
 #include "cli/errors.h"
 #include "cli/h2_unary_call.h"
+#include "common/io/tls/grpc_credentials.h"
 #include "common/replica_addresses.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 #include "test_context.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_pki.h"
 
 using namespace gpusched;
 using namespace gpusched::cli;
@@ -101,13 +104,14 @@ struct Server {
   std::unique_ptr<grpc::Server> server;
   std::string address;
   // On a loopback port, or on the Unix socket `unix_address` names.
-  explicit Server(const std::string& unix_address = "") {
+  explicit Server(const std::string& unix_address = "",
+                  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials()) {
     int port = 0;
     grpc::ServerBuilder builder;
     if (unix_address.empty()) {
-      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+      builder.AddListeningPort("127.0.0.1:0", credentials, &port);
     } else {
-      builder.AddListeningPort(unix_address, grpc::InsecureServerCredentials());
+      builder.AddListeningPort(unix_address, credentials);
     }
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
@@ -142,11 +146,6 @@ std::string DeadAddress() {
   return address;
 }
 
-// Each case runs with both clients.
-ClientFactory Client(const std::string& which) {
-  return which == "grpc" ? ClientFactory(MakeGrpcSchedulerClient) : ClientFactory(MakeSchedulerClient);
-}
-
 Invocation RunAgainst(const std::vector<std::string>& args, const ClientFactory& client) {
   FakeHost host;
   LocalContext ctx = host.Context();
@@ -162,28 +161,25 @@ Invocation RunAgainst(const std::vector<std::string>& args, const ClientFactory&
 }  // namespace
 
 TEST_CASE("a daemon that is not there is unreachable: exit 3 with the address") {
-  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
-  INFO(which);
   const std::string address = DeadAddress();
-  auto client = Client(which)({address, std::nullopt});
+  auto client = MakeSchedulerClient({address, std::nullopt});
   const absl::Time start = absl::Now();
   auto job = client->GetJob(1);
   CHECK(absl::Now() - start < absl::Seconds(5));  // refused at once, not after the deadline
   REQUIRE_FALSE(job.ok());
   CHECK(IsUnreachableError(job.status()));
 
-  Invocation run = RunAgainst({"--addr", address, "status"}, Client(which));
+  Invocation run = RunAgainst({"--addr", address, "status"}, ClientFactory(MakeSchedulerClient));
   CHECK(run.exit_code == 3);
   CHECK(run.err ==
         "gpusched: cannot reach gpuschedd at " + address + " (is it running? set --addr or GPUSCHED_ADDR)\n");
 }
 
 TEST_CASE("requests reach the daemon intact and its refusals keep their message") {
-  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
-  INFO(which);
   Server server;
-  Invocation run = RunAgainst(
-      {"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--", "python", "train.py"}, Client(which));
+  Invocation run =
+      RunAgainst({"submit", "--addr", server.address, "--gpus", "2", "--env", "A=1", "--", "python", "train.py"},
+                 ClientFactory(MakeSchedulerClient));
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "Submitted job 101\n");
@@ -195,22 +191,20 @@ TEST_CASE("requests reach the daemon intact and its refusals keep their message"
   CHECK(request.spec().user().empty());  // the daemon's to decide, from who proved to call
   CHECK_FALSE(request.client_request_id().empty());
 
-  run = RunAgainst({"status", "--addr", server.address, "42"}, Client(which));
+  run = RunAgainst({"status", "--addr", server.address, "42"}, ClientFactory(MakeSchedulerClient));
   CHECK(run.exit_code == 1);
   CHECK(run.err == "gpusched: job 42 not found\n");
 
   // UNAVAILABLE from a daemon that answered is its own message, not "cannot reach".
   server.service.get_status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "gpuschedd is shutting down");
-  run = RunAgainst({"status", "--addr", server.address, "42"}, Client(which));
+  run = RunAgainst({"status", "--addr", server.address, "42"}, ClientFactory(MakeSchedulerClient));
   CHECK(run.exit_code == 1);
   CHECK(run.err == "gpusched: gpuschedd is shutting down\n");
 }
 
 TEST_CASE("the job list pages through ListJobs") {
-  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
-  INFO(which);
   Server server;
-  auto client = Client(which)({server.address, std::nullopt});
+  auto client = MakeSchedulerClient({server.address, std::nullopt});
   auto all = ListAllJobs(*client, v1::ListJobsRequest());
   REQUIRE(all.ok());
   REQUIRE(all->jobs_size() == 2);
@@ -220,10 +214,8 @@ TEST_CASE("the job list pages through ListJobs") {
 }
 
 TEST_CASE("a watch ends when the caller has seen enough, or at its deadline") {
-  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
-  INFO(which);
   Server server;
-  auto client = Client(which)({server.address, std::nullopt});
+  auto client = MakeSchedulerClient({server.address, std::nullopt});
   v1::WatchJobsRequest request;
   request.add_job_ids(5);
   std::vector<v1::JobState> seen;
@@ -245,17 +237,16 @@ TEST_CASE("a watch ends when the caller has seen enough, or at its deadline") {
   CHECK(absl::Now() - start < absl::Seconds(5));
 }
 
-TEST_CASE("submit --wait ends with the job (a watch: over gRPC with either client)") {
-  const std::string which = GENERATE(as<std::string>{}, "grpc", "direct");
-  INFO(which);
+TEST_CASE("submit --wait ends with the job (a watch)") {
   Server server;
-  Invocation run = RunAgainst({"--addr", server.address, "submit", "--wait", "--", "true"}, Client(which));
+  Invocation run =
+      RunAgainst({"--addr", server.address, "submit", "--wait", "--", "true"}, ClientFactory(MakeSchedulerClient));
   INFO(run.err);
   CHECK(run.exit_code == 0);
   CHECK(run.out == "Submitted job 101\nJob 101 COMPLETED\n");
 }
 
-TEST_CASE("the direct client calls over a Unix socket, and its service path is the generated one") {
+TEST_CASE("the client calls over a Unix socket, and its service path is the generated one") {
   CHECK(std::string(kSchedulerServicePath) == "/" + std::string(v1::Scheduler::service_full_name()) + "/");
   char dir[] = "/tmp/gpusched-h2-XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
@@ -274,7 +265,7 @@ TEST_CASE("the direct client calls over a Unix socket, and its service path is t
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the direct client: a reply of megabytes arrives whole, and messages keep every character") {
+TEST_CASE("the client: a reply of megabytes arrives whole, and messages keep every character") {
   Server server;
   server.service.list_size = 40'000;  // about 5 MB: past every default HTTP/2 window
   auto client = MakeSchedulerClient({server.address, std::nullopt});
@@ -290,7 +281,7 @@ TEST_CASE("the direct client: a reply of megabytes arrives whole, and messages k
   CHECK(job.status().message() == odd);
 }
 
-TEST_CASE("the direct client goes from a standby to the replica it names") {
+TEST_CASE("the client goes from a standby to the replica it names") {
   Server active;
   Server standby;
   standby.service.standby_for = active.address;
@@ -303,7 +294,8 @@ TEST_CASE("the direct client goes from a standby to the replica it names") {
 
 TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fails with why, and never hangs") {
   Server server;
-  auto connection = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  tls::ConnectFailure failure;
+  auto connection = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
   REQUIRE(connection.ok());
   v1::GetJobRequest slow;
   slow.set_job_id(555);
@@ -317,7 +309,7 @@ TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fa
   CHECK(absl::Now() - start < absl::Seconds(2));
 
   // A method the server does not have: its own status, over a connection that still works.
-  auto fresh = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  auto fresh = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
   REQUIRE(fresh.ok());
   auto unknown = (*fresh)->Call("/gpusched.v1.Scheduler/NoSuchMethod", "", absl::Now() + absl::Seconds(5));
   REQUIRE(unknown.ok());
@@ -334,7 +326,7 @@ TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fa
     send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
     close(fd);
   });
-  auto garbage = H2Connection::Dial(http1_address, absl::Now() + absl::Seconds(5));
+  auto garbage = H2Connection::Dial(http1_address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
   REQUIRE(garbage.ok());
   auto answer = (*garbage)->Call("/gpusched.v1.Scheduler/GetJob", "", absl::Now() + absl::Seconds(5));
   http1.join();
@@ -346,7 +338,8 @@ TEST_CASE("a direct call longer than a second is answered, and its connection se
   // The client holds back its acknowledgements of the daemon's SETTINGS and
   // PING for a second of a call: a long call must still send them and end well.
   Server server;
-  auto connection = H2Connection::Dial(server.address, absl::Now() + absl::Seconds(5));
+  tls::ConnectFailure failure;
+  auto connection = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
   REQUIRE(connection.ok());
   v1::GetJobRequest slow;
   slow.set_job_id(555);
@@ -365,13 +358,43 @@ TEST_CASE("a direct call longer than a second is answered, and its connection se
   CHECK(job.id() == 101);
 }
 
-TEST_CASE("the direct client serves unix: sockets and HOST:PORT; TLS and other gRPC targets stay gRPC's") {
-  CHECK(IsPlainH2Target("unix:/run/gpusched/gpuschedd.sock"));
-  CHECK(IsPlainH2Target("unix:///run/gpusched/gpuschedd.sock"));
-  CHECK(IsPlainH2Target("sched1:6870"));
-  CHECK(IsPlainH2Target("[::1]:6870"));
-  CHECK_FALSE(IsPlainH2Target("dns:///sched1:6870"));
-  CHECK_FALSE(IsPlainH2Target("unix:"));
-  CHECK_FALSE(IsPlainH2Target("sched1"));
-  CHECK_FALSE(IsPlainH2Target("sched1:0"));
+TEST_CASE(
+    "over TLS: unary calls and a watch; a daemon not trusted, or spoken to in plaintext, is unreachable, "
+    "saying why") {
+  gpusched::testing::TempDir pki;
+  gpusched::testing::TempDir other_pki;
+  const gpusched::testing::TestCa ca(pki.path().string(), "cluster-ca");
+  const gpusched::testing::TestCa other(other_pki.path().string(), "other-ca");
+  const gpusched::testing::CertAndKey daemon = ca.IssueServer("gpuschedd");
+  auto server_tls = tls::LoadTls({.cert = daemon.cert, .key = daemon.key, .ca = ""}, tls::kServerTlsKeys);
+  REQUIRE(server_tls.ok());
+  Server server("", tls::ServerCredentials(*server_tls));
+  auto trusting = tls::LoadTls({.cert = "", .key = "", .ca = ca.cert()}, tls::kClientTlsKeys);
+  REQUIRE(trusting.ok());
+
+  auto client = MakeSchedulerClient({server.address, *trusting});
+  auto job = client->GetJob(101);
+  REQUIRE(job.ok());
+  CHECK(job->id() == 101);
+  v1::WatchJobsRequest request;
+  request.add_job_ids(5);
+  std::vector<v1::JobState> seen;
+  CHECK(client
+            ->WatchJobs(request, absl::Seconds(10),
+                        [&](const v1::JobEvent& event) {
+                          seen.push_back(event.state());
+                          return event.state() != v1::JOB_STATE_COMPLETED;
+                        })
+            .ok());
+  CHECK(seen == std::vector<v1::JobState>{v1::JOB_STATE_RUNNING, v1::JOB_STATE_COMPLETED});
+
+  auto distrusting = tls::LoadTls({.cert = "", .key = "", .ca = other.cert()}, tls::kClientTlsKeys);
+  REQUIRE(distrusting.ok());
+  auto untrusted = MakeSchedulerClient({server.address, *distrusting})->GetJob(101);
+  CHECK(IsUnreachableError(untrusted.status()));
+  CHECK_THAT(std::string(untrusted.status().message()), Catch::Contains("not signed by the CA in tls_ca"));
+
+  auto plaintext = MakeSchedulerClient({server.address, std::nullopt})->GetJob(101);
+  CHECK(IsUnreachableError(plaintext.status()));
+  CHECK_THAT(std::string(plaintext.status().message()), Catch::Contains("if it serves TLS, set tls_ca"));
 }
