@@ -24,15 +24,19 @@ absl::StatusOr<std::string> ReadConfigText(const std::string& path) {
     return error == ENOENT ? absl::NotFoundError(why) : absl::InvalidArgumentError(why);
   }
   // Bounded: a path to /dev/zero or a log file by mistake must fail, not
-  // eat the machine's memory.
-  std::string text(kMaxConfigFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxConfigFileBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is larger than ", kMaxConfigFileBytes >> 20, " MiB: not a settings file"));
+  // eat the machine's memory. Read as it comes: a buffer of the largest
+  // size, zeroed, cost every call 16 MiB of page faults (10 ms of CPU for
+  // a CLI command reading its CA file).
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigFileBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " is larger than ", kMaxConfigFileBytes >> 20, " MiB: not a settings file"));
+    }
   }
+  if (in.bad()) return absl::InvalidArgumentError(absl::StrCat("cannot read ", path, ": ", std::strerror(errno)));
   return text;
 }
 
