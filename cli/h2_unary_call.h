@@ -9,7 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "common/io/h2/transport.h"
+#include "common/io/h2/client_connection.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/tls_files.h"
 
@@ -51,20 +51,13 @@ class H2Connection {
   absl::StatusOr<UnaryReply> Call(absl::string_view method, absl::string_view request, absl::Time deadline);
   // Whether the other end ever spoke HTTP/2: a daemon serving TLS closes a
   // plaintext connection without a word.
-  bool heard_from_peer() const { return heard_from_peer_; }
+  bool heard_from_peer() const;
   // What a connection that broke before the daemon spoke most likely means.
   tls::ConnectFailure failure() const;
 
  private:
-  struct Session;
-  H2Connection(std::unique_ptr<h2::Transport> transport, std::string authority, bool tls);
-  // What the transport has, through nghttp2; an error when the connection
-  // is over or what came is not HTTP/2.
-  absl::Status Receive();
-  const std::string authority_;
-  const bool tls_;
-  std::unique_ptr<Session> session_;
-  bool heard_from_peer_ = false;
+  explicit H2Connection(std::unique_ptr<h2::ClientConnection> connection);
+  const std::unique_ptr<h2::ClientConnection> connection_;
 };
 
 }  // namespace gpusched::cli

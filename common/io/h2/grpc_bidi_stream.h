@@ -77,7 +77,6 @@ class GrpcBidiStream {
   End Finish();
 
  private:
-  struct Connection;
   void Run();
   End Serve();
   // The thread's look at what the callers asked: appends what Write queued

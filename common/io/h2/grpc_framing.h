@@ -30,6 +30,11 @@ class MessageSplitter {
   // error for a compressed message (none was offered) or one larger than
   // the limit.
   absl::StatusOr<std::optional<std::string>> Next();
+  // Forgets what was appended (a new call).
+  void Clear() {
+    buffer_.clear();
+    taken_ = 0;
+  }
   // Bytes of a message begun and not finished.
   size_t pending() const { return buffer_.size() - taken_; }
 

@@ -3,9 +3,11 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +18,59 @@ namespace gpusched::h2 {
 namespace {
 
 constexpr unsigned char kAlpnH2[] = {2, 'h', '2'};
+
+// OpenSSL's socket BIO writes with write(2): a peer that closed the
+// connection would end the process with SIGPIPE instead of the call. This
+// one sends with MSG_NOSIGNAL; the fd stays the transport's to close.
+int SocketOf(BIO* bio) { return static_cast<int>(reinterpret_cast<intptr_t>(BIO_get_data(bio))); }
+
+int NoSignalWrite(BIO* bio, const char* data, size_t size, size_t* written) {
+  BIO_clear_retry_flags(bio);
+  while (true) {
+    const ssize_t n = send(SocketOf(bio), data, size, MSG_NOSIGNAL);
+    if (n >= 0) {
+      *written = static_cast<size_t>(n);
+      return 1;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_write(bio);
+    return 0;
+  }
+}
+
+int NoSignalRead(BIO* bio, char* buffer, size_t size, size_t* read) {
+  BIO_clear_retry_flags(bio);
+  while (true) {
+    const ssize_t n = recv(SocketOf(bio), buffer, size, 0);
+    if (n > 0) {
+      *read = static_cast<size_t>(n);
+      return 1;
+    }
+    if (n == 0) return 0;  // the end: no retry flag
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) BIO_set_retry_read(bio);
+    return 0;
+  }
+}
+
+long SocketControl(BIO*, int command, long, void*) { return command == BIO_CTRL_FLUSH ? 1 : 0; }
+
+int SocketCreate(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* NoSignalSocketMethod() {
+  static const BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "gpusched socket");
+    BIO_meth_set_write_ex(m, NoSignalWrite);
+    BIO_meth_set_read_ex(m, NoSignalRead);
+    BIO_meth_set_ctrl(m, SocketControl);
+    BIO_meth_set_create(m, SocketCreate);
+    return m;
+  }();
+  return method;
+}
 
 // OpenSSL's reasons queued on this thread, oldest first, and the queue
 // cleared; `refused` set when one is an alert the other end sent, or its
@@ -186,7 +241,10 @@ absl::StatusOr<std::unique_ptr<Transport>> TlsClientHandshake(int fd, const tls:
     return absl::InternalError(absl::StrCat("TLS: ", TakeOpenSslErrors()));
   }
   auto transport = std::make_unique<Tls>(fd, std::move(*ctx), ssl);
-  SSL_set_fd(ssl, fd);
+  BIO* bio = BIO_new(NoSignalSocketMethod());
+  if (bio == nullptr) return absl::InternalError(absl::StrCat("TLS: ", TakeOpenSslErrors()));
+  BIO_set_data(bio, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  SSL_set_bio(ssl, bio, bio);
   SSL_set_alpn_protos(ssl, kAlpnH2, sizeof(kAlpnH2));
   if (IsIpAddress(host)) {
     X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
