@@ -52,8 +52,8 @@ if [[ ${GPUSCHED_SANITIZE_TESTS:-1} != 0 ]]; then
   # integration case (gpuschedd, gpusched-agent and gpusched built with
   # ASan). About 200 s of tests; its build is the costly part (gRPC-heavy
   # files), so it runs when the budget leaves room, else says it skipped.
-  threaded=(server_unit_tests agent_unit_tests cli_unit_tests metrics_unit_tests nccl_unit_tests gpu_unit_tests
-            integration_tests)
+  threaded=(server_unit_tests agent_unit_tests cli_unit_tests h2_unit_tests metrics_unit_tests nccl_unit_tests
+            gpu_unit_tests integration_tests)
   built=0
   build_within_budget 600 cmake --build build-sanitize --target "${threaded[@]}" || built=$?
   ((built == 0 || built == 124)) || exit "$built"  # a real build error fails the run
@@ -68,14 +68,14 @@ if [[ ${GPUSCHED_SANITIZE_TESTS:-1} != 0 ]]; then
 fi
 
 # ThreadSanitizer over the threaded code's unit tests: the daemon's scheduler
-# loop, committer and read pool; the agent's session, runner, shims and MPS
-# supervisor (132 tests, about 15 s). Its build (about 20 minutes cold here)
+# loop, committer and read pool; the agent's session (and the HTTP/2 stream
+# under it), runner, shims and MPS supervisor (about 15 s). Its build (about 20 minutes cold here)
 # runs within the same budget as the ASan step above, and says SKIPPED when
 # it cannot finish; GPUSCHED_TSAN_TESTS=0 leaves it out. Debian's gRPC,
 # protobuf and Abseil are not built for TSan: races inside them are
 # suppressed (tests/tsan/suppressions.txt).
 if [[ ${GPUSCHED_TSAN_TESTS:-1} != 0 ]]; then
-  tsan_targets=(server_unit_tests agent_unit_tests)
+  tsan_targets=(server_unit_tests agent_unit_tests h2_unit_tests)
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCHED_WERROR=ON \
     -DGPUSCHED_SANITIZE=thread
   built=0
