@@ -59,9 +59,8 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
     const int ready = poll(&p, 1, h2::MillisLeft(holding_acks ? std::min(deadline, acknowledge_at) : deadline));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
-    if (ready == 0 && absl::Now() < deadline) continue;
-    if (ready == 0) return absl::DeadlineExceededError("no answer before the deadline");
-    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+    if (absl::Now() >= deadline) return absl::DeadlineExceededError("no answer before the deadline");
+    if (!c.ShouldReceive(p.revents)) continue;
     if (absl::Status received = c.Receive(); !received.ok() && !c.call_closed()) return received;
   }
   // What the server acknowledged is sent; the settings ACK and window

@@ -1,6 +1,7 @@
 #include "common/io/h2/client_connection.h"
 
 #include <nghttp2/nghttp2.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,8 +17,16 @@ namespace gpusched::h2 {
 
 // nghttp2's callbacks, with the connection as their user data.
 struct ClientConnection::Callbacks {
-  static int OnFrame(nghttp2_session*, const nghttp2_frame*, void* user) {
-    static_cast<ClientConnection*>(user)->heard_ = true;
+  static int OnFrame(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+    ClientConnection& c = *static_cast<ClientConnection*>(user);
+    c.heard_ = true;
+    // The answer's end (trailers, or a last DATA) ends the call, though
+    // the stream stays half-open until our own end or a reset: a server
+    // need not reset a stream whose client is still sending.
+    if (frame->hd.stream_id == c.stream_id_ && (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0 &&
+        (frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA)) {
+      c.closed_ = true;
+    }
     return 0;
   }
 
@@ -32,7 +41,9 @@ struct ClientConnection::Callbacks {
 
   static int OnData(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t length, void* user) {
     ClientConnection& c = *static_cast<ClientConnection*>(user);
-    if (stream_id == c.stream_id_) c.messages_.Append(absl::string_view(reinterpret_cast<const char*>(data), length));
+    if (stream_id != c.stream_id_) return 0;
+    c.messages_.Append(absl::string_view(reinterpret_cast<const char*>(data), length));
+    c.received_ += length;
     return 0;
   }
 
@@ -58,6 +69,11 @@ struct ClientConnection::Callbacks {
       c.body_.clear();
       c.body_taken_ = 0;
       if (c.body_end_) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (c.body_taken_ > (64 << 10) && c.body_taken_ * 2 > c.body_.size()) {
+      // A body that never quite empties (a stream under back-pressure)
+      // must not keep what was sent.
+      c.body_.erase(0, c.body_taken_);
+      c.body_taken_ = 0;
     }
     return static_cast<ssize_t>(n);
   }
@@ -99,7 +115,14 @@ absl::StatusOr<std::unique_ptr<ClientConnection>> ClientConnection::Dial(Options
   nghttp2_session_callbacks_set_on_header_callback(callbacks, &Callbacks::OnHeader);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, &Callbacks::OnData);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, &Callbacks::OnClose);
-  const int made = nghttp2_session_client_new(&connection->session_, callbacks, connection.get());
+  nghttp2_option* option = nullptr;
+  if (nghttp2_option_new(&option) != 0) {
+    nghttp2_session_callbacks_del(callbacks);
+    return absl::ResourceExhaustedError("nghttp2: out of memory");
+  }
+  if (connection->options_.window_follows_reader) nghttp2_option_set_no_auto_window_update(option, 1);
+  const int made = nghttp2_session_client_new2(&connection->session_, callbacks, connection.get(), option);
+  nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   if (made != 0) return absl::ResourceExhaustedError(absl::StrCat("nghttp2: ", nghttp2_strerror(made)));
   const int32_t window = connection->options_.window;
@@ -117,6 +140,7 @@ absl::Status ClientConnection::StartCall(absl::string_view method, absl::Time de
   deferred_ = false;
   closed_ = false;
   close_error_ = 0;
+  received_ = 0;
   headers_.clear();
   messages_.Clear();
 
@@ -179,7 +203,10 @@ absl::Status ClientConnection::Receive() {
     const ssize_t n = transport_->Read(buffer, sizeof(buffer));
     if (n == 0) return absl::OkStatus();
     if (n < 0) {
-      return absl::UnavailableError(heard_ ? transport_->error() : "the other end closed the connection at once");
+      // OpenSSL's reason says more than "closed" (an alert: our certificate
+      // refused); a plaintext connection closed before a frame says nothing.
+      const bool said_nothing = !heard_ && !options_.tls.has_value();
+      return absl::UnavailableError(said_nothing ? "the other end closed the connection at once" : transport_->error());
     }
     const ssize_t taken = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(buffer), n);
     if (taken < 0) {
@@ -189,6 +216,14 @@ absl::Status ClientConnection::Receive() {
   }
 }
 
+void ClientConnection::Consumed(size_t bytes) {
+  if (bytes > 0) nghttp2_session_consume(session_, stream_id_, bytes);
+}
+
+bool ClientConnection::ShouldReceive(short revents) const {
+  return (revents & (POLLIN | POLLHUP | POLLERR)) != 0 || ((revents & POLLOUT) != 0 && transport_->ReadWaitsForWrite());
+}
+
 bool ClientConnection::alive() const {
   return nghttp2_session_want_read(session_) || nghttp2_session_want_write(session_) || !out_.empty();
 }
@@ -196,9 +231,15 @@ bool ClientConnection::alive() const {
 absl::Status ClientConnection::CallEnd() const {
   const std::optional<absl::Status> status = CallStatus(headers_);
   if (status.has_value()) return *status;
-  const absl::Status not_grpc = NotGrpcError(headers_);
-  if (close_error_ == 0) return not_grpc;
-  return absl::UnavailableError(absl::StrCat(not_grpc.message(), ": stream reset with error ", close_error_));
+  // Reset without a status: what HTTP/2 says happened (as gRPC maps it).
+  switch (close_error_) {
+    case NGHTTP2_NO_ERROR: return NotGrpcError(headers_);
+    case NGHTTP2_REFUSED_STREAM:
+      return absl::UnavailableError("the server refused the call (REFUSED_STREAM): it is going away or overloaded");
+    case NGHTTP2_CANCEL: return absl::CancelledError("the server cancelled the call");
+    case NGHTTP2_ENHANCE_YOUR_CALM: return absl::ResourceExhaustedError("the server said ENHANCE_YOUR_CALM");
+    default: return absl::UnavailableError(absl::StrCat("the server reset the call (HTTP/2 error ", close_error_, ")"));
+  }
 }
 
 tls::ConnectFailure ClientConnection::failure() const {

@@ -34,8 +34,12 @@ class ClientConnection {
     std::string target;                   // as ParseSocketTarget takes it
     std::optional<tls::TlsMaterial> tls;  // std::nullopt: plaintext
     std::string user_agent;
-    int32_t window = 16 << 20;  // what the other end may send before we have read it
+    int32_t window = 16 << 20;  // what the other end may send before we have taken it
     size_t max_message_bytes = 64 << 20;
+    // The window is opened again only as the caller says it took bytes
+    // (Consumed), not as they arrive: a reader that falls behind holds the
+    // sender back instead of filling memory.
+    bool window_follows_reader = false;
   };
 
   // Dials and, with TLS, shakes hands by `deadline`; Cancelled as soon as
@@ -69,18 +73,25 @@ class ClientConnection {
 
   int fd() const { return transport_->fd(); }
   short PollEvents() const { return transport_->PollEvents(!out_.empty()); }
+  // Whether poll(2)'s `revents` on fd() call for Receive.
+  bool ShouldReceive(short revents) const;
   bool output_waiting() const { return !out_.empty(); }
   // Whether the session has anything left to do: false after a GOAWAY
   // with nothing in flight.
   bool alive() const;
 
-  // The call in progress.
+  // The call in progress: whether the other end has ended it.
   bool call_closed() const { return closed_; }
   uint32_t close_error() const { return close_error_; }
   // Its headers and trailers, by name.
   const std::map<std::string, std::string>& headers() const { return headers_; }
   // Its messages as they arrive.
   MessageSplitter& messages() { return messages_; }
+  // DATA bytes of the call received so far.
+  uint64_t received() const { return received_; }
+  // With window_follows_reader: the call's DATA bytes taken by its reader
+  // since the last time, which the other end may now send again.
+  void Consumed(size_t bytes);
   // The call's status from its trailers once closed: the server's, or
   // Unavailable when what answered is not gRPC.
   absl::Status CallEnd() const;
@@ -106,8 +117,9 @@ class ClientConnection {
   size_t body_taken_ = 0;  // of body_
   bool body_end_ = false;  // END_STREAM once body_ is out
   bool deferred_ = false;  // nghttp2 waits for body_ to grow
-  bool closed_ = false;
+  bool closed_ = false;    // the stream closed, or the other end ended it (END_STREAM)
   uint32_t close_error_ = 0;
+  uint64_t received_ = 0;
   std::map<std::string, std::string> headers_;
   MessageSplitter messages_;
   bool heard_ = false;

@@ -19,8 +19,9 @@
 namespace gpusched::h2 {
 namespace {
 
-// The other end may send this much before we have read it: the agent reads
-// every message as it comes, so the window only has to cover a burst.
+// The other end may send this much that Read has not taken: a reader that
+// falls behind (a session's output into a full pipe) holds the sender back
+// rather than filling our memory.
 constexpr int32_t kWindow = 16 << 20;
 // What Write queues before it waits, and what the thread takes into the
 // stream's body at a time: a peer that stops reading holds back writers,
@@ -32,7 +33,8 @@ constexpr size_t kMaxBody = 1 << 20;
 
 GrpcBidiStream::GrpcBidiStream(Options options) : options_(std::move(options)) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ >= 0) cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (cancel_fd_ < 0) eventfd_error_ = errno;
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -57,7 +59,9 @@ void GrpcBidiStream::Wake() { Signal(wake_fd_); }
 bool GrpcBidiStream::Write(absl::string_view message) {
   {
     MutexLock lock(&mu_);
-    while (outgoing_.size() > kMaxQueued && !ended_ && !cancelled_) cv_.Wait(&mu_);
+    // As gRPC's Write: the message is taken once the call is under way
+    // (false when the connection fails), and not while much waits unsent.
+    while ((!call_started_ || outgoing_.size() > kMaxQueued) && !ended_ && !cancelled_) cv_.Wait(&mu_);
     if (ended_ || cancelled_ || writes_done_) return false;
     outgoing_ += FramedMessage(message);
   }
@@ -76,20 +80,28 @@ bool GrpcBidiStream::WritesDone() {
 }
 
 bool GrpcBidiStream::Read(std::string* message) {
-  MutexLock lock(&mu_);
-  while (inbox_.empty() && !ended_) cv_.Wait(&mu_);
-  if (inbox_.empty()) return false;
-  *message = std::move(inbox_.front());
-  inbox_.pop_front();
+  bool window_closing = false;
+  {
+    MutexLock lock(&mu_);
+    while (inbox_.empty() && !ended_) cv_.Wait(&mu_);
+    if (inbox_.empty()) return false;
+    *message = std::move(inbox_.front());
+    inbox_.pop_front();
+    // The thread opens the window again for what was read; it needs waking
+    // only when the other end may be waiting for that.
+    window_closing = inbox_bytes_ >= kWindow / 4;
+    inbox_bytes_ -= FramedSize(*message);
+    if (window_closing && !ended_) Wake();
+  }
   return true;
 }
 
 void GrpcBidiStream::Cancel() {
-  {
-    MutexLock lock(&mu_);
-    if (ended_ || cancelled_) return;
-    cancelled_ = true;
-  }
+  // Signalled under the lock: once ended_ is set the owner may destroy the
+  // stream, and this may run on another thread.
+  MutexLock lock(&mu_);
+  if (ended_ || cancelled_) return;
+  cancelled_ = true;
   cv_.SignalAll();
   Signal(cancel_fd_);
   Wake();
@@ -108,25 +120,38 @@ GrpcBidiStream::End GrpcBidiStream::Finish() {
 void GrpcBidiStream::Deliver(std::string message) {
   {
     MutexLock lock(&mu_);
+    inbox_bytes_ += FramedSize(message);
     inbox_.push_back(std::move(message));
   }
   cv_.SignalAll();
 }
 
-void GrpcBidiStream::TakeOutgoing(std::string* into, bool* writes_done, bool* cancelled) {
-  bool took = false;
+void GrpcBidiStream::CallStarted() {
+  {
+    MutexLock lock(&mu_);
+    call_started_ = true;
+  }
+  cv_.SignalAll();
+}
+
+GrpcBidiStream::Outgoing GrpcBidiStream::TakeOutgoing(std::string* into) {
+  Outgoing taken;
   {
     MutexLock lock(&mu_);
     if (into != nullptr && !outgoing_.empty()) {
       into->append(outgoing_);
       outgoing_.clear();
-      took = true;
+      taken.took = true;
     }
-    *writes_done = writes_done_ && outgoing_.empty();
-    *cancelled = cancelled_;
+    taken.writes_done = writes_done_ && outgoing_.empty();
+    taken.cancelled = cancelled_;
+    taken.unread = inbox_bytes_;
   }
-  if (took) cv_.SignalAll();
+  if (taken.took) cv_.SignalAll();
+  return taken;
 }
+
+size_t GrpcBidiStream::FramedSize(const std::string& message) { return message.size() + 5; }
 
 void GrpcBidiStream::Run() {
   End end = Serve();
@@ -141,7 +166,7 @@ void GrpcBidiStream::Run() {
 GrpcBidiStream::End GrpcBidiStream::Serve() {
   End end;
   if (wake_fd_ < 0 || cancel_fd_ < 0) {
-    end.status = absl::ResourceExhaustedError(absl::StrCat("eventfd: ", std::strerror(errno)));
+    end.status = absl::ResourceExhaustedError(absl::StrCat("eventfd: ", std::strerror(eventfd_error_)));
     return end;
   }
   const absl::Time connect_deadline = std::min(absl::Now() + options_.connect_timeout, options_.deadline);
@@ -150,7 +175,8 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
                               .tls = options_.tls,
                               .user_agent = options_.user_agent,
                               .window = kWindow,
-                              .max_message_bytes = options_.max_message_bytes},
+                              .max_message_bytes = options_.max_message_bytes,
+                              .window_follows_reader = true},
                              connect_deadline, cancel_fd_, &end.failure);
   if (!dialed.ok()) {
     end.status = dialed.status();
@@ -181,23 +207,35 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
     }
   };
   if (absl::Status started = c.StartCall(options_.method, options_.deadline); !started.ok()) return ended(started);
+  CallStarted();
 
   absl::Status broke;
   bool body_ended = false;
+  uint64_t consumed = 0;  // DATA bytes the other end has been told it may send again
   while (true) {
     std::string taken;
-    bool writes_done = false;
-    bool cancelled = false;
-    TakeOutgoing(c.body_waiting() < kMaxBody ? &taken : nullptr, &writes_done, &cancelled);
-    if (cancelled) {
+    const Outgoing outgoing = TakeOutgoing(c.body_waiting() < kMaxBody ? &taken : nullptr);
+    if (outgoing.cancelled) {
       c.ResetCall(NGHTTP2_CANCEL);
       (void)c.Flush();  // best effort: the server learns at once rather than at the socket's close
       return ended(absl::CancelledError("cancelled"));
     }
+    if (absl::Now() >= options_.deadline) {
+      c.ResetCall(NGHTTP2_CANCEL);
+      (void)c.Flush();
+      return ended(absl::DeadlineExceededError("the call's deadline passed"));
+    }
     if (!taken.empty()) c.AppendBody(taken);
-    if (writes_done && !body_ended) {
+    if (outgoing.writes_done && !body_ended) {
       body_ended = true;
       c.EndBody();
+    }
+    // Everything received but what waits unread in the inbox: a message
+    // begun counts as taken, so one larger than the window still arrives.
+    if (const uint64_t taken_in = c.received() - std::min<uint64_t>(c.received(), outgoing.unread);
+        taken_in > consumed) {
+      c.Consumed(taken_in - consumed);
+      consumed = taken_in;
     }
     if (absl::Status flushed = c.Flush(); !flushed.ok()) {
       broke = flushed;
@@ -216,16 +254,11 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
       broke = absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
       break;
     }
-    if (ready == 0 && absl::Now() >= options_.deadline) {
-      c.ResetCall(NGHTTP2_CANCEL);
-      (void)c.Flush();
-      return ended(absl::DeadlineExceededError("the call's deadline passed"));
-    }
     if ((p[1].revents & POLLIN) != 0) {
       uint64_t count = 0;
       (void)!read(wake_fd_, &count, sizeof(count));
     }
-    if ((p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+    if (c.ShouldReceive(p[0].revents)) {
       if (absl::Status received = c.Receive(); !received.ok()) {
         broke = received;
         break;

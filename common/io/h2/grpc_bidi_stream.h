@@ -64,8 +64,9 @@ class GrpcBidiStream {
   GrpcBidiStream(const GrpcBidiStream&) = delete;
   GrpcBidiStream& operator=(const GrpcBidiStream&) = delete;
 
-  // Queues a message to send (in order, once connected); false once the
-  // call is over or half-closed. Waits while much is queued and unsent.
+  // Queues a message to send; false once the call is over or half-closed.
+  // Waits, as gRPC's does, until the call is under way (so that a
+  // connection that fails says so here) and while much is queued unsent.
   bool Write(absl::string_view message);
   // Half-closes: no more writes; the end goes out after what is queued.
   bool WritesDone();
@@ -79,23 +80,34 @@ class GrpcBidiStream {
  private:
   void Run();
   End Serve();
-  // The thread's look at what the callers asked: appends what Write queued
-  // to `into` (nullptr: not now, the stream's body is full), and whether
-  // WritesDone (with nothing left queued) and Cancel were called.
-  void TakeOutgoing(std::string* into, bool* writes_done, bool* cancelled);
+  // The thread's look at what the callers did since its last one.
+  struct Outgoing {
+    bool took = false;         // something was appended
+    bool writes_done = false;  // WritesDone, with nothing left queued
+    bool cancelled = false;
+    uint64_t unread = 0;  // bytes (as framed) of the messages waiting for Read
+  };
+  // Appends what Write queued to `into` (nullptr: not now, the stream's
+  // body is full).
+  Outgoing TakeOutgoing(std::string* into);
+  void CallStarted();
   void Deliver(std::string message);
   void Wake();
+  static size_t FramedSize(const std::string& message);
 
   const Options options_;
-  int wake_fd_ = -1;    // an eventfd: Write, WritesDone and Cancel wake the thread
+  int wake_fd_ = -1;    // an eventfd: Write, WritesDone, Read and Cancel wake the thread
   int cancel_fd_ = -1;  // an eventfd only Cancel signals: it stops a dial or a handshake
+  int eventfd_error_ = 0;
 
   mutable Mutex mu_;
   CondVar cv_;
   std::string outgoing_ ABSL_GUARDED_BY(mu_);  // framed messages not yet taken by the thread
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  bool call_started_ ABSL_GUARDED_BY(mu_) = false;  // connected, the call's headers queued
   std::deque<std::string> inbox_ ABSL_GUARDED_BY(mu_);
+  uint64_t inbox_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // as framed
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
   End end_ ABSL_GUARDED_BY(mu_);
 

@@ -71,13 +71,20 @@ absl::StatusOr<int> DialTcp(const SocketTarget& target, absl::Time deadline, int
     return absl::UnavailableError(absl::StrCat("cannot resolve ", target.host, ": ", gai_strerror(error)));
   }
   int last_error = EADDRNOTAVAIL;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+  int left = 0;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) ++left;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next, --left) {
     const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
-    if (const int error = ConnectBy(fd, a->ai_addr, a->ai_addrlen, deadline, cancel_fd); error != 0) {
+    // Each address its share of the time left: one that drops packets (an
+    // unreachable IPv6 route) must not take it all from the next.
+    const absl::Time now = absl::Now();
+    const absl::Time try_until =
+        deadline == absl::InfiniteFuture() || left <= 1 ? deadline : now + (deadline - now) / left;
+    if (const int error = ConnectBy(fd, a->ai_addr, a->ai_addrlen, try_until, cancel_fd); error != 0) {
       last_error = error;
       close(fd);
-      if (error == ECANCELED || error == ETIMEDOUT) break;
+      if (error == ECANCELED || absl::Now() >= deadline) break;
       continue;
     }
     const int one = 1;

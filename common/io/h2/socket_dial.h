@@ -29,9 +29,12 @@ absl::StatusOr<SocketTarget> ParseSocketTarget(absl::string_view target);
 int MillisLeft(absl::Time deadline);
 
 // A connected, non-blocking, close-on-exec stream socket to `target` (TCP
-// with Nagle off), trying each address the host resolves to. Unavailable,
-// naming the address and the reason, when nothing accepts by `deadline`;
-// Cancelled as soon as `cancel_fd` (-1: none) becomes readable.
+// with Nagle off), trying each address the host resolves to, each with its
+// share of the time left. Unavailable, naming the address and the reason,
+// when nothing accepts by `deadline`; Cancelled as soon as `cancel_fd` (-1:
+// none) becomes readable. The name itself is resolved by getaddrinfo(3),
+// which neither interrupts: a resolver that hangs holds the dial for its
+// own timeout.
 absl::StatusOr<int> DialSocket(const SocketTarget& target, absl::Time deadline, int cancel_fd = -1);
 
 }  // namespace gpusched::h2

@@ -73,8 +73,8 @@ const BIO_METHOD* NoSignalSocketMethod() {
 }
 
 // OpenSSL's reasons queued on this thread, oldest first, and the queue
-// cleared; `refused` set when one is an alert the other end sent, or its
-// close in mid-record (OpenSSL 3's "unexpected eof").
+// cleared; `refused` set when one says the other end refused us or does not
+// speak TLS.
 std::string TakeOpenSslErrors(bool* refused = nullptr) {
   std::string text;
   while (const unsigned long e = ERR_get_error()) {
@@ -153,7 +153,7 @@ class Tls final : public Transport {
     errno = 0;
     const int r = SSL_connect(ssl_);
     if (r == 1) return true;
-    if (Blocked(r)) return false;
+    if (Blocked(r, &handshake_want_)) return false;
     *failed = true;
     const long verify = SSL_get_verify_result(ssl_);
     if (verify != X509_V_OK) {
@@ -170,8 +170,9 @@ class Tls final : public Transport {
     ERR_clear_error();
     errno = 0;
     const int n = SSL_read(ssl_, buffer, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+    read_want_ = 0;
     if (n > 0) return n;
-    return Blocked(n) ? 0 : -1;
+    return Blocked(n, &read_want_) ? 0 : -1;
   }
 
   ssize_t Write(const char* data, size_t size) override {
@@ -179,26 +180,33 @@ class Tls final : public Transport {
     ERR_clear_error();
     errno = 0;
     const int n = SSL_write(ssl_, data, static_cast<int>(std::min<size_t>(size, 1 << 30)));
+    write_want_ = 0;
     if (n > 0) return n;
-    return Blocked(n) ? 0 : -1;
+    return Blocked(n, &write_want_) ? 0 : -1;
   }
 
+  // Reading is always wanted; writing when there is output, or when a read
+  // (or the handshake) can only go on once the socket takes bytes.
   short PollEvents(bool have_output) const override {
-    short events = POLLIN;
-    if (have_output || want_ == SSL_ERROR_WANT_WRITE) events |= POLLOUT;
-    return events;
+    const bool write = have_output || read_want_ == SSL_ERROR_WANT_WRITE || handshake_want_ == SSL_ERROR_WANT_WRITE;
+    return write ? POLLIN | POLLOUT : POLLIN;
   }
+
+  bool ReadWaitsForWrite() const override { return read_want_ == SSL_ERROR_WANT_WRITE; }
+
+  // Done with the handshake: its wait no longer counts.
+  void HandshakeDone() { handshake_want_ = 0; }
 
  private:
   // For a result <= 0: whether the call is only waiting for the socket
-  // (want_ says which way); else error_ and failure_ say why it ended.
-  bool Blocked(int result) {
+  // (`want` says which way); else error_ and failure_ say why it ended.
+  bool Blocked(int result, int* want) {
     const int error = SSL_get_error(ssl_, result);
     if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-      want_ = error;
+      *want = error;
       return true;
     }
-    want_ = 0;
+    *want = 0;
     if (!error_.empty()) return false;
     bool refused = false;
     const std::string reasons = TakeOpenSslErrors(&refused);
@@ -216,7 +224,12 @@ class Tls final : public Transport {
 
   CtxPtr ctx_;
   SSL* ssl_;
-  int want_ = 0;
+  // What each kind of call waits for (SSL_ERROR_WANT_READ or _WRITE; 0:
+  // nothing): a read may wait for the socket to take bytes, and the other
+  // way round.
+  int handshake_want_ = 0;
+  int read_want_ = 0;
+  int write_want_ = 0;
 };
 
 bool IsIpAddress(const std::string& host) {
@@ -265,6 +278,7 @@ absl::StatusOr<std::unique_ptr<Transport>> TlsClientHandshake(int fd, const tls:
     if (ready < 0) return absl::UnavailableError(absl::StrCat("poll: ", std::strerror(errno)));
     if (cancel_fd >= 0 && (p[1].revents & POLLIN) != 0) return absl::CancelledError("cancelled in the TLS handshake");
   }
+  transport->HandshakeDone();
   const unsigned char* protocol = nullptr;
   unsigned int length = 0;
   SSL_get0_alpn_selected(ssl, &protocol, &length);

@@ -27,6 +27,9 @@ class Transport {
   // The poll(2) events to wait for: reading wanted always, writing when
   // there is output, and whatever TLS needs to go on.
   virtual short PollEvents(bool have_output) const = 0;
+  // Whether Read waits for the socket to take bytes (TLS): then POLLOUT is
+  // the time to read again.
+  virtual bool ReadWaitsForWrite() const { return false; }
   int fd() const { return fd_; }
   // Why the connection ended, once Read or Write returned -1.
   const std::string& error() const { return error_; }

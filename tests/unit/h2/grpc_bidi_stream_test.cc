@@ -33,6 +33,7 @@ class EchoGateway final : public v1::AgentGateway::Service {
   grpc::Status end_status = grpc::Status::OK;
   std::atomic<bool> saw_cancel{false};
   std::atomic<bool> refuse{false};
+  std::atomic<int> written{0};  // messages handed to gRPC's Write
 
   grpc::Status Connect(grpc::ServerContext* context,
                        grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>* stream) override {
@@ -50,6 +51,7 @@ class EchoGateway final : public v1::AgentGateway::Service {
         out.mutable_session_input()->set_stdin(in.session_output().stdout());
       }
       stream->Write(out);
+      ++written;
       ++echoed;
     }
     if (context->IsCancelled()) {
@@ -134,11 +136,47 @@ TEST_CASE(
   CHECK(end.failure == ConnectFailure::kOther);
 }
 
+TEST_CASE("a reader that falls behind holds the server back: what waits unread stays within the window") {
+  Server server;
+  GrpcBidiStream stream(Plain(server.address()));
+  constexpr int kMessages = 48;
+  const std::string mib(1 << 20, 'm');
+  // The server echoes each message as it reads it; nobody reads the echoes yet.
+  std::thread writer([&] {
+    for (int i = 0; i < kMessages; ++i) {
+      if (!stream.Write(Output(mib))) return;
+    }
+  });
+  int written_before = -1;
+  for (int i = 0; i < 100; ++i) {  // until the server's writes stop coming
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int now = server.gateway.written;
+    if (now == written_before && now > 0) break;
+    written_before = now;
+  }
+  // 16 MiB of window and what gRPC's own buffers hold; with the window
+  // opened as bytes arrive, all 48 would have been sent into our memory.
+  CHECK(server.gateway.written < kMessages);
+  INFO("echoed before reading: " << server.gateway.written);
+  for (int i = 0; i < kMessages; ++i) {
+    INFO("message " << i);
+    REQUIRE(ReadOne(stream).session_input().stdin().size() == mib.size());
+  }
+  writer.join();
+  REQUIRE(stream.WritesDone());
+  std::string rest;
+  CHECK_FALSE(stream.Read(&rest));
+  CHECK(stream.Finish().status.ok());
+  CHECK(server.gateway.written == kMessages);
+}
+
 TEST_CASE("a refusal in the answer's only headers comes back as the call's status with its metadata") {
   Server server;
   server.gateway.refuse = true;
   GrpcBidiStream stream(Plain(server.address()));
-  REQUIRE(stream.Write(Heartbeat(1)));
+  // The server may have ended the call before this write: false then, as
+  // gRPC's would be.
+  stream.Write(Heartbeat(1));
   std::string message;
   CHECK_FALSE(stream.Read(&message));
   const GrpcBidiStream::End end = stream.Finish();
@@ -184,6 +222,8 @@ TEST_CASE("nobody listening: Unavailable, naming the address") {
   getsockname(holder, reinterpret_cast<sockaddr*>(&address), &size);
   const std::string target = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
   GrpcBidiStream stream(Plain(target));
+  // As with gRPC, the first write already says that the call cannot start.
+  CHECK_FALSE(stream.Write(Heartbeat(1)));
   std::string message;
   CHECK_FALSE(stream.Read(&message));
   const GrpcBidiStream::End end = stream.Finish();
@@ -282,9 +322,13 @@ TEST_CASE("Cancel stops a TLS handshake that gets no answer") {
                          .method = kMethod,
                          .user_agent = "h2-test",
                          .connect_timeout = absl::Hours(1)});
-  REQUIRE(stream.Write(Heartbeat(1)));
+  // A write waits for the call to start, which it never does, until Cancel.
+  std::atomic<bool> written{true};
+  std::thread writer([&] { written = stream.Write(Heartbeat(1)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   stream.Cancel();
+  writer.join();
+  CHECK_FALSE(written);
   const GrpcBidiStream::End end = stream.Finish();
   close(listener);
   CHECK(end.status.code() == absl::StatusCode::kCancelled);
