@@ -99,7 +99,11 @@ void DaemonSession::Send(v1::AgentMessage message) {
   {
     MutexLock lock(&mu_);
     if (!connected_) {
-      log_->debug("not registered, not sending {}", message.ShortDebugString());
+      // Formatted only when shown: text format builds protobuf's descriptor
+      // pool and pages in its code, for a line nobody reads.
+      if (log_->should_log(spdlog::level::debug)) {
+        log_->debug("not registered, not sending {}", message.ShortDebugString());
+      }
       return;
     }
     outbox_.push_back(std::move(message));
@@ -326,7 +330,9 @@ bool DaemonSession::WriteToStream(const v1::AgentMessage& message) {
   if (stream_ == nullptr) return false;
   if (!stream_->Write(message.SerializeAsString())) {
     // The reader sees the same broken stream and reconnects.
-    log_->debug("write failed, the stream is gone: {}", message.ShortDebugString());
+    if (log_->should_log(spdlog::level::debug)) {
+      log_->debug("write failed, the stream is gone: {}", message.ShortDebugString());
+    }
     return false;
   }
   return true;
