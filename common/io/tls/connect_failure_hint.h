@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "absl/strings/string_view.h"
-
 namespace gpusched::tls {
 
 // What a connection to gpuschedd that failed in or right after the TLS
@@ -23,15 +21,5 @@ enum class ConnectFailure {
 
 // The hint for `failure`, in words an operator can act on; "" for kOther.
 std::string HintFor(ConnectFailure failure);
-
-// The same from a gRPC error message. gRPC reports a handshake the daemon
-// refused (our certificate is not signed by its client CA, or we sent none,
-// or we spoke plaintext to a TLS port) as a bare "Socket closed": the hint
-// is what turns that into a cause.
-std::string TlsConnectHint(absl::string_view grpc_error, bool using_tls);
-
-// The hint for a plaintext client whose connection the daemon closed
-// before answering anything: most likely a TLS port.
-std::string PlaintextClosedHint();
 
 }  // namespace gpusched::tls

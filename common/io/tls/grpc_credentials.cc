@@ -12,13 +12,4 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const std::optional<T
   return grpc::SslServerCredentials(options);
 }
 
-std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const std::optional<TlsMaterial>& tls) {
-  if (!tls) return grpc::InsecureChannelCredentials();
-  grpc::SslCredentialsOptions options;
-  options.pem_root_certs = tls->ca_certs;
-  options.pem_private_key = tls->private_key;
-  options.pem_cert_chain = tls->cert_chain;
-  return grpc::SslCredentials(options);
-}
-
 }  // namespace gpusched::tls

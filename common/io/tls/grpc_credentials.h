@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "common/io/tls/tls_files.h"
-#include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 
 namespace gpusched::tls {
@@ -14,10 +13,5 @@ namespace gpusched::tls {
 // (GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY); without one,
 // clients are not asked for a certificate.
 std::shared_ptr<grpc::ServerCredentials> ServerCredentials(const std::optional<TlsMaterial>& tls);
-
-// Plaintext without material; else the daemon's certificate must be signed
-// by the CA and name the address dialed (subjectAltName), and the client's
-// own certificate, when it has one, is presented.
-std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const std::optional<TlsMaterial>& tls);
 
 }  // namespace gpusched::tls

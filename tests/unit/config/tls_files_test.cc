@@ -150,24 +150,12 @@ TEST_CASE("tls: settings that only make sense with others") {
 }
 
 TEST_CASE("tls: a failed connection says what the handshake most likely tells") {
-  // gRPC 1.51's messages, as the agent and the CLI get them.
-  const std::string refused =
-      "failed to connect to all addresses; last error: UNAVAILABLE: ipv4:127.0.0.1:41234: Socket closed";
-  const std::string untrusted =
-      "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:41234: Ssl handshake failed: "
-      "SSL_ERROR_SSL: error:0A000086:SSL routines::certificate verify failed";
-  const std::string down =
-      "failed to connect to all addresses; last error: UNKNOWN: ipv4:127.0.0.1:1: Failed to "
-      "connect to remote host: Connection refused";
-
-  CHECK_THAT(TlsConnectHint(refused, true),
+  CHECK_THAT(HintFor(ConnectFailure::kRefusedByServer),
              StartsWith("TLS: the daemon refused the handshake") && Contains("signed by the daemon's tls_client_ca"));
-  CHECK_THAT(TlsConnectHint(untrusted, true),
+  CHECK_THAT(HintFor(ConnectFailure::kServerUntrusted),
              StartsWith("TLS: the daemon's certificate is not signed by the CA in tls_ca"));
-  CHECK_THAT(TlsConnectHint(refused, false), StartsWith("the daemon closed the connection at once: if it serves TLS"));
-  CHECK_THAT(TlsConnectHint("... Peer name 10.0.0.1 is not in peer certificate", true),
-             Contains("does not name the address dialed"));
-  CHECK(TlsConnectHint(down, true).empty());
-  CHECK(TlsConnectHint(down, false).empty());
-  CHECK(TlsConnectHint("Deadline Exceeded", false).empty());
+  CHECK_THAT(HintFor(ConnectFailure::kPlaintextClosed),
+             StartsWith("the daemon closed the connection at once: if it serves TLS"));
+  CHECK_THAT(HintFor(ConnectFailure::kServerNameMismatch), Contains("does not name the address dialed"));
+  CHECK(HintFor(ConnectFailure::kOther).empty());
 }
