@@ -29,16 +29,6 @@ absl::Duration Jitter(absl::Duration d) {
   return d * factor(rng);
 }
 
-// The next message of `stream` into `message`; false at the stream's end,
-// and for bytes that are not a DaemonMessage (the stream is cancelled).
-bool ReadMessage(h2::GrpcBidiStream& stream, v1::DaemonMessage* message) {
-  std::string bytes;
-  if (!stream.Read(&bytes)) return false;
-  if (message->ParseFromString(bytes)) return true;
-  stream.Cancel();
-  return false;
-}
-
 }  // namespace
 
 DaemonSession::DaemonSession(SessionOptions options, SessionHandler* handler)
@@ -156,12 +146,12 @@ bool DaemonSession::RunConnection() {
   v1::DaemonMessage first;
   bool registered = false;
   const SteadyTime hello_sent = std::chrono::steady_clock::now();
-  if (stream.Write(hello.SerializeAsString()) && ReadMessage(stream, &first)) {
+  if (stream.Write(hello.SerializeAsString()) && h2::ReadMessage(stream, &first)) {
     if (first.has_register_ack()) {
       registered = true;
       OnAck(first.register_ack(), &stream, hello_sent);
       v1::DaemonMessage message;
-      while (ReadMessage(stream, &message)) {
+      while (h2::ReadMessage(stream, &message)) {
         if (message.has_register_ack()) {
           log_->warn("ignoring a second RegisterAck on the same stream");
           continue;

@@ -93,13 +93,7 @@ class DirectSchedulerClient final : public SchedulerClient {
       Stream(h2::GrpcBidiStream::Options options, const DirectSchedulerClient* client)
           : stream_(std::move(options)), client_(client) {}
       bool Write(const v1::AttachRequest& request) override { return stream_.Write(request.SerializeAsString()); }
-      bool Read(v1::AttachResponse* response) override {
-        std::string bytes;
-        if (!stream_.Read(&bytes)) return false;
-        if (response->ParseFromString(bytes)) return true;
-        stream_.Cancel();
-        return false;
-      }
+      bool Read(v1::AttachResponse* response) override { return h2::ReadMessage(stream_, response); }
       void WritesDone() override { stream_.WritesDone(); }
       absl::Status Finish() override { return client_->StreamError(stream_.Finish()); }
       void Cancel() override { stream_.Cancel(); }

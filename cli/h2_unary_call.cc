@@ -65,11 +65,11 @@ absl::StatusOr<UnaryReply> H2Connection::Call(absl::string_view method, absl::st
   }
   // What the server acknowledged is sent; the settings ACK and window
   // updates of this call go with the next one or not at all.
+  const std::optional<absl::Status> status = h2::CallStatus(c.headers());
+  if (!status.has_value()) return c.CallEnd();  // not gRPC, or reset: the transport's error
   UnaryReply reply;
-  reply.status = c.CallEnd();
+  reply.status = *status;
   reply.trailers = h2::CallMetadata(c.headers());
-  const bool grpc_status = h2::CallStatus(c.headers()).has_value();
-  if (!grpc_status) return reply.status;  // not gRPC: the transport's error
   if (!reply.status.ok()) return reply;
   // One length-prefixed message, uncompressed (no grpc-accept-encoding was offered).
   absl::StatusOr<std::optional<std::string>> message = c.messages().Next();

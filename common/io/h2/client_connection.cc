@@ -144,7 +144,6 @@ absl::Status ClientConnection::StartCall(absl::string_view method, absl::Time de
   headers_.clear();
   messages_.Clear();
 
-  const std::string timeout = GrpcTimeout(deadline - absl::Now());
   std::vector<nghttp2_nv> headers = {Header(":method", "POST"),
                                      Header(":scheme", options_.tls.has_value() ? "https" : "http"),
                                      Header(":path", method),
@@ -152,7 +151,11 @@ absl::Status ClientConnection::StartCall(absl::string_view method, absl::Time de
                                      Header("content-type", "application/grpc"),
                                      Header("te", "trailers"),
                                      Header("user-agent", options_.user_agent)};
-  if (deadline != absl::InfiniteFuture()) headers.push_back(Header("grpc-timeout", timeout));
+  std::string timeout;  // outlives the submit below, which copies it
+  if (deadline != absl::InfiniteFuture()) {
+    timeout = GrpcTimeout(deadline - absl::Now());
+    headers.push_back(Header("grpc-timeout", timeout));
+  }
   nghttp2_data_provider body{};
   body.read_callback = &Callbacks::ReadBody;
   stream_id_ = nghttp2_submit_request(session_, nullptr, headers.data(), headers.size(), &body, nullptr);
@@ -178,6 +181,7 @@ void ClientConnection::EndBody() {
 
 void ClientConnection::ResetCall(uint32_t error_code) {
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream_id_, error_code);
+  (void)Flush();  // best effort: the call ends either way
 }
 
 absl::Status ClientConnection::Flush() {

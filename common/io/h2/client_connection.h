@@ -61,7 +61,9 @@ class ClientConnection {
   void EndBody();
   // Bytes given by AppendBody that nghttp2 has not yet taken.
   size_t body_waiting() const { return body_.size() - body_taken_; }
-  // Ends the call now (RST_STREAM with `error_code`, e.g. NGHTTP2_CANCEL).
+  // Ends the call now: RST_STREAM with `error_code` (e.g. NGHTTP2_CANCEL),
+  // sent at once as far as the socket takes it, so that the server learns
+  // before the connection closes.
   void ResetCall(uint32_t error_code);
 
   // Serializes what nghttp2 has ready and writes what the transport takes

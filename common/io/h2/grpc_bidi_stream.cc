@@ -15,6 +15,7 @@
 #include "common/io/h2/client_connection.h"
 #include "common/io/h2/grpc_framing.h"
 #include "common/io/h2/socket_dial.h"
+#include "google/protobuf/message_lite.h"
 
 namespace gpusched::h2 {
 namespace {
@@ -28,6 +29,9 @@ constexpr int32_t kWindow = 16 << 20;
 // not memory.
 constexpr size_t kMaxQueued = 8 << 20;
 constexpr size_t kMaxBody = 1 << 20;
+
+// What a message took on the wire, as the window counts it.
+size_t FramedSize(const std::string& message) { return message.size() + 5; }
 
 }  // namespace
 
@@ -136,22 +140,21 @@ void GrpcBidiStream::CallStarted() {
 
 GrpcBidiStream::Outgoing GrpcBidiStream::TakeOutgoing(std::string* into) {
   Outgoing taken;
+  bool took = false;
   {
     MutexLock lock(&mu_);
     if (into != nullptr && !outgoing_.empty()) {
       into->append(outgoing_);
       outgoing_.clear();
-      taken.took = true;
+      took = true;
     }
     taken.writes_done = writes_done_ && outgoing_.empty();
     taken.cancelled = cancelled_;
     taken.unread = inbox_bytes_;
   }
-  if (taken.took) cv_.SignalAll();
+  if (took) cv_.SignalAll();  // writers waiting for room
   return taken;
 }
-
-size_t GrpcBidiStream::FramedSize(const std::string& message) { return message.size() + 5; }
 
 void GrpcBidiStream::Run() {
   End end = Serve();
@@ -199,7 +202,6 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
       if (!message.ok()) {
         unreadable = message.status();
         c.ResetCall(NGHTTP2_INTERNAL_ERROR);
-        (void)c.Flush();
         return false;
       }
       if (!message->has_value()) return true;
@@ -217,12 +219,10 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
     const Outgoing outgoing = TakeOutgoing(c.body_waiting() < kMaxBody ? &taken : nullptr);
     if (outgoing.cancelled) {
       c.ResetCall(NGHTTP2_CANCEL);
-      (void)c.Flush();  // best effort: the server learns at once rather than at the socket's close
       return ended(absl::CancelledError("cancelled"));
     }
     if (absl::Now() >= options_.deadline) {
       c.ResetCall(NGHTTP2_CANCEL);
-      (void)c.Flush();
       return ended(absl::DeadlineExceededError("the call's deadline passed"));
     }
     if (!taken.empty()) c.AppendBody(taken);
@@ -271,6 +271,14 @@ GrpcBidiStream::End GrpcBidiStream::Serve() {
   if (c.call_closed()) return ended(c.CallEnd());
   end.failure = c.failure();
   return ended(broke);
+}
+
+bool ReadMessage(GrpcBidiStream& stream, google::protobuf::MessageLite* message) {
+  std::string bytes;
+  if (!stream.Read(&bytes)) return false;
+  if (message->ParseFromString(bytes)) return true;
+  stream.Cancel();
+  return false;
 }
 
 }  // namespace gpusched::h2

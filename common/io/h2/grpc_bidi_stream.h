@@ -16,6 +16,10 @@
 #include "common/io/tls/tls_files.h"
 #include "common/threads/mutex.h"
 
+namespace google::protobuf {
+class MessageLite;
+}  // namespace google::protobuf
+
 namespace gpusched::h2 {
 
 // One bidirectional-streaming gRPC call on an HTTP/2 connection of its own
@@ -82,7 +86,6 @@ class GrpcBidiStream {
   End Serve();
   // The thread's look at what the callers did since its last one.
   struct Outgoing {
-    bool took = false;         // something was appended
     bool writes_done = false;  // WritesDone, with nothing left queued
     bool cancelled = false;
     uint64_t unread = 0;  // bytes (as framed) of the messages waiting for Read
@@ -93,7 +96,6 @@ class GrpcBidiStream {
   void CallStarted();
   void Deliver(std::string message);
   void Wake();
-  static size_t FramedSize(const std::string& message);
 
   const Options options_;
   int wake_fd_ = -1;    // an eventfd: Write, WritesDone, Read and Cancel wake the thread
@@ -113,5 +115,10 @@ class GrpcBidiStream {
 
   std::thread thread_;
 };
+
+// The next message of `stream` parsed into `message`; false at the end,
+// and for bytes that do not parse as it (the call is cancelled then: the
+// other end speaks another protocol).
+bool ReadMessage(GrpcBidiStream& stream, google::protobuf::MessageLite* message);
 
 }  // namespace gpusched::h2
