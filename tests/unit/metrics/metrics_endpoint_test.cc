@@ -1,5 +1,10 @@
 #include "common/io/metrics/metrics_endpoint.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
@@ -13,6 +18,24 @@ namespace {
 
 using gpusched::testing::FindMetric;
 using gpusched::testing::HttpGet;
+
+// Sends `request` as it is to 127.0.0.1:port and returns all the endpoint
+// answers until it closes ("" when nothing connects).
+std::string Exchange(int port, const std::string& request) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string answer;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    for (ssize_t n; (n = recv(fd, buffer, sizeof(buffer), 0)) > 0;) answer.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return answer;
+}
 
 TEST_CASE("the endpoint serves the registry over real HTTP, as it is at each scrape") {
   auto registry = std::make_shared<prometheus::Registry>();
@@ -41,6 +64,32 @@ TEST_CASE("the endpoint serves the registry over real HTTP, as it is at each scr
 
   (*endpoint).reset();
   CHECK_FALSE(HttpGet("127.0.0.1", port, "/metrics", 500).ok());  // gone with the endpoint
+}
+
+TEST_CASE("the endpoint answers only GET and HEAD of /metrics, and a bad request does not stop it") {
+  auto registry = std::make_shared<prometheus::Registry>();
+  prometheus::BuildCounter().Name("gpusched_test_things_total").Help("things").Register(*registry).Add({});
+  auto endpoint = MetricsEndpoint::Start("127.0.0.1:0", {registry});
+  REQUIRE(endpoint.ok());
+  const int port = (*endpoint)->port();
+
+  auto other = HttpGet("127.0.0.1", port, "/other");
+  REQUIRE(other.ok());
+  CHECK(other->status == 404);
+
+  const std::string head = Exchange(port, "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(absl::StartsWith(head, "HTTP/1.1 200 OK\r\n"));
+  CHECK(absl::StrContains(head, "Content-Type: text/plain; version=0.0.4"));
+  CHECK(absl::EndsWith(head, "\r\n\r\n"));  // the length of the body, not the body
+
+  CHECK(absl::StartsWith(Exchange(port, "POST /metrics HTTP/1.1\r\n\r\n"), "HTTP/1.1 405 "));
+  CHECK(absl::StartsWith(Exchange(port, "garbage\r\n\r\n"), "HTTP/1.1 400 "));
+  CHECK(Exchange(port, std::string(20000, 'x')).empty());  // a head larger than any scraper's: closed unanswered
+
+  auto metrics = HttpGet("127.0.0.1", port, "/metrics?x=1");
+  REQUIRE(metrics.ok());
+  CHECK(metrics->status == 200);
+  CHECK(FindMetric(metrics->body, "gpusched_test_things_total") == 0);
 }
 
 TEST_CASE("an address that is taken or malformed fails start-up with a message naming it") {
