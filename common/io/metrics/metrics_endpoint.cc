@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -89,8 +90,9 @@ int BoundPort(int fd) {
 }
 
 // The request's head (up to the blank line), or empty when the client sent
-// none in time, closed, or sent more head than any scraper does.
-std::string ReadRequestHead(int fd) {
+// none in time, closed, sent more head than any scraper does, or the
+// endpoint is stopping (`wake_fd` readable).
+std::string ReadRequestHead(int fd, int wake_fd) {
   std::string head;
   const absl::Time deadline = absl::Now() + kReadTimeout;
   char buffer[4096];
@@ -98,10 +100,10 @@ std::string ReadRequestHead(int fd) {
     if (head.size() > kMaxRequestHead) return "";
     const int64_t left_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
     if (left_ms <= 0) return "";
-    pollfd p{fd, POLLIN, 0};
-    const int ready = poll(&p, 1, static_cast<int>(left_ms));
+    pollfd p[2] = {{fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
+    const int ready = poll(p, 2, static_cast<int>(left_ms));
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) return "";
+    if (ready <= 0 || p[1].revents != 0) return "";
     const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return "";
@@ -110,6 +112,8 @@ std::string ReadRequestHead(int fd) {
   return head;
 }
 
+// Blocking, within the socket's send timeout (kReadTimeout, set at accept):
+// a scraper that stops reading is dropped rather than holding the endpoint.
 void SendAll(int fd, const std::string& bytes) {
   size_t sent = 0;
   while (sent < bytes.size()) {
@@ -172,13 +176,15 @@ void MetricsEndpoint::ServeLoop() {
     if (fds[0].revents == 0) continue;
     const int connection = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) continue;  // the client gave up between poll and accept, or fds ran out for now
+    const timeval send_timeout = absl::ToTimeval(kReadTimeout);
+    setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
     Serve(connection);
     close(connection);
   }
 }
 
 void MetricsEndpoint::Serve(int connection) {
-  const std::string head = ReadRequestHead(connection);
+  const std::string head = ReadRequestHead(connection, wake_fd_);
   if (head.empty()) return;
   // "METHOD TARGET HTTP/1.x": the query string, if any, changes nothing.
   std::vector<std::string> request_line = absl::StrSplit(head.substr(0, head.find_first_of("\r\n")), ' ');

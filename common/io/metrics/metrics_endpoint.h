@@ -17,7 +17,8 @@ namespace gpusched::metrics {
 // Prometheus' text format (TextFormatOf) with what the collectables hold at
 // that moment; 404 for any other path, 405 for any other method. One thread
 // of its own serves one connection at a time, as Prometheus scrapes a target
-// (a client that sends nothing for kReadTimeout is dropped). Written on
+// (a client that sends its request or takes the answer slower than 5 s is
+// dropped). Written on
 // sockets rather than with prometheus-cpp's Exposer, whose civetweb and C++
 // runtime the agent would otherwise load on every node. It lives in common/
 // although it owns a socket because gpuschedd and gpusched-agent serve it
