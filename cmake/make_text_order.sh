@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Makes the order files that put the code gpuschedd and gpusched-agent run
+# first in their text (cmake/text_order.cmake): daemon/text.order and
+# agent/text.order, each the functions of its program that one run executed,
+# in the order the profile first names them.
+#
+#   cmake/make_text_order.sh [BUILD_DIR]      (default build; needs valgrind)
+#
+# The run, both programs under valgrind's callgrind: a fresh daemon with a
+# SQLite state, one agent with 8 fake GPUs registering and heartbeating, and
+# the CLI over the Unix socket and over TCP: nodes, a held submit, status,
+# cancel, a 2-GPU job run to its end with --wait, another 1-GPU job. That is
+# start-up and the steady paths an idle and a working cluster take; code
+# only rarer paths run is faulted in when they run, as before. (Valgrind
+# 3.19 does not know pidfd_open: under it the agent's launches fail at that
+# step, so the jobs end failed and the launch beyond it is not in the order.)
+#
+# Run it again when the programs have changed much (a stale file only orders
+# less), rebuild, and compare resident memory: tests/bench/agent_cost.sh,
+# tests/bench/vs_slurm.sh (rows 8 and 9).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+command -v valgrind >/dev/null || { echo "make_text_order: needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+for b in daemon/gpuschedd agent/gpusched-agent agent/gpusched-shim cli/gpusched; do
+  [[ -x $build/$b ]] || { echo "make_text_order: $build/$b is missing: build first" >&2; exit 1; }
+done
+work=$(mktemp -d /tmp/gpusched-text-order.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [[ -n ${KEEP_WORK:-} ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+# The shim beside the agent, as installed.
+cp "$build/daemon/gpuschedd" "$build/agent/gpusched-agent" "$build/agent/gpusched-shim" "$work/"
+: >"$work/empty.toml"
+port=$((20000 + RANDOM % 20000))
+cli() { "$build/cli/gpusched" --addr "unix:$work/d.sock" "$@"; }
+profile() {  # NAME PROGRAM ARGS...
+  local name=$1
+  shift
+  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" "$@" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+}
+
+profile daemon "$work/gpuschedd" serve --config "$work/empty.toml" --listen "127.0.0.1:$port" \
+  --state-dir "$work/state" --init --allow-unauthenticated-tcp --allow-root-jobs --socket "$work/d.sock"
+for _ in $(seq 120); do cli nodes >/dev/null 2>&1 && break; sleep 0.5; done
+profile agent "$work/gpusched-agent" --config "$work/empty.toml" --daemon "127.0.0.1:$port" --node-name order1 \
+  --fake-gpus 8 --log-dir "$work/logs" --cpu-bind none --calibrate-on-start false --keep-jobs-on-stop false
+for _ in $(seq 120); do cli nodes 2>/dev/null | grep -q "order1 *UP" && break; sleep 0.5; done
+cli nodes | grep -q "order1 *UP" || { echo "make_text_order: the agent never came UP; its log:" >&2; tail "$work/agent.log" >&2; exit 1; }
+
+held=$(cli submit --hold -- true | awk '{print $NF}')
+cli status "$held" >/dev/null
+cli status >/dev/null
+cli submit --gpus 2 --wait -- sh -c 'echo order' >/dev/null || true  # see pidfd_open above
+cli cancel "$held" >/dev/null
+"$build/cli/gpusched" --addr "127.0.0.1:$port" nodes >/dev/null
+cli submit --gpus 1 --wait -- true >/dev/null || true
+sleep 12  # a few heartbeats and idle passes
+
+kill -TERM "${pids[@]}"
+wait "${pids[@]}" 2>/dev/null || true
+pids=()
+
+# Callgrind names each function once with its id, "fn=(ID) NAME", and by id
+# alone after that; "ob=" says whose object the functions that follow are.
+# Kept: the functions of the program itself, without callgrind's recursion
+# marks ('2) and its pseudo-functions.
+executed() {  # CALLGRIND_FILE PROGRAM_PATH
+  awk -v program="$2" '
+    function name(entry, table,   id) {
+      if (match(entry, /^\([0-9]+\)/)) {
+        id = substr(entry, 2, RLENGTH - 2)
+        if (length(entry) > RLENGTH) table[id] = substr(entry, RLENGTH + 2)
+        return table[id]
+      }
+      return entry
+    }
+    /^ob=/ { ob = name(substr($0, 4), objects); next }
+    /^cob=/ { name(substr($0, 5), objects); next }
+    /^cfn=/ { name(substr($0, 5), functions); next }
+    /^fn=/ {
+      f = name(substr($0, 4), functions)
+      sub(/\047[0-9]+$/, "", f)
+      if (ob == program && f !~ /^\(/ && !(f in seen)) { seen[f] = 1; print f }
+    }' "$1"
+}
+write_order() {  # NAME PROGRAM OUT
+  local out=$3
+  {
+    echo "# The functions of $2 that one run executed, put first in its text by"
+    echo "# the linker (cmake/text_order.cmake). Made by cmake/make_text_order.sh; run it"
+    echo "# again rather than editing this file."
+    executed "$work/$1.callgrind" "$work/$2"
+  } >"$out"
+  echo "make_text_order: $out: $(($(wc -l <"$out") - 3)) functions"
+}
+write_order daemon gpuschedd daemon/text.order
+write_order agent gpusched-agent agent/text.order
