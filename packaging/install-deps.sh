@@ -12,7 +12,7 @@ packages=(
   libnghttp2-dev  # the CLI's unary calls straight over HTTP/2 (cli/h2_unary_call.h)
   libpq-dev   # the PostgreSQL store (store = "postgresql://..."): its header; libpq5 is loaded when the store is named
   postgresql  # tests: a real PostgreSQL server started in a temporary directory (initdb, pg_ctl)
-  prometheus-cpp-dev  # /metrics of gpuschedd and gpusched-agent
+  prometheus-cpp-dev  # /metrics: its data types (headers); tests compare with its library
   prometheus          # tests: a real Prometheus server and promtool check the metrics, config and alert rules
   gnuplot-nox  # gpuschedd simulate --out: PNG plots (optional: without it, CSVs and plots.gp only)
   libtomlplusplus-dev  # gpuschedd.toml, agent.toml, cli.toml, simulator cluster specs

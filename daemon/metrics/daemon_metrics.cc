@@ -6,28 +6,27 @@ namespace {
 // A submit waits for one group commit (an fsync, a few ms on SSD); a pass
 // over a few jobs takes microseconds, over thousands of pending jobs on
 // thousands of nodes tens of milliseconds.
-prometheus::Histogram::BucketBoundaries SubmitBuckets() {
+Histogram::BucketBoundaries SubmitBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5};
 }
-prometheus::Histogram::BucketBoundaries PassBuckets() {
+Histogram::BucketBoundaries PassBuckets() {
   return {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
           0.01,    0.025,    0.05,    0.1,    0.25,    0.5,    1,     2.5};
 }
 
-prometheus::Histogram& Histogram(prometheus::Registry& registry, const char* name, const char* help,
-                                 prometheus::Histogram::BucketBoundaries buckets) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(registry).Add({}, std::move(buckets));
+Histogram& MakeHistogram(Registry& registry, const char* name, const char* help, Histogram::BucketBoundaries buckets) {
+  return BuildHistogram().Name(name).Help(help).Register(registry).Add({}, std::move(buckets));
 }
 
 }  // namespace
 
 DaemonMetrics::DaemonMetrics()
-    : registry_(std::make_shared<prometheus::Registry>()),
-      submit_(Histogram(*registry_, "gpusched_submit_duration_seconds",
-                        "SubmitJob calls from arrival to the reply, which waits until the job is durable",
-                        SubmitBuckets())),
-      pass_(Histogram(*registry_, "gpusched_scheduling_pass_duration_seconds",
-                      "Scheduling passes: deciding which pending jobs start where", PassBuckets())),
+    : registry_(std::make_shared<Registry>()),
+      submit_(MakeHistogram(*registry_, "gpusched_submit_duration_seconds",
+                            "SubmitJob calls from arrival to the reply, which waits until the job is durable",
+                            SubmitBuckets())),
+      pass_(MakeHistogram(*registry_, "gpusched_scheduling_pass_duration_seconds",
+                          "Scheduling passes: deciding which pending jobs start where", PassBuckets())),
       jobs_(*registry_),
       nodes_(*registry_),
       pools_(*registry_) {}

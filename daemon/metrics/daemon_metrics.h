@@ -8,9 +8,8 @@
 #include "daemon/metrics/job_metrics.h"
 #include "daemon/metrics/node_metrics.h"
 #include "daemon/metrics/pool_metrics.h"
+#include "daemon/metrics/registry.h"
 #include "gpusched/v1/types.pb.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
 
 namespace gpusched::metrics {
 
@@ -20,7 +19,7 @@ namespace gpusched::metrics {
 //
 // Threads: Restore and Apply on the scheduler thread only (they keep
 // per-job and per-node books); the Observe methods from any thread; the
-// registry is read by the HTTP endpoint's threads (prometheus-cpp's metrics
+// registry is read by the HTTP endpoint's thread (the series in registry.h
 // are atomic or locked inside).
 //
 //   gpusched_submit_duration_seconds           SubmitJob, arrival to durable reply
@@ -30,7 +29,7 @@ class DaemonMetrics {
  public:
   DaemonMetrics();
 
-  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+  std::shared_ptr<Registry> registry() const { return registry_; }
 
   // Start-up: the unfinished jobs the store recovered, and the nodes as the
   // core restored them (all waiting for their agents).
@@ -44,9 +43,9 @@ class DaemonMetrics {
   void ObservePass(absl::Duration duration) { pass_.Observe(absl::ToDoubleSeconds(duration)); }
 
  private:
-  std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Histogram& submit_;
-  prometheus::Histogram& pass_;
+  std::shared_ptr<Registry> registry_;
+  Histogram& submit_;
+  Histogram& pass_;
   JobMetrics jobs_;
   NodeMetrics nodes_;
   PoolMetrics pools_;

@@ -19,39 +19,37 @@ const std::string& QueueOf(const v1::Job& job) {
 bool Placed(v1::JobState state) { return state == v1::JOB_STATE_STARTING || state == v1::JOB_STATE_RUNNING; }
 
 // From seconds (a CPU job on an idle cluster) to a day (a big gang on a busy one).
-prometheus::Histogram::BucketBoundaries WaitBuckets() {
-  return {0.1, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 86400};
-}
+Histogram::BucketBoundaries WaitBuckets() { return {0.1, 1, 5, 15, 30, 60, 300, 900, 1800, 3600, 7200, 21600, 86400}; }
 
 }  // namespace
 
 std::string StateLabel(v1::JobState state) { return absl::AsciiStrToLower(StateName(state)); }
 
-JobMetrics::JobMetrics(prometheus::Registry& registry)
-    : jobs_(prometheus::BuildGauge()
+JobMetrics::JobMetrics(Registry& registry)
+    : jobs_(BuildGauge()
                 .Name("gpusched_jobs")
                 .Help("Jobs in the queue now, by state (pending, starting, running) and queue")
                 .Register(registry)),
-      submitted_(prometheus::BuildCounter()
+      submitted_(BuildCounter()
                      .Name("gpusched_jobs_submitted_total")
                      .Help("Jobs accepted by SubmitJob, by queue")
                      .Register(registry)),
-      started_(prometheus::BuildCounter()
+      started_(BuildCounter()
                    .Name("gpusched_jobs_started_total")
                    .Help("Jobs placed and sent to their nodes, by queue (a requeued job counts again)")
                    .Register(registry)),
       finished_(
-          prometheus::BuildCounter()
+          BuildCounter()
               .Name("gpusched_jobs_finished_total")
               .Help("Jobs that ended, by final state (completed, failed, cancelled, timeout, node_fail, preempted) "
                     "and queue")
               .Register(registry)),
-      requeued_(prometheus::BuildCounter()
+      requeued_(BuildCounter()
                     .Name("gpusched_jobs_requeued_total")
                     .Help("Times a placed job went back to the queue (preempted, or a node of its gang failed), "
                           "by queue")
                     .Register(registry)),
-      wait_(prometheus::BuildHistogram()
+      wait_(BuildHistogram()
                 .Name("gpusched_job_wait_seconds")
                 .Help("Time from submit until every rank of the job runs")
                 .Register(registry)
@@ -67,29 +65,28 @@ JobMetrics::JobMetrics(prometheus::Registry& registry)
   PerQueue(requeued_, requeued_by_queue_, kDefaultQueue);
 }
 
-prometheus::Gauge& JobMetrics::Depth(v1::JobState state, const std::string& queue) {
+Gauge& JobMetrics::Depth(v1::JobState state, const std::string& queue) {
   auto key = std::make_pair(static_cast<int>(state), queue);
   auto it = depth_.find(key);
   if (it == depth_.end()) {
-    prometheus::Gauge* gauge = &jobs_.Add({{"state", StateLabel(state)}, {"queue", queue}});
+    Gauge* gauge = &jobs_.Add({{"state", StateLabel(state)}, {"queue", queue}});
     it = depth_.emplace(std::move(key), gauge).first;
   }
   return *it->second;
 }
 
-prometheus::Counter& JobMetrics::PerQueue(prometheus::Family<prometheus::Counter>& family,
-                                          std::map<std::string, prometheus::Counter*>& cache,
-                                          const std::string& queue) {
+Counter& JobMetrics::PerQueue(Family<Counter>& family, std::map<std::string, Counter*>& cache,
+                              const std::string& queue) {
   auto it = cache.find(queue);
   if (it == cache.end()) it = cache.emplace(queue, &family.Add({{"queue", queue}})).first;
   return *it->second;
 }
 
-prometheus::Counter& JobMetrics::Finished(v1::JobState state, const std::string& queue) {
+Counter& JobMetrics::Finished(v1::JobState state, const std::string& queue) {
   auto key = std::make_pair(static_cast<int>(state), queue);
   auto it = finished_by_state_.find(key);
   if (it == finished_by_state_.end()) {
-    prometheus::Counter* counter = &finished_.Add({{"state", StateLabel(state)}, {"queue", queue}});
+    Counter* counter = &finished_.Add({{"state", StateLabel(state)}, {"queue", queue}});
     it = finished_by_state_.emplace(std::move(key), counter).first;
   }
   return *it->second;
@@ -105,7 +102,7 @@ void JobMetrics::UpdateArray(const JobArrayRecord& record) {
   const int64_t unmade = record.done() ? 0 : record.count() - record.materialized;
   UnmadeTasks& tracked = arrays_[record.array_id()];
   if (tracked.queue.empty()) tracked.queue = QueueOf(record.prototype);
-  prometheus::Gauge& pending = Depth(v1::JOB_STATE_PENDING, tracked.queue);
+  Gauge& pending = Depth(v1::JOB_STATE_PENDING, tracked.queue);
   if (unmade > tracked.count) pending.Increment(static_cast<double>(unmade - tracked.count));
   if (unmade < tracked.count) pending.Decrement(static_cast<double>(tracked.count - unmade));
   tracked.count = unmade;

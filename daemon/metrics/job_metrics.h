@@ -8,12 +8,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "common/job_array_record.h"
 #include "daemon/metrics/placement_metrics.h"
+#include "daemon/metrics/registry.h"
 #include "gpusched/v1/types.pb.h"
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
 
 namespace gpusched::metrics {
 
@@ -29,7 +25,7 @@ namespace gpusched::metrics {
 // and the placement of every start (PlacementMetrics).
 class JobMetrics {
  public:
-  explicit JobMetrics(prometheus::Registry& registry);
+  explicit JobMetrics(Registry& registry);
 
   // A job the store recovered at start-up: counted where it is, not as a
   // new submit or start.
@@ -50,17 +46,16 @@ class JobMetrics {
     int attempt = 0;
   };
 
-  prometheus::Gauge& Depth(v1::JobState state, const std::string& queue);
-  prometheus::Counter& PerQueue(prometheus::Family<prometheus::Counter>& family,
-                                std::map<std::string, prometheus::Counter*>& cache, const std::string& queue);
-  prometheus::Counter& Finished(v1::JobState state, const std::string& queue);
+  Gauge& Depth(v1::JobState state, const std::string& queue);
+  Counter& PerQueue(Family<Counter>& family, std::map<std::string, Counter*>& cache, const std::string& queue);
+  Counter& Finished(v1::JobState state, const std::string& queue);
 
-  prometheus::Family<prometheus::Gauge>& jobs_;
-  prometheus::Family<prometheus::Counter>& submitted_;
-  prometheus::Family<prometheus::Counter>& started_;
-  prometheus::Family<prometheus::Counter>& finished_;
-  prometheus::Family<prometheus::Counter>& requeued_;
-  prometheus::Histogram& wait_;
+  Family<Gauge>& jobs_;
+  Family<Counter>& submitted_;
+  Family<Counter>& started_;
+  Family<Counter>& finished_;
+  Family<Counter>& requeued_;
+  Histogram& wait_;
   PlacementMetrics placements_;
 
   absl::flat_hash_map<uint64_t, Tracked> active_;
@@ -69,13 +64,13 @@ class JobMetrics {
     std::string queue;
   };
   absl::flat_hash_map<uint64_t, UnmadeTasks> arrays_;  // by array id
-  // Label lookups in prometheus-cpp hash and lock; these run on the
+  // Label lookups in a Family compare and lock; these run on the
   // scheduler thread, so each series is looked up once.
-  std::map<std::pair<int, std::string>, prometheus::Gauge*> depth_;
-  std::map<std::string, prometheus::Counter*> submitted_by_queue_;
-  std::map<std::string, prometheus::Counter*> started_by_queue_;
-  std::map<std::string, prometheus::Counter*> requeued_by_queue_;
-  std::map<std::pair<int, std::string>, prometheus::Counter*> finished_by_state_;
+  std::map<std::pair<int, std::string>, Gauge*> depth_;
+  std::map<std::string, Counter*> submitted_by_queue_;
+  std::map<std::string, Counter*> started_by_queue_;
+  std::map<std::string, Counter*> requeued_by_queue_;
+  std::map<std::pair<int, std::string>, Counter*> finished_by_state_;
 };
 
 // "pending", "node_fail": a job state as a label value.

@@ -12,25 +12,25 @@ constexpr const char* kGpuLabels[] = {"allocated", "free", "down", "drained", "p
 
 }  // namespace
 
-NodeMetrics::NodeMetrics(prometheus::Registry& registry)
-    : node_state_(prometheus::BuildGauge()
+NodeMetrics::NodeMetrics(Registry& registry)
+    : node_state_(BuildGauge()
                       .Name("gpusched_node_state")
                       .Help("1 for the state each node is in (up, not_responding, down, powered_down, powering_up, "
                             "powering_down), 0 for the others")
                       .Register(registry)),
-      gpu_part_(prometheus::BuildGauge()
+      gpu_part_(BuildGauge()
                     .Name("gpusched_gpu_part")
                     .Help("The part of a GPU a job holds without holding it whole: a share (kind=share) or a MIG "
                           "instance (kind=mig, its compute slices of seven)")
                     .Register(registry)) {
-  auto& nodes = prometheus::BuildGauge()
+  auto& nodes = BuildGauge()
                     .Name("gpusched_nodes")
                     .Help(
                         "Registered nodes by state (up, not_responding, down; powered_down, powering_up, powering_down "
                         "for pool nodes)")
                     .Register(registry);
   for (int i = 0; i < kStates; ++i) nodes_[i] = &nodes.Add({{"state", kStateLabels[i]}});
-  auto& gpus = prometheus::BuildGauge()
+  auto& gpus = BuildGauge()
                    .Name("gpusched_gpus")
                    .Help(
                        "GPUs of registered nodes: allocated to jobs, free on up nodes, down (unallocated on a "
@@ -80,10 +80,10 @@ void NodeMetrics::UpdateParts(const std::string& name, Tracked& t,
     part.milli = 0;
     held[part] += milli;
   }
-  std::map<core::NodeUsage::PartHolder, prometheus::Gauge*> now;
+  std::map<core::NodeUsage::PartHolder, Gauge*> now;
   for (const auto& [part, milli] : held) {
     auto it = t.parts.find(part);
-    prometheus::Gauge* gauge = nullptr;
+    Gauge* gauge = nullptr;
     if (it != t.parts.end()) {
       gauge = it->second;
       t.parts.erase(it);

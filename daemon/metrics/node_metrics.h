@@ -6,10 +6,8 @@
 #include <string>
 
 #include "daemon/core/effects.h"
+#include "daemon/metrics/registry.h"
 #include "gpusched/v1/types.pb.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/registry.h"
 
 namespace gpusched::metrics {
 
@@ -37,7 +35,7 @@ namespace gpusched::metrics {
 //                                     the job lets go
 class NodeMetrics {
  public:
-  explicit NodeMetrics(prometheus::Registry& registry);
+  explicit NodeMetrics(Registry& registry);
 
   void Update(const v1::Node& node);
   void Update(const std::string& name, const core::NodeUsage& usage);
@@ -49,18 +47,18 @@ class NodeMetrics {
   struct Tracked {
     int state = -1;                          // index into kStates, -1 before the first update
     std::array<int64_t, kGpuStates> gpus{};  // by GpuState
-    std::array<prometheus::Gauge*, kStates> state_gauges{};
-    std::map<core::NodeUsage::PartHolder, prometheus::Gauge*> parts;  // milli left 0 in the key
+    std::array<Gauge*, kStates> state_gauges{};
+    std::map<core::NodeUsage::PartHolder, Gauge*> parts;  // milli left 0 in the key
   };
 
   static int StateIndex(v1::NodeState state);
   static std::array<int64_t, kGpuStates> CountGpus(const core::NodeUsage& usage);
   void UpdateParts(const std::string& name, Tracked& t, const std::vector<core::NodeUsage::PartHolder>& parts);
 
-  prometheus::Family<prometheus::Gauge>& node_state_;
-  prometheus::Family<prometheus::Gauge>& gpu_part_;
-  std::array<prometheus::Gauge*, kStates> nodes_;
-  std::array<prometheus::Gauge*, kGpuStates> gpus_;
+  Family<Gauge>& node_state_;
+  Family<Gauge>& gpu_part_;
+  std::array<Gauge*, kStates> nodes_;
+  std::array<Gauge*, kGpuStates> gpus_;
   std::map<std::string, Tracked> tracked_;
 };
 

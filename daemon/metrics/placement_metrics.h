@@ -4,11 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "daemon/metrics/registry.h"
 #include "gpusched/v1/types.pb.h"
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
 
 namespace gpusched::metrics {
 
@@ -21,7 +18,7 @@ namespace gpusched::metrics {
 //   gpusched_placement_bus_bandwidth_bytes_per_second (histogram; gangs with a ring only)
 class PlacementMetrics {
  public:
-  explicit PlacementMetrics(prometheus::Registry& registry);
+  explicit PlacementMetrics(Registry& registry);
 
   void Observe(const v1::Allocation& allocation);
 
@@ -30,9 +27,9 @@ class PlacementMetrics {
   static std::string SpanTier(const std::string& span);
 
  private:
-  prometheus::Family<prometheus::Counter>& placements_;
-  prometheus::Histogram& bandwidth_;
-  std::map<std::pair<std::string, std::string>, prometheus::Counter*> by_kind_;
+  Family<Counter>& placements_;
+  Histogram& bandwidth_;
+  std::map<std::pair<std::string, std::string>, Counter*> by_kind_;
 };
 
 }  // namespace gpusched::metrics

@@ -9,43 +9,41 @@ constexpr const char* kStateLabels[] = {"powered_down", "powering_up", "up", "po
 
 // Cloud GPU nodes boot in one to fifteen minutes; bare metal over IPMI in
 // five to twenty.
-prometheus::Histogram::BucketBoundaries BootBuckets() {
-  return {5, 15, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600};
-}
+Histogram::BucketBoundaries BootBuckets() { return {5, 15, 30, 60, 120, 180, 300, 600, 900, 1200, 1800, 3600}; }
 
 }  // namespace
 
-PoolMetrics::PoolMetrics(prometheus::Registry& registry)
-    : nodes_(prometheus::BuildGauge()
+PoolMetrics::PoolMetrics(Registry& registry)
+    : nodes_(BuildGauge()
                  .Name("gpusched_pool_nodes")
                  .Help("Nodes of each elastic pool by power state")
                  .Register(registry)),
-      gpus_(prometheus::BuildGauge()
+      gpus_(BuildGauge()
                 .Name("gpusched_pool_gpus")
                 .Help("GPUs of each elastic pool: paid (on nodes that are not powered down) and used (held by jobs)")
                 .Register(registry)),
-      resumes_(prometheus::BuildCounter()
+      resumes_(BuildCounter()
                    .Name("gpusched_pool_resumes_total")
                    .Help("Nodes the daemon resumed (each entry into POWERING_UP)")
                    .Register(registry)),
-      resume_failures_(prometheus::BuildCounter()
+      resume_failures_(BuildCounter()
                            .Name("gpusched_pool_resume_failures_total")
                            .Help("Boots that went back to POWERED_DOWN: the resume program failed or timed out, or "
                                  "the node's agent did not register within resume_timeout")
                            .Register(registry)),
-      suspends_(prometheus::BuildCounter()
+      suspends_(BuildCounter()
                     .Name("gpusched_pool_suspends_total")
                     .Help("Nodes the daemon suspended (each entry into POWERING_DOWN)")
                     .Register(registry)),
-      suspend_failures_(prometheus::BuildCounter()
+      suspend_failures_(BuildCounter()
                             .Name("gpusched_pool_suspend_failures_total")
                             .Help("Suspends that did not end POWERED_DOWN (the suspend program failed)")
                             .Register(registry)),
-      boot_(prometheus::BuildHistogram()
+      boot_(BuildHistogram()
                 .Name("gpusched_pool_boot_seconds")
                 .Help("From a node's resume to its agent registering with its GPUs")
                 .Register(registry)),
-      interruptions_(prometheus::BuildCounter()
+      interruptions_(BuildCounter()
                          .Name("gpusched_pool_interruptions_total")
                          .Help("Spot interruptions of the pool's nodes (gpusched nodes interrupt)")
                          .Register(registry)) {}

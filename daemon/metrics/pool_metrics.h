@@ -6,12 +6,8 @@
 #include <string>
 
 #include "daemon/core/effects.h"
+#include "daemon/metrics/registry.h"
 #include "gpusched/v1/types.pb.h"
-#include "prometheus/counter.h"
-#include "prometheus/family.h"
-#include "prometheus/gauge.h"
-#include "prometheus/histogram.h"
-#include "prometheus/registry.h"
 
 namespace gpusched::metrics {
 
@@ -36,7 +32,7 @@ namespace gpusched::metrics {
 //                                               gaining a reclaim_at)
 class PoolMetrics {
  public:
-  explicit PoolMetrics(prometheus::Registry& registry);
+  explicit PoolMetrics(Registry& registry);
 
   void Update(const v1::Node& node);
   void Transition(const core::PowerTransition& t);
@@ -46,15 +42,15 @@ class PoolMetrics {
  private:
   static constexpr int kStates = 6;
   struct Pool {
-    std::array<prometheus::Gauge*, kStates> nodes{};
-    prometheus::Gauge* paid = nullptr;
-    prometheus::Gauge* used = nullptr;
-    prometheus::Counter* resumes = nullptr;
-    prometheus::Counter* resume_failures = nullptr;
-    prometheus::Counter* suspends = nullptr;
-    prometheus::Counter* suspend_failures = nullptr;
-    prometheus::Histogram* boot = nullptr;
-    prometheus::Counter* interruptions = nullptr;
+    std::array<Gauge*, kStates> nodes{};
+    Gauge* paid = nullptr;
+    Gauge* used = nullptr;
+    Counter* resumes = nullptr;
+    Counter* resume_failures = nullptr;
+    Counter* suspends = nullptr;
+    Counter* suspend_failures = nullptr;
+    Histogram* boot = nullptr;
+    Counter* interruptions = nullptr;
   };
   struct Tracked {
     std::string pool;
@@ -66,14 +62,14 @@ class PoolMetrics {
   static int StateIndex(v1::NodeState state);
   Pool& PoolFor(const std::string& name);
 
-  prometheus::Family<prometheus::Gauge>& nodes_;
-  prometheus::Family<prometheus::Gauge>& gpus_;
-  prometheus::Family<prometheus::Counter>& resumes_;
-  prometheus::Family<prometheus::Counter>& resume_failures_;
-  prometheus::Family<prometheus::Counter>& suspends_;
-  prometheus::Family<prometheus::Counter>& suspend_failures_;
-  prometheus::Family<prometheus::Histogram>& boot_;
-  prometheus::Family<prometheus::Counter>& interruptions_;
+  Family<Gauge>& nodes_;
+  Family<Gauge>& gpus_;
+  Family<Counter>& resumes_;
+  Family<Counter>& resume_failures_;
+  Family<Counter>& suspends_;
+  Family<Counter>& suspend_failures_;
+  Family<Histogram>& boot_;
+  Family<Counter>& interruptions_;
   std::map<std::string, Pool> pools_;
   std::map<std::string, Tracked> tracked_;
 };

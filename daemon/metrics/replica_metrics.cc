@@ -3,18 +3,18 @@
 namespace gpusched::metrics {
 
 ReplicaMetrics::ReplicaMetrics()
-    : registry_(std::make_shared<prometheus::Registry>()),
-      active_(prometheus::BuildGauge()
+    : registry_(std::make_shared<Registry>()),
+      active_(BuildGauge()
                   .Name("gpusched_replica_active")
                   .Help("1 on the active gpuschedd replica, 0 on a standby")
                   .Register(*registry_)
                   .Add({})),
-      epoch_(prometheus::BuildGauge()
+      epoch_(BuildGauge()
                  .Name("gpusched_leader_epoch")
                  .Help("The leader epoch this replica last saw; it grows by one at each change of leader")
                  .Register(*registry_)
                  .Add({})),
-      takeovers_(prometheus::BuildCounter()
+      takeovers_(BuildCounter()
                      .Name("gpusched_replica_takeovers_total")
                      .Help("Times this replica became the active one")
                      .Register(*registry_)

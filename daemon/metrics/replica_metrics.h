@@ -3,9 +3,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "prometheus/counter.h"
-#include "prometheus/gauge.h"
-#include "prometheus/registry.h"
+#include "daemon/metrics/registry.h"
 
 namespace gpusched::metrics {
 
@@ -20,16 +18,16 @@ namespace gpusched::metrics {
 class ReplicaMetrics {
  public:
   ReplicaMetrics();
-  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+  std::shared_ptr<Registry> registry() const { return registry_; }
 
   void Standby(int64_t leader_epoch);
   void Active(int64_t epoch);
 
  private:
-  std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Gauge& active_;
-  prometheus::Gauge& epoch_;
-  prometheus::Counter& takeovers_;
+  std::shared_ptr<Registry> registry_;
+  Gauge& active_;
+  Gauge& epoch_;
+  Counter& takeovers_;
 };
 
 }  // namespace gpusched::metrics

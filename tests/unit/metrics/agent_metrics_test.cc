@@ -5,19 +5,16 @@
 #include "agent/gpu/nvml_gpu_sampler.h"
 #include "agent/metrics/agent_collector.h"
 #include "agent/metrics/gpu_collector.h"
-#include "prometheus/text_serializer.h"
 #include "tests/support/metrics_text.h"
 #include "tests/unit/gpu/scoped_env.h"
+#include "tests/unit/metrics/metrics_test_util.h"
 
 namespace gpusched::agent {
 namespace {
 
+using gpusched::metrics::testing::Scrape;
 using gpusched::testing::FindMetric;
 using gpusched::testing::ScopedEnv;
-
-std::string Scrape(const prometheus::Collectable& collectable) {
-  return prometheus::TextSerializer().Serialize(collectable.Collect());
-}
 
 TEST_CASE("GPU readings are exported under DCGM exporter's names and labels") {
   ScopedEnv machine("GPUSCHED_FAKE_NVML_MACHINE", "pcie-l40s");

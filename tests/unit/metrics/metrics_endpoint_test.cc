@@ -8,8 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/match.h"
-#include "prometheus/counter.h"
-#include "prometheus/registry.h"
+#include "daemon/metrics/registry.h"
 #include "tests/support/http_client.h"
 #include "tests/support/metrics_text.h"
 
@@ -38,12 +37,9 @@ std::string Exchange(int port, const std::string& request) {
 }
 
 TEST_CASE("the endpoint serves the registry over real HTTP, as it is at each scrape") {
-  auto registry = std::make_shared<prometheus::Registry>();
-  auto& counter = prometheus::BuildCounter()
-                      .Name("gpusched_test_things_total")
-                      .Help("things")
-                      .Register(*registry)
-                      .Add({{"kind", "a"}});
+  auto registry = std::make_shared<Registry>();
+  auto& counter =
+      BuildCounter().Name("gpusched_test_things_total").Help("things").Register(*registry).Add({{"kind", "a"}});
   auto endpoint = MetricsEndpoint::Start("127.0.0.1:0", {registry});
   INFO(endpoint.status().message());
   REQUIRE(endpoint.ok());
@@ -67,8 +63,8 @@ TEST_CASE("the endpoint serves the registry over real HTTP, as it is at each scr
 }
 
 TEST_CASE("the endpoint answers only GET and HEAD of /metrics, and a bad request does not stop it") {
-  auto registry = std::make_shared<prometheus::Registry>();
-  prometheus::BuildCounter().Name("gpusched_test_things_total").Help("things").Register(*registry).Add({});
+  auto registry = std::make_shared<Registry>();
+  BuildCounter().Name("gpusched_test_things_total").Help("things").Register(*registry).Add({});
   auto endpoint = MetricsEndpoint::Start("127.0.0.1:0", {registry});
   REQUIRE(endpoint.ok());
   const int port = (*endpoint)->port();
@@ -93,7 +89,7 @@ TEST_CASE("the endpoint answers only GET and HEAD of /metrics, and a bad request
 }
 
 TEST_CASE("an address that is taken or malformed fails start-up with a message naming it") {
-  auto registry = std::make_shared<prometheus::Registry>();
+  auto registry = std::make_shared<Registry>();
   auto first = MetricsEndpoint::Start("127.0.0.1:0", {registry});
   REQUIRE(first.ok());
   const std::string taken = "127.0.0.1:" + std::to_string((*first)->port());

@@ -7,19 +7,17 @@
 #include <optional>
 #include <string>
 
-#include "prometheus/registry.h"
-#include "prometheus/text_serializer.h"
+#include "common/io/metrics/text_format.h"
+#include "prometheus/collectable.h"
 #include "tests/support/metrics_text.h"
 
 namespace gpusched::metrics::testing {
 
-// The registry as a scrape would show it: read through the real text
-// serializer, so that names and labels are checked as Prometheus sees them.
-inline std::string Scrape(const prometheus::Registry& registry) {
-  return prometheus::TextSerializer().Serialize(registry.Collect());
-}
+// The registry as a scrape would show it: read through the endpoint's text
+// format, so that names and labels are checked as Prometheus sees them.
+inline std::string Scrape(const prometheus::Collectable& registry) { return TextFormatOf(registry.Collect()); }
 
-inline double Value(const prometheus::Registry& registry, const std::string& name,
+inline double Value(const prometheus::Collectable& registry, const std::string& name,
                     const std::map<std::string, std::string>& labels = {}) {
   const std::string text = Scrape(registry);
   std::optional<double> value = gpusched::testing::FindMetric(text, name, labels);
@@ -30,7 +28,7 @@ inline double Value(const prometheus::Registry& registry, const std::string& nam
 
 // A histogram's cumulative count at upper bound `le`, matched by number so
 // that the serializer's float formatting does not matter.
-inline double Bucket(const prometheus::Registry& registry, const std::string& histogram, double le) {
+inline double Bucket(const prometheus::Collectable& registry, const std::string& histogram, double le) {
   const std::string text = Scrape(registry);
   for (const auto& sample : gpusched::testing::ParseMetricsText(text)) {
     auto it = sample.labels.find("le");
