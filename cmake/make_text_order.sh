@@ -6,6 +6,8 @@
 #
 #   cmake/make_text_order.sh [BUILD_DIR]      (default build; needs valgrind)
 #
+# KEEP_WORK=1 keeps the run's directory (profiles, logs) for a look.
+#
 # The run, both programs under valgrind's callgrind: a fresh daemon with a
 # SQLite state, one agent with 8 fake GPUs registering and heartbeating, and
 # the CLI over the Unix socket and over TCP: nodes, a held submit, status,
