@@ -21,8 +21,17 @@ void Counter::Increment(double by) {
 
 void Gauge::Increment(double by) { Add(value_, by); }
 
+namespace {
+
+Histogram::BucketBoundaries Ascending(Histogram::BucketBoundaries boundaries) {
+  std::sort(boundaries.begin(), boundaries.end());
+  return boundaries;
+}
+
+}  // namespace
+
 Histogram::Histogram(BucketBoundaries boundaries)
-    : boundaries_(std::move(boundaries)), counts_(boundaries_.size() + 1, 0) {}
+    : boundaries_(Ascending(std::move(boundaries))), counts_(boundaries_.size() + 1, 0) {}
 
 void Histogram::Observe(double value) {
   // The first bound at or above the value: buckets are "less than or equal".

@@ -52,8 +52,8 @@ class Gauge {
   std::atomic<double> value_{0};
 };
 
-// Counts of observations at or below each upper bound (ascending), and above
-// all of them (+Inf), with their sum.
+// Counts of observations at or below each upper bound (sorted ascending if
+// given otherwise), and above all of them (+Inf), with their sum.
 class Histogram {
  public:
   static constexpr prometheus::MetricType kType = prometheus::MetricType::Histogram;
