@@ -21,12 +21,12 @@
 namespace gpusched::metrics {
 namespace {
 
-constexpr absl::Duration kReadTimeout = absl::Seconds(5);
+// For a client to send its request, and to take the answer.
+constexpr absl::Duration kClientTimeout = absl::Seconds(5);
 constexpr size_t kMaxRequestHead = 16 * 1024;
 
 struct ListenAddress {
-  std::string host;  // as given, brackets and all: for url()
-  std::string bind_host;
+  std::string host;  // as given, an IPv6 address in brackets: for url()
   std::string port;
 };
 
@@ -40,10 +40,7 @@ absl::StatusOr<ListenAddress> ParseListenAddress(const std::string& listen) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address \"", listen, "\": expected HOST:PORT, e.g. 127.0.0.1:6871 or 0.0.0.0:6871"));
   }
-  ListenAddress address{listen.substr(0, colon), listen.substr(0, colon), absl::StrCat(port)};
-  std::string& host = address.bind_host;
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  return address;
+  return ListenAddress{listen.substr(0, colon), absl::StrCat(port)};
 }
 
 // A listening TCP socket on the first address `address` resolves to that
@@ -53,8 +50,10 @@ absl::StatusOr<int> Listen(const ListenAddress& address, const std::string& flag
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  std::string host = address.host;
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   addrinfo* found = nullptr;
-  if (int rc = getaddrinfo(address.bind_host.c_str(), address.port.c_str(), &hints, &found); rc != 0) {
+  if (int rc = getaddrinfo(host.c_str(), address.port.c_str(), &hints, &found); rc != 0) {
     return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", flag, ": ", gai_strerror(rc)));
   }
   std::string why = "no address";
@@ -94,7 +93,7 @@ int BoundPort(int fd) {
 // endpoint is stopping (`wake_fd` readable).
 std::string ReadRequestHead(int fd, int wake_fd) {
   std::string head;
-  const absl::Time deadline = absl::Now() + kReadTimeout;
+  const absl::Time deadline = absl::Now() + kClientTimeout;
   char buffer[4096];
   while (head.find("\r\n\r\n") == std::string::npos && head.find("\n\n") == std::string::npos) {
     if (head.size() > kMaxRequestHead) return "";
@@ -112,7 +111,7 @@ std::string ReadRequestHead(int fd, int wake_fd) {
   return head;
 }
 
-// Blocking, within the socket's send timeout (kReadTimeout, set at accept):
+// Blocking, within the socket's send timeout (kClientTimeout, set at accept):
 // a scraper that stops reading is dropped rather than holding the endpoint.
 void SendAll(int fd, const std::string& bytes) {
   size_t sent = 0;
@@ -176,7 +175,7 @@ void MetricsEndpoint::ServeLoop() {
     if (fds[0].revents == 0) continue;
     const int connection = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection < 0) continue;  // the client gave up between poll and accept, or fds ran out for now
-    const timeval send_timeout = absl::ToTimeval(kReadTimeout);
+    const timeval send_timeout = absl::ToTimeval(kClientTimeout);
     setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
     Serve(connection);
     close(connection);
