@@ -31,6 +31,8 @@ using namespace gpusched::cli::testing;
 
 namespace {
 
+constexpr uint64_t kSlowJob = 555;  // FakeScheduler answers GetJob for it after 2 s
+
 class FakeScheduler final : public v1::Scheduler::Service {
  public:
   std::mutex mu;
@@ -54,7 +56,7 @@ class FakeScheduler final : public v1::Scheduler::Service {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this gpuschedd is a standby");
     }
     if (!get_status.ok()) return get_status;
-    if (request->job_id() == 555) {  // a daemon that takes its time
+    if (request->job_id() == kSlowJob) {  // a daemon that takes its time
       std::this_thread::sleep_for(std::chrono::seconds(2));
       return grpc::Status::OK;
     }
@@ -139,6 +141,18 @@ int BoundLoopbackSocket(std::string* address) {
 }
 
 // A port nobody listens on: bound, read, released.
+// A plain connection to `address`, given 5 s to connect.
+absl::StatusOr<std::unique_ptr<H2Connection>> DialPlain(const std::string& address) {
+  tls::ConnectFailure failure;
+  return H2Connection::Dial(address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
+}
+
+std::string SlowGetJob() {
+  v1::GetJobRequest request;
+  request.set_job_id(kSlowJob);
+  return request.SerializeAsString();
+}
+
 std::string DeadAddress() {
   std::string address;
   const int fd = BoundLoopbackSocket(&address);
@@ -294,22 +308,18 @@ TEST_CASE("the client goes from a standby to the replica it names") {
 
 TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fails with why, and never hangs") {
   Server server;
-  tls::ConnectFailure failure;
-  auto connection = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
+  auto connection = DialPlain(server.address);
   REQUIRE(connection.ok());
-  v1::GetJobRequest slow;
-  slow.set_job_id(555);
   const absl::Time start = absl::Now();
   auto reply =
-      (*connection)
-          ->Call("/gpusched.v1.Scheduler/GetJob", slow.SerializeAsString(), absl::Now() + absl::Milliseconds(200));
+      (*connection)->Call("/gpusched.v1.Scheduler/GetJob", SlowGetJob(), absl::Now() + absl::Milliseconds(200));
   // Either the server, told the deadline, or the client itself gave up.
   const absl::StatusCode code = reply.ok() ? reply->status.code() : reply.status().code();
   CHECK(code == absl::StatusCode::kDeadlineExceeded);
   CHECK(absl::Now() - start < absl::Seconds(2));
 
   // A method the server does not have: its own status, over a connection that still works.
-  auto fresh = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
+  auto fresh = DialPlain(server.address);
   REQUIRE(fresh.ok());
   auto unknown = (*fresh)->Call("/gpusched.v1.Scheduler/NoSuchMethod", "", absl::Now() + absl::Seconds(5));
   REQUIRE(unknown.ok());
@@ -326,7 +336,7 @@ TEST_CASE("a direct call past its deadline, or to something that is not gRPC, fa
     send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
     close(fd);
   });
-  auto garbage = H2Connection::Dial(http1_address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
+  auto garbage = DialPlain(http1_address);
   REQUIRE(garbage.ok());
   auto answer = (*garbage)->Call("/gpusched.v1.Scheduler/GetJob", "", absl::Now() + absl::Seconds(5));
   http1.join();
@@ -338,13 +348,9 @@ TEST_CASE("a direct call longer than a second is answered, and its connection se
   // The client holds back its acknowledgements of the daemon's SETTINGS and
   // PING for a second of a call: a long call must still send them and end well.
   Server server;
-  tls::ConnectFailure failure;
-  auto connection = H2Connection::Dial(server.address, std::nullopt, absl::Now() + absl::Seconds(5), &failure);
+  auto connection = DialPlain(server.address);
   REQUIRE(connection.ok());
-  v1::GetJobRequest slow;
-  slow.set_job_id(555);
-  auto reply =
-      (*connection)->Call("/gpusched.v1.Scheduler/GetJob", slow.SerializeAsString(), absl::Now() + absl::Seconds(10));
+  auto reply = (*connection)->Call("/gpusched.v1.Scheduler/GetJob", SlowGetJob(), absl::Now() + absl::Seconds(10));
   REQUIRE(reply.ok());
   CHECK(reply->status.ok());
   v1::GetJobRequest next;
