@@ -12,14 +12,10 @@
 # start (gpusched --version: 6.8 -> 4.7 ms of CPU here).
 set -euo pipefail
 
-# --shared-libstdc++ (before the link command): for a program that also loads
-# C++ libraries with no static archive (spdlog, prometheus-cpp): one C++
-# runtime in the process, theirs.
+# None of these programs loads a C++ shared library (spdlog and fmt are
+# compiled in, metrics are written without prometheus-cpp's libraries), so
+# the C++ runtime is linked in as well: one runtime in the process, ours.
 static_runtime=(-static-libstdc++ -static-libgcc)
-if [[ ${1:-} == --shared-libstdc++ ]]; then
-  static_runtime=()
-  shift
-fi
 
 system_dirs=(/usr/lib/x86_64-linux-gnu /usr/lib /lib/x86_64-linux-gnu)
 command=()
