@@ -20,16 +20,21 @@ std::string Caller::Describe() const {
   return "an unauthenticated caller";
 }
 
+Caller LocalUser(const CallerPolicy& policy, const LocalCaller& local) {
+  Caller caller;
+  caller.proof = CallerProof::kUnixSocket;
+  caller.user = local.user;
+  caller.uid = local.uid;
+  caller.admin = local.uid == 0 || policy.admins.count(local.user) > 0;
+  return caller;
+}
+
 Caller IdentifyCaller(const CallerPolicy& policy, absl::string_view grpc_peer,
                       const std::optional<std::string>& certificate_cn) {
-  Caller caller;
   if (std::optional<LocalCaller> local = policy.local == nullptr ? std::nullopt : policy.local->Find(grpc_peer)) {
-    caller.proof = CallerProof::kUnixSocket;
-    caller.user = local->user;
-    caller.uid = local->uid;
-    caller.admin = local->uid == 0 || policy.admins.count(local->user) > 0;
-    return caller;
+    return LocalUser(policy, *local);
   }
+  Caller caller;
   if (certificate_cn.has_value() && !certificate_cn->empty()) {
     if (absl::StartsWith(*certificate_cn, kNodeCertificatePrefix)) {
       caller.proof = CallerProof::kNodeCertificate;

@@ -16,6 +16,7 @@ class ServerContextBase;
 namespace gpusched::server {
 
 class LocalCallers;
+struct LocalCaller;
 
 // A client certificate whose subject CN is "node:NAME" proves an agent of
 // node NAME; any other CN is a user name. A POSIX user name has no colon, so
@@ -60,6 +61,8 @@ struct CallerPolicy {
   std::string trusted_tcp_user;
 };
 
+// A caller on the Unix socket, as the kernel named it when it connected.
+Caller LocalUser(const CallerPolicy& policy, const LocalCaller& local);
 // `grpc_peer` is the call's peer ("fd:N" for the Unix socket);
 // `certificate_cn` the verified client certificate's subject CN, if any.
 Caller IdentifyCaller(const CallerPolicy& policy, absl::string_view grpc_peer,

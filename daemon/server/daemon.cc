@@ -129,9 +129,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
                        // Unauthenticated TCP callers act as the daemon's own user.
                        options.allow_unauthenticated_tcp ? UserName(geteuid()) : ""};
   d->sessions_ = std::make_unique<SessionRelay>();
+  d->scheduler_calls_ = std::make_unique<SchedulerCalls>(*d->loop_, *d->reads_, d->store_health_, d->metrics_.get(),
+                                                         options.core.allow_root_jobs);
   d->scheduler_service_ =
-      std::make_unique<SchedulerService>(*d->loop_, *d->reads_, *d->hub_, *d->sessions_, d->store_health_,
-                                         d->metrics_.get(), callers, options.core.allow_root_jobs);
+      std::make_unique<SchedulerService>(*d->scheduler_calls_, *d->loop_, *d->hub_, *d->sessions_, callers);
   d->agent_service_ = std::make_unique<AgentGatewayService>(*d->loop_, *d->sessions_, callers);
   if (d->metrics_) {
     // Before the scheduler thread starts: a bad address fails start-up
@@ -167,7 +168,8 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
         absl::StrCat("cannot listen on ", options.listen_address, " (address in use, or not a local address?)"));
   }
   if (!options.unix_socket.empty()) {
-    auto listener = UnixListener::Start(options.unix_socket, *d->server_, *d->local_callers_);
+    auto listener =
+        UnixListener::Start(options.unix_socket, *d->server_, *d->local_callers_, *d->scheduler_calls_, callers);
     if (!listener.ok()) return listener.status();
     d->unix_listener_ = std::move(*listener);
   }

@@ -77,6 +77,7 @@ class BatchCommitter;
 class JobEventHub;
 class ReadPool;
 class SchedulerLoop;
+class SchedulerCalls;
 class SchedulerService;
 class SessionRelay;
 class LocalCallers;
@@ -127,6 +128,7 @@ class Daemon {
   std::unique_ptr<SchedulerLoop> loop_;
   std::unique_ptr<PowerPrograms> power_programs_;  // after loop_: gone before it
   std::unique_ptr<ReadPool> reads_;
+  std::unique_ptr<SchedulerCalls> scheduler_calls_;
   std::unique_ptr<SchedulerService> scheduler_service_;
   std::unique_ptr<AgentGatewayService> agent_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -1,39 +1,23 @@
 #pragma once
 
-#include <set>
-#include <string>
-
-#include "daemon/metrics/daemon_metrics.h"
 #include "daemon/server/caller.h"
 #include "daemon/server/job_event_hub.h"
-#include "daemon/server/read_pool.h"
+#include "daemon/server/scheduler_calls.h"
 #include "daemon/server/scheduler_loop.h"
 #include "daemon/server/session_relay.h"
-#include "daemon/server/store_health.h"
 #include "gpusched/v1/scheduler.grpc.pb.h"
 
 namespace gpusched::server {
 
-// gpusched.v1.Scheduler. Handlers never block and hold no scheduling logic:
-// writes become commands for the scheduler thread, reads go to the read pool,
-// and each RPC finishes when its command's batch is durable.
+// gpusched.v1.Scheduler over gRPC. The unary methods are SchedulerCalls',
+// with the caller the call's transport proved; the streams (WatchJobs,
+// Attach) are gRPC's alone.
 class SchedulerService final : public v1::Scheduler::CallbackService {
  public:
-  // `metrics` may be null (no --metrics-listen). `callers` says who a caller
-  // is; every call needs a user (RequireUser). Jobs run as root only with
-  // `allow_root_jobs`.
-  // While `store` fails commits, every change is refused with its reason.
-  SchedulerService(SchedulerLoop& loop, ReadPool& reads, JobEventHub& hub, SessionRelay& sessions,
-                   const StoreHealth& store, metrics::DaemonMetrics* metrics, CallerPolicy callers,
-                   bool allow_root_jobs)
-      : loop_(loop),
-        reads_(reads),
-        hub_(hub),
-        sessions_(sessions),
-        store_(store),
-        metrics_(metrics),
-        callers_(std::move(callers)),
-        allow_root_jobs_(allow_root_jobs) {}
+  // `callers` says who a caller is; every call needs a user (RequireUser).
+  SchedulerService(SchedulerCalls& calls, SchedulerLoop& loop, JobEventHub& hub, SessionRelay& sessions,
+                   CallerPolicy callers)
+      : calls_(calls), loop_(loop), hub_(hub), sessions_(sessions), callers_(std::move(callers)) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* ctx, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -64,22 +48,13 @@ class SchedulerService final : public v1::Scheduler::CallbackService {
   grpc::ServerBidiReactor<v1::AttachRequest, v1::AttachResponse>* Attach(grpc::CallbackServerContext* ctx) override;
 
  private:
-  // Answers with the committed row of a job that is no longer active.
-  void ReplyFromStore(const Caller& viewer, uint64_t job_id, grpc::ServerUnaryReactor* reactor, v1::Job* out);
   Caller CallerOf(const grpc::CallbackServerContext* ctx) const { return IdentifyCaller(callers_, *ctx); }
-  // Who submits `spec`, and as whom it runs: fills spec.user for a caller who
-  // left it out; refuses another user's name unless the caller is an admin,
-  // and root unless allow_root_jobs.
-  absl::Status CheckSubmitter(const Caller& caller, v1::JobSpec& spec) const;
 
+  SchedulerCalls& calls_;
   SchedulerLoop& loop_;
-  ReadPool& reads_;
   JobEventHub& hub_;
   SessionRelay& sessions_;
-  const StoreHealth& store_;
-  metrics::DaemonMetrics* const metrics_;
   const CallerPolicy callers_;
-  const bool allow_root_jobs_;
 };
 
 }  // namespace gpusched::server

@@ -3,19 +3,24 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_posix.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/io/local_call/frame.h"
 #include "common/io/logging/logging.h"
+#include "daemon/server/local_call_dispatch.h"
+#include "daemon/server/local_reply_outbox.h"
 
 namespace gpusched::server {
 namespace {
@@ -33,10 +38,43 @@ bool Answers(const sockaddr_un& addr) {
   return answers;
 }
 
+// HTTP/2's connection preface ("PRI * HTTP/2.0...") begins with it.
+constexpr char kHttp2FirstByte = 'P';
+constexpr size_t kReadChunk = 64 << 10;
+
+// Said to a client that speaks neither, before the connection is closed.
+constexpr absl::string_view kNotOurProtocol =
+    "gpuschedd: this socket speaks gRPC (HTTP/2) and gpusched's local calls; this was neither\n";
+
+int MillisUntil(absl::Time deadline, absl::Time now) {
+  if (deadline == absl::InfiniteFuture()) return -1;
+  return static_cast<int>(std::clamp<int64_t>(absl::ToInt64Milliseconds(deadline - now) + 1, 0, 60'000));
+}
+
 }  // namespace
 
+struct UnixListener::Connection {
+  enum class Stage {
+    kFirstByte,  // says nothing yet
+    kMagic,      // not gRPC: local_call::kMagic expected
+    kCalls,      // local calls
+  };
+  int fd = -1;
+  LocalCaller peer;
+  Stage stage = Stage::kFirstByte;
+  std::string in;
+  std::string out;
+  size_t sent = 0;
+  bool in_call = false;  // nothing more is read until its reply is out
+  bool closing = false;  // closed once `out` is sent
+  absl::Time deadline = absl::InfiniteFuture();
+
+  bool unsent() const { return sent < out.size(); }
+};
+
 absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Start(const std::string& path, grpc::Server& server,
-                                                                  LocalCallers& callers) {
+                                                                  LocalCallers& callers, SchedulerCalls& calls,
+                                                                  CallerPolicy policy) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof(addr.sun_path)) {
@@ -50,7 +88,9 @@ absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Start(const std::str
     if (Answers(addr)) return absl::FailedPreconditionError(absl::StrCat(path, ": another daemon is listening there"));
     unlink(path.c_str());  // left behind by a daemon that died
   }
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  auto outbox = LocalReplyOutbox::Create();
+  if (!outbox.ok()) return outbox.status();
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Errno("socket");
   if (bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     absl::Status s = Errno(absl::StrCat("cannot bind ", path));
@@ -63,58 +103,207 @@ absl::StatusOr<std::unique_ptr<UnixListener>> UnixListener::Start(const std::str
     unlink(path.c_str());
     return s;
   }
-  const int wake = eventfd(0, EFD_CLOEXEC);
-  if (wake < 0) {
-    close(fd);
-    unlink(path.c_str());
-    return Errno("eventfd");
-  }
-  return std::unique_ptr<UnixListener>(new UnixListener(path, fd, wake, server, callers));
+  return std::unique_ptr<UnixListener>(
+      new UnixListener(path, fd, *std::move(outbox), server, callers, calls, std::move(policy)));
 }
 
-UnixListener::UnixListener(std::string path, int listen_fd, int wake_fd, grpc::Server& server, LocalCallers& callers)
-    : path_(std::move(path)), listen_fd_(listen_fd), wake_fd_(wake_fd), server_(server), callers_(callers) {
-  thread_ = std::thread([this] { AcceptLoop(); });
+UnixListener::UnixListener(std::string path, int listen_fd, std::shared_ptr<LocalReplyOutbox> outbox,
+                           grpc::Server& server, LocalCallers& callers, SchedulerCalls& calls, CallerPolicy policy)
+    : path_(std::move(path)),
+      listen_fd_(listen_fd),
+      outbox_(std::move(outbox)),
+      server_(server),
+      callers_(callers),
+      calls_(calls),
+      policy_(std::move(policy)) {
+  thread_ = std::thread([this] { Loop(); });
 }
 
 UnixListener::~UnixListener() {
-  const uint64_t one = 1;
-  if (write(wake_fd_, &one, sizeof(one)) < 0)
-    GetLogger("daemon")->warn("unix socket {}: cannot wake the accept loop", path_);
+  stopping_ = true;
+  outbox_->Wake();
   thread_.join();
+  outbox_->Close();
+  for (auto& [id, c] : connections_) close(c.fd);
   close(listen_fd_);
-  close(wake_fd_);
   unlink(path_.c_str());
 }
 
-void UnixListener::AcceptLoop() {
-  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+void UnixListener::Loop() {
+  std::vector<pollfd> fds;
+  std::vector<uint64_t> ids;
+  absl::Time stop_by = absl::InfiniteFuture();
   while (true) {
-    if (poll(fds, 2, -1) < 0) {
+    absl::Time now = absl::Now();
+    const bool stopping = stopping_.load();
+    if (stopping) {
+      if (stop_by == absl::InfiniteFuture()) stop_by = now + kStopGrace;
+      const bool answering = std::any_of(connections_.begin(), connections_.end(), [](const auto& entry) {
+        return entry.second.in_call || entry.second.unsent();
+      });
+      if (!answering || now >= stop_by) return;
+    }
+    fds.clear();
+    ids.clear();
+    fds.push_back({stopping ? -1 : listen_fd_, POLLIN, 0});
+    fds.push_back({outbox_->wake_fd(), POLLIN, 0});
+    absl::Time wake_at = stopping ? stop_by : absl::InfiniteFuture();
+    for (const auto& [id, c] : connections_) {
+      short events = 0;
+      if (!c.in_call && !c.closing && !stopping) events |= POLLIN;
+      if (c.unsent()) events |= POLLOUT;
+      fds.push_back({c.fd, events, 0});
+      ids.push_back(id);
+      wake_at = std::min(wake_at, c.deadline);
+    }
+    if (poll(fds.data(), fds.size(), MillisUntil(wake_at, now)) < 0) {
       if (errno == EINTR) continue;
       GetLogger("daemon")->error("unix socket {}: poll: {}", path_, std::strerror(errno));
       return;
     }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (conn < 0) {
-      if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED) {
+    now = absl::Now();
+    if (fds[1].revents != 0) {
+      for (auto& [id, frame] : outbox_->TakeAll()) OnReply(id, std::move(frame), now);
+    }
+    if ((fds[0].revents & POLLIN) != 0) AcceptAll(now);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const short revents = fds[i + 2].revents;
+      auto it = connections_.find(ids[i]);
+      if (revents == 0 || it == connections_.end()) continue;
+      if ((revents & POLLOUT) != 0) Flush(ids[i], it->second, now);
+      it = connections_.find(ids[i]);
+      if (it == connections_.end()) continue;
+      if ((revents & POLLIN) != 0) {
+        OnReadable(ids[i], now);
+      } else if ((revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
+        Close(ids[i]);  // gone; a reply still to come is dropped
+      }
+    }
+    for (auto it = connections_.begin(); it != connections_.end();) {
+      const uint64_t id = it->first;
+      const bool expired = it->second.deadline <= now;
+      ++it;
+      if (expired) Close(id);
+    }
+  }
+}
+
+void UnixListener::AcceptAll(absl::Time now) {
+  while (true) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
         GetLogger("daemon")->warn("unix socket {}: accept: {}", path_, std::strerror(errno));
       }
-      continue;
+      return;
     }
     ucred cred{};
     socklen_t len = sizeof(cred);
-    if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
       GetLogger("daemon")->warn("unix socket {}: SO_PEERCRED: {}; connection refused", path_, std::strerror(errno));
-      close(conn);
+      close(fd);
       continue;
     }
-    // Recorded before gRPC owns the fd: its first call may come at once.
-    callers_.Connected(conn, LocalCaller{cred.uid, cred.gid, cred.pid, user_names_.NameOf(cred.uid, absl::Now())});
-    grpc::AddInsecureChannelFromFd(&server_, conn);
+    Connection c;
+    c.fd = fd;
+    c.peer = LocalCaller{cred.uid, cred.gid, cred.pid, user_names_.NameOf(cred.uid, now)};
+    c.deadline = now + kRequestTimeout;
+    connections_.emplace(next_id_++, std::move(c));
   }
+}
+
+void UnixListener::OnReadable(uint64_t id, absl::Time now) {
+  Connection& c = connections_.at(id);
+  if (c.stage == Connection::Stage::kFirstByte) {
+    char first = 0;
+    const ssize_t n = recv(c.fd, &first, 1, MSG_PEEK);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) return Close(id);
+    if (first == kHttp2FirstByte) {
+      // Recorded before gRPC owns the fd: its first call may come at once.
+      callers_.Connected(c.fd, c.peer);
+      grpc::AddInsecureChannelFromFd(&server_, c.fd);
+      connections_.erase(id);
+      return;
+    }
+    c.stage = Connection::Stage::kMagic;
+  }
+  char buffer[kReadChunk];
+  const ssize_t n = recv(c.fd, buffer, sizeof(buffer), 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) return Close(id);  // the client is done, or gone
+  c.in.append(buffer, static_cast<size_t>(n));
+  if (c.stage == Connection::Stage::kMagic) {
+    const size_t have = std::min(c.in.size(), local_call::kMagic.size());
+    if (absl::string_view(c.in).substr(0, have) != local_call::kMagic.substr(0, have)) {
+      c.out.assign(kNotOurProtocol.data(), kNotOurProtocol.size());
+      c.closing = true;
+      c.deadline = now + kRequestTimeout;  // for reading it
+      return Flush(id, c, now);
+    }
+    if (have < local_call::kMagic.size()) return;
+    c.in.erase(0, local_call::kMagic.size());
+    c.stage = Connection::Stage::kCalls;
+  }
+  TakeRequest(id, c, now);
+}
+
+void UnixListener::TakeRequest(uint64_t id, Connection& c, absl::Time now) {
+  absl::StatusOr<std::optional<local_call::Request>> request = local_call::TakeRequest(c.in);
+  if (!request.ok()) {
+    GetLogger("daemon")->warn("unix socket {}: uid {} (pid {}): {}; connection closed", path_, c.peer.uid, c.peer.pid,
+                              request.status().ToString());
+    c.out = local_call::EncodeReply(request.status(), "");
+    c.closing = true;
+    c.deadline = now + kRequestTimeout;  // for reading it
+    return Flush(id, c, now);
+  }
+  if (!request->has_value()) {
+    // A request begun must be finished in time; an idle connection may wait.
+    if (c.in.empty()) {
+      c.deadline = absl::InfiniteFuture();
+    } else if (c.deadline == absl::InfiniteFuture()) {
+      c.deadline = now + kRequestTimeout;
+    }
+    return;
+  }
+  c.in_call = true;
+  c.deadline = absl::InfiniteFuture();
+  StartLocalCall(calls_, LocalUser(policy_, c.peer), **request,
+                 [outbox = outbox_, id](std::string frame) { outbox->Post(id, std::move(frame)); });
+}
+
+void UnixListener::OnReply(uint64_t id, std::string frame, absl::Time now) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;  // its client left before the answer
+  Connection& c = it->second;
+  c.in_call = false;
+  c.out = std::move(frame);
+  c.sent = 0;
+  Flush(id, c, now);
+}
+
+void UnixListener::Flush(uint64_t id, Connection& c, absl::Time now) {
+  while (c.unsent()) {
+    const ssize_t n = send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;  // the rest when it is writable
+    if (n < 0) return Close(id);
+    c.sent += static_cast<size_t>(n);
+  }
+  c.out.clear();
+  c.sent = 0;
+  if (c.closing) return Close(id);
+  // A client may send its next request before reading this reply.
+  if (c.stage == Connection::Stage::kCalls && !c.in_call && !c.in.empty()) TakeRequest(id, c, now);
+}
+
+void UnixListener::Close(uint64_t id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  close(it->second.fd);
+  connections_.erase(it);
 }
 
 }  // namespace gpusched::server

@@ -1,11 +1,17 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "daemon/server/caller.h"
 #include "daemon/server/local_callers.h"
+#include "daemon/server/scheduler_calls.h"
 
 namespace grpc {
 class Server;
@@ -13,34 +19,66 @@ class Server;
 
 namespace gpusched::server {
 
+class LocalReplyOutbox;
+
 // The daemon's Unix socket for the CLI on its own host. gRPC's own Unix
-// listener cannot say who connected, so connections are accepted here, the
-// caller's uid read with SO_PEERCRED into `callers`, and the connection
-// handed to the gRPC server. The socket is world-connectable (0666): the
-// daemon, not the file mode, decides what each caller may do.
+// listener cannot say who connected, so connections are accepted here and
+// the caller's uid read with SO_PEERCRED. A connection's first byte then
+// says what it speaks: HTTP/2 (gRPC) is handed to the gRPC server, with the
+// caller recorded in `callers`; the CLI's local calls
+// (common/io/local_call/frame.h) are served here, on this one thread, by
+// `calls`. The socket is world-connectable (0666): the daemon, not the file
+// mode, decides what each caller may do.
 class UnixListener {
  public:
   // Replaces a stale socket file at `path` (one no daemon answers on).
+  // `policy` names the admins among local callers.
   static absl::StatusOr<std::unique_ptr<UnixListener>> Start(const std::string& path, grpc::Server& server,
-                                                             LocalCallers& callers);
-  ~UnixListener();  // stops accepting and removes the socket file
+                                                             LocalCallers& callers, SchedulerCalls& calls,
+                                                             CallerPolicy policy);
+  // Stops accepting and reading; local calls already running are answered
+  // for up to kStopGrace; removes the socket file.
+  ~UnixListener();
 
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
 
  private:
   static constexpr absl::Duration kKeepUserNames = absl::Seconds(60);
-  UnixListener(std::string path, int listen_fd, int wake_fd, grpc::Server& server, LocalCallers& callers);
-  void AcceptLoop();
+  // How long a connection may take to say what it speaks, and a client to
+  // send the rest of a request it began: a silent client holds only its
+  // own connection, and not for ever.
+  static constexpr absl::Duration kRequestTimeout = absl::Seconds(10);
+  static constexpr absl::Duration kStopGrace = absl::Seconds(2);
+
+  struct Connection;
+
+  UnixListener(std::string path, int listen_fd, std::shared_ptr<LocalReplyOutbox> outbox, grpc::Server& server,
+               LocalCallers& callers, SchedulerCalls& calls, CallerPolicy policy);
+  void Loop();
+  void AcceptAll(absl::Time now);
+  // What a readable connection sent: its first byte, or local calls.
+  void OnReadable(uint64_t id, absl::Time now);
+  // Starts the call whose request is buffered whole, or answers a request
+  // that can never be whole and closes after the answer.
+  void TakeRequest(uint64_t id, Connection& c, absl::Time now);
+  void OnReply(uint64_t id, std::string frame, absl::Time now);
+  // Writes what fits; closes once a closing connection's answer is out.
+  void Flush(uint64_t id, Connection& c, absl::Time now);
+  void Close(uint64_t id);
 
   const std::string path_;
   const int listen_fd_;
-  const int wake_fd_;  // an eventfd: written once to stop the loop
+  const std::shared_ptr<LocalReplyOutbox> outbox_;  // also held by the calls running
   grpc::Server& server_;
   LocalCallers& callers_;
-  // The accept loop's own. Each CLI command is a connection: the user
-  // database was read for every one of them.
+  SchedulerCalls& calls_;
+  const CallerPolicy policy_;
+  std::atomic<bool> stopping_{false};
+  // The loop's own.
   UserNameCache user_names_{kKeepUserNames};
+  std::map<uint64_t, Connection> connections_;
+  uint64_t next_id_ = 1;
   std::thread thread_;
 };
 

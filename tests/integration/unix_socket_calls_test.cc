@@ -1,0 +1,200 @@
+// The daemon's Unix socket speaks two protocols: the CLI's local calls
+// (common/io/local_call/frame.h) and gRPC for every other client. Each is
+// driven here over a real socket of a real daemon, as its clients would,
+// and with the garbage a broken or hostile local client could send.
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "common/io/local_call/frame.h"
+#include "grpcpp/create_channel.h"
+#include "tests/integration/socket_cli.h"
+#include "tests/integration/test_cluster.h"
+
+using namespace gpusched;
+using gpusched::testing::OpenSocketDir;
+using gpusched::testing::TestCluster;
+using gpusched::testing::ThisUser;
+
+namespace {
+
+// One raw client connection to the socket, blocking, with a 10 s limit on
+// every wait so that a daemon that never answers fails the test instead of
+// hanging it.
+class RawConnection {
+ public:
+  explicit RawConnection(const std::string& path) {
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+    REQUIRE(connect(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0);
+  }
+  ~RawConnection() { close(fd_); }
+
+  void Send(const std::string& bytes) {
+    REQUIRE(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size()));
+  }
+  // The next reply; nullopt when the daemon closed the connection first.
+  std::optional<local_call::Reply> Reply() {
+    while (true) {
+      auto reply = local_call::TakeReply(in_);
+      REQUIRE(reply.ok());
+      if (reply->has_value()) return std::move(**reply);
+      if (!Read()) return std::nullopt;
+    }
+  }
+  // Everything until the daemon closes the connection.
+  std::string ReadToEnd() {
+    while (Read()) {
+    }
+    return in_;
+  }
+
+ private:
+  bool Read() {
+    pollfd p{fd_, POLLIN, 0};
+    REQUIRE(poll(&p, 1, 10'000) == 1);
+    char buffer[4096];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n <= 0) return false;
+    in_.append(buffer, static_cast<size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  std::string in_;
+};
+
+std::string Call(const std::string& method, const google::protobuf::MessageLite& request) {
+  return local_call::EncodeRequest(method, request.SerializeAsString());
+}
+
+v1::SubmitJobRequest HeldJob() {
+  v1::SubmitJobRequest request;
+  request.mutable_spec()->add_argv("true");
+  request.mutable_spec()->mutable_resources()->set_gpus(1);
+  request.mutable_spec()->set_hold(true);
+  return request;
+}
+
+}  // namespace
+
+TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller known by uid in each",
+          "[integration]") {
+  const std::string dir = OpenSocketDir();
+  const std::string socket = dir + "/gpuschedd.sock";
+  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+
+  RawConnection local(socket);
+  local.Send(std::string(local_call::kMagic) + Call("SubmitJob", HeldJob()));
+  std::optional<local_call::Reply> submitted = local.Reply();
+  REQUIRE(submitted.has_value());
+  REQUIRE(submitted->status.ok());
+  v1::SubmitJobResponse response;
+  REQUIRE(response.ParseFromString(submitted->message));
+  const uint64_t id = response.job().id();
+  CHECK(response.job().spec().user() == ThisUser());
+
+  // The connection carries more calls, one after another.
+  v1::GetJobRequest get;
+  get.set_job_id(id);
+  local.Send(Call("GetJob", get));
+  std::optional<local_call::Reply> got = local.Reply();
+  REQUIRE(got.has_value());
+  REQUIRE(got->status.ok());
+  v1::Job job;
+  REQUIRE(job.ParseFromString(got->message));
+  CHECK(job.state() == v1::JOB_STATE_PENDING);
+  CHECK(job.spec().hold());
+
+  // A call's own refusal leaves the connection open for the next one.
+  get.set_job_id(id + 1000);
+  local.Send(Call("GetJob", get));
+  std::optional<local_call::Reply> missing = local.Reply();
+  REQUIRE(missing.has_value());
+  CHECK(missing->status == absl::NotFoundError(absl::StrCat("job ", id + 1000, " not found")));
+
+  // gRPC on the same socket; the job it submits is the same user's.
+  auto channel = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+  auto stub = v1::Scheduler::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::SubmitJobResponse over_grpc;
+  REQUIRE(stub->SubmitJob(&ctx, HeldJob(), &over_grpc).ok());
+  CHECK(over_grpc.job().id() > id);
+  CHECK(over_grpc.job().spec().user() == ThisUser());
+  CHECK(cluster.GetJob(over_grpc.job().id()).state() == v1::JOB_STATE_PENDING);
+
+  // The CLI, which speaks local calls here.
+  testing::CommandResult status = testing::SocketCli(socket, "0", {"status", std::to_string(id)});
+  CHECK(status.exit_code == 0);
+  CHECK(absl::StrContains(status.out, "held"));
+}
+
+TEST_CASE("on the Unix socket, local calls that are wrong get a reason, and the daemon serves on", "[integration]") {
+  const std::string dir = OpenSocketDir();
+  const std::string socket = dir + "/gpuschedd.sock";
+  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const std::string magic(local_call::kMagic);
+
+  // A silent client holds only its own connection.
+  RawConnection silent(socket);
+
+  {
+    RawConnection c(socket);
+    c.Send(magic + local_call::EncodeRequest("WatchJobs", ""));
+    std::optional<local_call::Reply> stream = c.Reply();
+    REQUIRE(stream.has_value());
+    CHECK(stream->status.code() == absl::StatusCode::kUnimplemented);
+    CHECK(absl::StrContains(stream->status.message(), "served over gRPC"));
+    c.Send(local_call::EncodeRequest("SubmitJob", "\xff\xff\xff"));
+    std::optional<local_call::Reply> garbled = c.Reply();
+    REQUIRE(garbled.has_value());
+    CHECK(garbled->status.code() == absl::StatusCode::kInvalidArgument);
+    CHECK(absl::StrContains(garbled->status.message(), "/gpusched.v1.Scheduler/SubmitJob could not be decoded"));
+  }
+  {
+    // Framing that can never be a request: answered, then closed.
+    RawConnection c(socket);
+    c.Send(magic + local_call::EncodeRequest("../SubmitJob", ""));
+    std::optional<local_call::Reply> refused = c.Reply();
+    REQUIRE(refused.has_value());
+    CHECK(refused->status == absl::InvalidArgumentError("local call: \"../SubmitJob\" is not a method name"));
+    CHECK_FALSE(c.Reply().has_value());
+  }
+  {
+    // Neither gRPC nor local calls.
+    RawConnection c(socket);
+    c.Send("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    CHECK(absl::StartsWith(c.ReadToEnd(), "gpuschedd: this socket speaks gRPC (HTTP/2) and gpusched's local calls"));
+  }
+  {
+    // A request over 4 MiB is refused by its length, before it is sent.
+    RawConnection c(socket);
+    std::string head = local_call::EncodeRequest("SubmitJob", "");
+    head[4] = 0;
+    head[5] = 0;
+    head[6] = 0x41;  // 0x00410000 bytes
+    head[7] = 0;
+    c.Send(magic + head);
+    std::optional<local_call::Reply> too_big = c.Reply();
+    REQUIRE(too_big.has_value());
+    CHECK(too_big->status.code() == absl::StatusCode::kResourceExhausted);
+  }
+
+  RawConnection after(socket);
+  after.Send(magic + Call("SubmitJob", HeldJob()));
+  std::optional<local_call::Reply> served = after.Reply();
+  REQUIRE(served.has_value());
+  CHECK(served->status.ok());
+}
