@@ -9,7 +9,9 @@
 #include "absl/time/clock.h"
 #include "cli/errors.h"
 #include "cli/h2_unary_call.h"
+#include "cli/local_unary_call.h"
 #include "common/io/h2/grpc_bidi_stream.h"
+#include "common/io/h2/socket_dial.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/replica_addresses.h"
 
@@ -143,21 +145,49 @@ class DirectSchedulerClient final : public SchedulerClient {
   // back as the CLI reports them: nobody there, or no answer in time.
   absl::StatusOr<UnaryReply> CallCurrent(const std::string& path, const std::string& request) {
     const absl::Time deadline = absl::Now() + kRpcTimeout;
-    std::unique_ptr<H2Connection>& connection = connections_[replicas_.current_index()];
-    if (connection == nullptr) {
-      tls::ConnectFailure failure = tls::ConnectFailure::kOther;
-      absl::StatusOr<std::unique_ptr<H2Connection>> dialed =
-          H2Connection::Dial(replicas_.current(), endpoint_.tls, deadline, &failure);
-      if (!dialed.ok()) return UnreachableError(replicas_.current(), tls::HintFor(failure));
-      connection = *std::move(dialed);
+    Connection& connection = connections_[replicas_.current_index()];
+    if (connection.open == nullptr) {
+      absl::Status dialed = Dial(connection, deadline);
+      if (!dialed.ok()) return dialed;
     }
-    absl::StatusOr<UnaryReply> reply = connection->Call(path, request, deadline);
+    absl::StatusOr<UnaryReply> reply = connection.open->Call(path, request, deadline);
+    if (!reply.ok() && connection.local && !connection.open->heard_from_peer() &&
+        reply.status().code() == absl::StatusCode::kUnavailable) {
+      // A daemon older than local calls: gRPC closed the connection unread.
+      connection.grpc_only = true;
+      if (absl::Status dialed = Dial(connection, deadline); !dialed.ok()) return dialed;
+      reply = connection.open->Call(path, request, deadline);
+    }
     if (reply.ok()) return reply;
-    const bool heard = connection->heard_from_peer();
-    const tls::ConnectFailure failure = connection->failure();
-    connection.reset();  // broken, or a stream half-read: the next call dials again
+    const bool heard = connection.open->heard_from_peer();
+    const tls::ConnectFailure failure = connection.open->failure();
+    connection.open.reset();  // broken, or a stream half-read: the next call dials again
     if (reply.status().code() == absl::StatusCode::kDeadlineExceeded) return NoAnswerInTime();
     return UnreachableError(replicas_.current(), heard ? std::string(reply.status().message()) : tls::HintFor(failure));
+  }
+
+  // A daemon's connection: local calls on a Unix socket, else gRPC.
+  struct Connection {
+    std::unique_ptr<UnaryConnection> open;  // made at first use
+    bool local = false;                     // `open` makes local calls
+    bool grpc_only = false;                 // the daemon there does not take local calls
+  };
+
+  absl::Status Dial(Connection& connection, absl::Time deadline) {
+    connection.open.reset();
+    absl::StatusOr<h2::SocketTarget> target = h2::ParseSocketTarget(replicas_.current());
+    connection.local = target.ok() && target->unix_socket && !connection.grpc_only;
+    tls::ConnectFailure failure = tls::ConnectFailure::kOther;
+    if (connection.local) {
+      absl::StatusOr<std::unique_ptr<LocalConnection>> dialed = LocalConnection::Dial(target->path, deadline);
+      if (dialed.ok()) connection.open = *std::move(dialed);
+    } else {
+      absl::StatusOr<std::unique_ptr<H2Connection>> dialed =
+          H2Connection::Dial(replicas_.current(), endpoint_.tls, deadline, &failure);
+      if (dialed.ok()) connection.open = *std::move(dialed);
+    }
+    if (connection.open == nullptr) return UnreachableError(replicas_.current(), tls::HintFor(failure));
+    return absl::OkStatus();
   }
 
   h2::GrpcBidiStream::Options StreamOptions(const char* method, absl::Time deadline) const {
@@ -187,7 +217,7 @@ class DirectSchedulerClient final : public SchedulerClient {
 
   const DaemonEndpoint endpoint_;
   ReplicaAddresses replicas_;
-  std::vector<std::unique_ptr<H2Connection>> connections_;  // per address, made at first use
+  std::vector<Connection> connections_;  // per address
 };
 
 }  // namespace

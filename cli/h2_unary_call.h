@@ -1,36 +1,25 @@
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "cli/unary_connection.h"
 #include "common/io/h2/client_connection.h"
 #include "common/io/tls/connect_failure_hint.h"
 #include "common/io/tls/tls_files.h"
 
 namespace gpusched::cli {
 
-// What a unary gRPC call answered: its status (grpc-status and
-// grpc-message), the response message's bytes when it succeeded, and the
-// rest of its metadata, initial and trailing, by name (a standby names the
-// active replica there).
-struct UnaryReply {
-  absl::Status status;
-  std::string response;
-  std::map<std::string, std::string> trailers;
-};
-
 // Unary gRPC calls on one HTTP/2 connection, in plain text or TLS, made
 // with nghttp2 on the calling thread. A command of the CLI makes one or a
 // few calls and exits: a gRPC channel costs it more than the call itself (a
 // resolver, helper threads, their start and teardown). The wire is the same
 // gRPC the daemon serves to every client.
-class H2Connection {
+class H2Connection final : public UnaryConnection {
  public:
   // `target` as h2::ParseSocketTarget takes it; TLS when `tls` is given
   // (h2::TlsClientHandshake). Unavailable, saying why, when nothing accepts
@@ -43,17 +32,12 @@ class H2Connection {
   H2Connection(const H2Connection&) = delete;
   H2Connection& operator=(const H2Connection&) = delete;
 
-  // One call of `method` ("/package.Service/Method") with the serialized
-  // `request`, on a stream of its own. The reply carries the call's own
-  // status; an error here is the transport's: Unavailable when the
-  // connection broke or the answer was not gRPC, DeadlineExceeded when
-  // `deadline` passed first.
-  absl::StatusOr<UnaryReply> Call(absl::string_view method, absl::string_view request, absl::Time deadline);
+  // Each call on a stream of its own.
+  absl::StatusOr<UnaryReply> Call(absl::string_view method, absl::string_view request, absl::Time deadline) override;
   // Whether the other end ever spoke HTTP/2: a daemon serving TLS closes a
   // plaintext connection without a word.
-  bool heard_from_peer() const;
-  // What a connection that broke before the daemon spoke most likely means.
-  tls::ConnectFailure failure() const;
+  bool heard_from_peer() const override;
+  tls::ConnectFailure failure() const override;
 
  private:
   explicit H2Connection(std::unique_ptr<h2::ClientConnection> connection);

@@ -260,7 +260,11 @@ TEST_CASE("submit --wait ends with the job (a watch)") {
   CHECK(run.out == "Submitted job 101\nJob 101 COMPLETED\n");
 }
 
-TEST_CASE("the client calls over a Unix socket, and its service path is the generated one") {
+// A server on a Unix socket that takes only gRPC, as a daemon older than
+// local calls: gRPC closes the local call's connection unread, and the
+// client calls again over gRPC.
+TEST_CASE(
+    "over a Unix socket, a server that takes only gRPC is called over gRPC; the service path is the generated one") {
   CHECK(std::string(kSchedulerServicePath) == "/" + std::string(v1::Scheduler::service_full_name()) + "/");
   char dir[] = "/tmp/gpusched-h2-XXXXXX";
   REQUIRE(mkdtemp(dir) != nullptr);
