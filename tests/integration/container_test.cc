@@ -212,8 +212,8 @@ TEST_CASE("a container job is refused at submit where no node would run it as as
 
 TEST_CASE("a container job runs with its user's uid inside and out", "[integration]") {
   REQUIRE_PODMAN();
-  const std::string dir = gpusched::testing::OpenSocketDir();
-  const std::string socket = dir + "/gpuschedd.sock";
+  const gpusched::testing::SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
   gpusched::testing::TempDir data;
   const std::string data_dir = data.path().string();
   REQUIRE(chmod(data_dir.c_str(), 0777) == 0);

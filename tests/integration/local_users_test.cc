@@ -15,8 +15,8 @@
 
 using namespace gpusched;
 using gpusched::testing::CommandResult;
-using gpusched::testing::OpenSocketDir;
 using gpusched::testing::SocketCli;
+using gpusched::testing::SocketDir;
 using gpusched::testing::SubmittedJobId;
 using gpusched::testing::TestCluster;
 
@@ -31,8 +31,8 @@ TEST_CASE("on the Unix socket users act only on their own jobs, which run with t
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root: cannot run the CLI as another user");
   }
-  const std::string dir = OpenSocketDir();
-  const std::string socket = dir + "/gpuschedd.sock";
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
   {
     TestCluster cluster({{"node-a", 4}}, {"--socket", socket});
     // Users reach the logs where the agent writes them (a shared log dir).
@@ -82,5 +82,4 @@ TEST_CASE("on the Unix socket users act only on their own jobs, which run with t
   // The daemon removes its socket when it stops.
   struct stat gone {};
   CHECK(stat(socket.c_str(), &gone) != 0);
-  rmdir(dir.c_str());
 }

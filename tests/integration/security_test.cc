@@ -27,9 +27,9 @@ using gpusched::testing::AgentSpec;
 using gpusched::testing::ClientTls;
 using gpusched::testing::CommandResult;
 using gpusched::testing::DaemonTrust;
-using gpusched::testing::OpenSocketDir;
 using gpusched::testing::RunCommand;
 using gpusched::testing::SocketCli;
+using gpusched::testing::SocketDir;
 using gpusched::testing::SubmittedJobId;
 using gpusched::testing::Subprocess;
 using gpusched::testing::TempDir;
@@ -108,8 +108,8 @@ struct SocketUsersCluster {
                                             pki.User("root"), DaemonTrust::kAsShipped);
   }
   Pki pki;
-  std::string socket_dir = OpenSocketDir();
-  std::string socket = socket_dir + "/gpuschedd.sock";
+  SocketDir socket_dir;
+  std::string socket = socket_dir.socket();
   std::unique_ptr<TestCluster> cluster;
 };
 
@@ -127,8 +127,8 @@ CommandResult TlsCli(const TestCluster& cluster, const ClientTls& tls, std::vect
 TEST_CASE("as shipped, a plain TCP caller is nobody: every call is refused and nothing it asked for happens",
           "[integration][security]") {
   TempDir scratch;
-  const std::string socket_dir = OpenSocketDir();
-  const std::string socket = socket_dir + "/gpuschedd.sock";
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
   const std::string proof = scratch / "ran-as-root";
   TestCluster cluster({}, {"--socket", socket}, {}, DaemonTrust::kAsShipped);
 

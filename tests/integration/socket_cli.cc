@@ -17,11 +17,9 @@ std::string ThisUser() {
   return pw->pw_name;
 }
 
-std::string OpenSocketDir() {
-  char pattern[] = "/tmp/gpusched-sock-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
-  REQUIRE(chmod(pattern, 0755) == 0);
-  return pattern;
+SocketDir::SocketDir() : path_(dir_.path().string()) {
+  REQUIRE(!path_.empty());
+  REQUIRE(chmod(path_.c_str(), 0755) == 0);
 }
 
 CommandResult SocketCli(const std::string& socket, const std::string& uid, const std::vector<std::string>& args) {

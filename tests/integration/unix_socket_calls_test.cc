@@ -20,7 +20,7 @@
 #include "tests/integration/test_cluster.h"
 
 using namespace gpusched;
-using gpusched::testing::OpenSocketDir;
+using gpusched::testing::SocketDir;
 using gpusched::testing::TestCluster;
 using gpusched::testing::ThisUser;
 
@@ -91,8 +91,8 @@ v1::SubmitJobRequest HeldJob() {
 
 TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller known by uid in each",
           "[integration]") {
-  const std::string dir = OpenSocketDir();
-  const std::string socket = dir + "/gpuschedd.sock";
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
   TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
 
   RawConnection local(socket);
@@ -142,8 +142,8 @@ TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller 
 }
 
 TEST_CASE("on the Unix socket, local calls that are wrong get a reason, and the daemon serves on", "[integration]") {
-  const std::string dir = OpenSocketDir();
-  const std::string socket = dir + "/gpuschedd.sock";
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
   TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
   const std::string magic(local_call::kMagic);
 
