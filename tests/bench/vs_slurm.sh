@@ -159,7 +159,7 @@ case ${VS_GPUSCHED_CLI:-unix} in
   unix)
     gs_socket_args=(--socket "$W/gs/gpuschedd.sock")
     gs_cli_addr=unix:$W/gs/gpuschedd.sock
-    gs_auth_note="talks to gpuschedd over its Unix socket (the caller is the uid SO_PEERCRED names); the agents over loopback TCP with --allow-unauthenticated-tcp."
+    gs_auth_note="talks to gpuschedd over its Unix socket, in local calls (the caller is the uid SO_PEERCRED names); the agents over loopback TCP with --allow-unauthenticated-tcp."
     ;;
   *) echo "vs_slurm.sh: VS_GPUSCHED_CLI must be tcp or unix" >&2; exit 2 ;;
 esac
