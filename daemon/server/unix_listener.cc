@@ -65,7 +65,7 @@ struct UnixListener::Connection {
   std::string in;
   std::string out;
   size_t sent = 0;
-  bool in_call = false;  // nothing more is read until its reply is out
+  bool in_call = false;  // a call is running
   bool closing = false;  // closed once `out` is sent
   absl::Time deadline = absl::InfiniteFuture();
 
@@ -150,7 +150,8 @@ void UnixListener::Loop() {
     absl::Time wake_at = stopping ? stop_by : absl::InfiniteFuture();
     for (const auto& [id, c] : connections_) {
       short events = 0;
-      if (!c.in_call && !c.closing && !stopping) events |= POLLIN;
+      // One call at a time: nothing more is read until its reply is out.
+      if (!c.in_call && !c.unsent() && !c.closing && !stopping) events |= POLLIN;
       if (c.unsent()) events |= POLLOUT;
       fds.push_back({c.fd, events, 0});
       ids.push_back(id);
@@ -208,7 +209,7 @@ void UnixListener::AcceptAll(absl::Time now) {
     Connection c;
     c.fd = fd;
     c.peer = LocalCaller{cred.uid, cred.gid, cred.pid, user_names_.NameOf(cred.uid, now)};
-    c.deadline = now + kRequestTimeout;
+    c.deadline = now + kClientTimeout;
     connections_.emplace(next_id_++, std::move(c));
   }
 }
@@ -239,7 +240,7 @@ void UnixListener::OnReadable(uint64_t id, absl::Time now) {
     if (absl::string_view(c.in).substr(0, have) != local_call::kMagic.substr(0, have)) {
       c.out.assign(kNotOurProtocol.data(), kNotOurProtocol.size());
       c.closing = true;
-      c.deadline = now + kRequestTimeout;  // for reading it
+      c.deadline = now + kClientTimeout;  // for reading it
       return Flush(id, c, now);
     }
     if (have < local_call::kMagic.size()) return;
@@ -250,13 +251,14 @@ void UnixListener::OnReadable(uint64_t id, absl::Time now) {
 }
 
 void UnixListener::TakeRequest(uint64_t id, Connection& c, absl::Time now) {
+  if (c.in_call || c.unsent()) return;  // the next request waits for this call's reply to be out
   absl::StatusOr<std::optional<local_call::Request>> request = local_call::TakeRequest(c.in);
   if (!request.ok()) {
     GetLogger("daemon")->warn("unix socket {}: uid {} (pid {}): {}; connection closed", path_, c.peer.uid, c.peer.pid,
                               request.status().ToString());
     c.out = local_call::EncodeReply(request.status(), "");
     c.closing = true;
-    c.deadline = now + kRequestTimeout;  // for reading it
+    c.deadline = now + kClientTimeout;  // for reading it
     return Flush(id, c, now);
   }
   if (!request->has_value()) {
@@ -264,7 +266,7 @@ void UnixListener::TakeRequest(uint64_t id, Connection& c, absl::Time now) {
     if (c.in.empty()) {
       c.deadline = absl::InfiniteFuture();
     } else if (c.deadline == absl::InfiniteFuture()) {
-      c.deadline = now + kRequestTimeout;
+      c.deadline = now + kClientTimeout;
     }
     return;
   }
@@ -279,8 +281,8 @@ void UnixListener::OnReply(uint64_t id, std::string frame, absl::Time now) {
   if (it == connections_.end()) return;  // its client left before the answer
   Connection& c = it->second;
   c.in_call = false;
-  c.out = std::move(frame);
-  c.sent = 0;
+  c.out += frame;
+  c.deadline = now + kClientTimeout;  // to read it
   Flush(id, c, now);
 }
 
@@ -295,6 +297,7 @@ void UnixListener::Flush(uint64_t id, Connection& c, absl::Time now) {
   c.out.clear();
   c.sent = 0;
   if (c.closing) return Close(id);
+  c.deadline = absl::InfiniteFuture();
   // A client may send its next request before reading this reply.
   if (c.stage == Connection::Stage::kCalls && !c.in_call && !c.in.empty()) TakeRequest(id, c, now);
 }

@@ -45,10 +45,10 @@ class UnixListener {
 
  private:
   static constexpr absl::Duration kKeepUserNames = absl::Seconds(60);
-  // How long a connection may take to say what it speaks, and a client to
-  // send the rest of a request it began: a silent client holds only its
-  // own connection, and not for ever.
-  static constexpr absl::Duration kRequestTimeout = absl::Seconds(10);
+  // How long a client may take to say what it speaks, to send the rest of
+  // a request it began, and to read a reply: one that stops holds only its
+  // own connection (and the reply it did not read), and not for ever.
+  static constexpr absl::Duration kClientTimeout = absl::Seconds(10);
   static constexpr absl::Duration kStopGrace = absl::Seconds(2);
 
   struct Connection;

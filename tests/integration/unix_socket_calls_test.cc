@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "common/io/local_call/frame.h"
@@ -197,4 +198,71 @@ TEST_CASE("on the Unix socket, local calls that are wrong get a reason, and the 
   std::optional<local_call::Reply> served = after.Reply();
   REQUIRE(served.has_value());
   CHECK(served->status.ok());
+}
+
+TEST_CASE("on the Unix socket, a request sent while a large reply is still unread is answered after it, both whole",
+          "[integration]") {
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
+  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const std::string magic(local_call::kMagic);
+
+  // A job whose script makes a job list far larger than a socket's buffers.
+  v1::SubmitJobRequest big = HeldJob();
+  big.mutable_spec()->clear_argv();
+  big.mutable_spec()->set_script("#!/bin/sh\n# " + std::string(1000 * 1000, 'x') + "\n");
+  RawConnection c(socket);
+  c.Send(magic + Call("SubmitJob", big));
+  std::optional<local_call::Reply> submitted = c.Reply();
+  REQUIRE(submitted.has_value());
+  REQUIRE(submitted->status.ok());
+
+  // The first list's reply fills the socket and waits for us to read it;
+  // the second request arrives meanwhile.
+  c.Send(Call("ListJobs", v1::ListJobsRequest()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  v1::GetJobRequest get;
+  get.set_job_id(1);
+  c.Send(Call("GetJob", get));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  std::optional<local_call::Reply> listed = c.Reply();
+  REQUIRE(listed.has_value());
+  REQUIRE(listed->status.ok());
+  v1::ListJobsResponse jobs;
+  REQUIRE(jobs.ParseFromString(listed->message));
+  REQUIRE(jobs.jobs_size() == 1);
+  CHECK(jobs.jobs(0).spec().script() == big.spec().script());
+  std::optional<local_call::Reply> got = c.Reply();
+  REQUIRE(got.has_value());
+  REQUIRE(got->status.ok());
+  v1::Job job;
+  REQUIRE(job.ParseFromString(got->message));
+  CHECK(job.id() == 1);
+}
+
+TEST_CASE("on the Unix socket, a client that stops mid-request, or does not read its reply, is dropped after 10 s",
+          "[integration]") {
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
+  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const std::string magic(local_call::kMagic);
+  v1::SubmitJobRequest big = HeldJob();
+  big.mutable_spec()->clear_argv();
+  big.mutable_spec()->set_script("#!/bin/sh\n# " + std::string(1000 * 1000, 'x') + "\n");
+  {
+    RawConnection c(socket);
+    c.Send(magic + Call("SubmitJob", big));
+    REQUIRE(c.Reply().has_value());
+  }
+
+  RawConnection half_sent(socket);
+  half_sent.Send(magic + Call("GetJob", v1::GetJobRequest()).substr(0, 5));
+  RawConnection not_reading(socket);
+  not_reading.Send(magic + Call("ListJobs", v1::ListJobsRequest()));
+  std::this_thread::sleep_for(std::chrono::seconds(12));
+
+  CHECK_FALSE(half_sent.Reply().has_value());  // closed, unanswered
+  // What had fit in the socket's buffers before the daemon gave up, and no more.
+  CHECK(not_reading.ReadToEnd().size() < big.spec().script().size());
 }
