@@ -145,9 +145,10 @@ void UnixListener::Loop() {
     }
     fds.clear();
     ids.clear();
-    fds.push_back({stopping ? -1 : listen_fd_, POLLIN, 0});
+    const bool accepting = !stopping && now >= accept_paused_until_;
+    fds.push_back({accepting ? listen_fd_ : -1, POLLIN, 0});
     fds.push_back({outbox_->wake_fd(), POLLIN, 0});
-    absl::Time wake_at = stopping ? stop_by : absl::InfiniteFuture();
+    absl::Time wake_at = stopping ? stop_by : accepting ? absl::InfiniteFuture() : accept_paused_until_;
     for (const auto& [id, c] : connections_) {
       short events = 0;
       // One call at a time: nothing more is read until its reply is out.
@@ -195,7 +196,14 @@ void UnixListener::AcceptAll(absl::Time now) {
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        GetLogger("daemon")->warn("unix socket {}: accept: {}", path_, std::strerror(errno));
+        // Out of descriptors or memory: the connection waits in the backlog
+        // while the loop pauses, instead of spinning on a readable socket.
+        if (now - last_accept_warning_ >= kAcceptWarningEvery) {
+          last_accept_warning_ = now;
+          GetLogger("daemon")->warn("unix socket {}: accept: {}; trying again every {}", path_, std::strerror(errno),
+                                    absl::FormatDuration(kAcceptRetry));
+        }
+        accept_paused_until_ = now + kAcceptRetry;
       }
       return;
     }

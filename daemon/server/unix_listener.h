@@ -50,6 +50,8 @@ class UnixListener {
   // own connection (and the reply it did not read), and not for ever.
   static constexpr absl::Duration kClientTimeout = absl::Seconds(10);
   static constexpr absl::Duration kStopGrace = absl::Seconds(2);
+  static constexpr absl::Duration kAcceptRetry = absl::Milliseconds(100);
+  static constexpr absl::Duration kAcceptWarningEvery = absl::Seconds(10);
 
   struct Connection;
 
@@ -78,6 +80,8 @@ class UnixListener {
   // The loop's own.
   UserNameCache user_names_{kKeepUserNames};
   std::map<uint64_t, Connection> connections_;
+  absl::Time accept_paused_until_ = absl::InfinitePast();  // after accept failed for want of resources
+  absl::Time last_accept_warning_ = absl::InfinitePast();
   uint64_t next_id_ = 1;
   std::thread thread_;
 };
