@@ -88,13 +88,33 @@ v1::SubmitJobRequest HeldJob() {
   return request;
 }
 
+// A daemon with one node that serves the CLI on a Unix socket.
+struct SocketCluster {
+  SocketDir dir;
+  std::string socket = dir.socket();
+  TestCluster cluster{{{"node-a", 2}}, {"--socket", socket}};
+};
+
+// A held job whose 1 MB script makes a job list far larger than a socket's
+// buffers; submitted as local call on a connection of its own.
+v1::SubmitJobRequest SubmitLargeScriptJob(const std::string& socket) {
+  v1::SubmitJobRequest big = HeldJob();
+  big.mutable_spec()->clear_argv();
+  big.mutable_spec()->set_script("#!/bin/sh\n# " + std::string(1000 * 1000, 'x') + "\n");
+  RawConnection c(socket);
+  c.Send(std::string(local_call::kMagic) + Call("SubmitJob", big));
+  std::optional<local_call::Reply> submitted = c.Reply();
+  REQUIRE(submitted.has_value());
+  REQUIRE(submitted->status.ok());
+  return big;
+}
+
 }  // namespace
 
 TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller known by uid in each",
           "[integration]") {
-  const SocketDir socket_dir;
-  const std::string socket = socket_dir.socket();
-  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const SocketCluster served;
+  const std::string& socket = served.socket;
 
   RawConnection local(socket);
   local.Send(std::string(local_call::kMagic) + Call("SubmitJob", HeldJob()));
@@ -134,7 +154,7 @@ TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller 
   REQUIRE(stub->SubmitJob(&ctx, HeldJob(), &over_grpc).ok());
   CHECK(over_grpc.job().id() > id);
   CHECK(over_grpc.job().spec().user() == ThisUser());
-  CHECK(cluster.GetJob(over_grpc.job().id()).state() == v1::JOB_STATE_PENDING);
+  CHECK(served.cluster.GetJob(over_grpc.job().id()).state() == v1::JOB_STATE_PENDING);
 
   // The CLI, which speaks local calls here.
   testing::CommandResult status = testing::SocketCli(socket, "0", {"status", std::to_string(id)});
@@ -143,9 +163,8 @@ TEST_CASE("on the Unix socket, local calls and gRPC are both served, the caller 
 }
 
 TEST_CASE("on the Unix socket, local calls that are wrong get a reason, and the daemon serves on", "[integration]") {
-  const SocketDir socket_dir;
-  const std::string socket = socket_dir.socket();
-  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const SocketCluster served;
+  const std::string& socket = served.socket;
   const std::string magic(local_call::kMagic);
 
   // A silent client holds only its own connection.
@@ -195,31 +214,23 @@ TEST_CASE("on the Unix socket, local calls that are wrong get a reason, and the 
 
   RawConnection after(socket);
   after.Send(magic + Call("SubmitJob", HeldJob()));
-  std::optional<local_call::Reply> served = after.Reply();
-  REQUIRE(served.has_value());
-  CHECK(served->status.ok());
+  std::optional<local_call::Reply> answered = after.Reply();
+  REQUIRE(answered.has_value());
+  CHECK(answered->status.ok());
 }
 
 TEST_CASE("on the Unix socket, a request sent while a large reply is still unread is answered after it, both whole",
           "[integration]") {
-  const SocketDir socket_dir;
-  const std::string socket = socket_dir.socket();
-  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const SocketCluster served;
+  const std::string& socket = served.socket;
   const std::string magic(local_call::kMagic);
 
-  // A job whose script makes a job list far larger than a socket's buffers.
-  v1::SubmitJobRequest big = HeldJob();
-  big.mutable_spec()->clear_argv();
-  big.mutable_spec()->set_script("#!/bin/sh\n# " + std::string(1000 * 1000, 'x') + "\n");
-  RawConnection c(socket);
-  c.Send(magic + Call("SubmitJob", big));
-  std::optional<local_call::Reply> submitted = c.Reply();
-  REQUIRE(submitted.has_value());
-  REQUIRE(submitted->status.ok());
+  const v1::SubmitJobRequest big = SubmitLargeScriptJob(socket);
 
   // The first list's reply fills the socket and waits for us to read it;
   // the second request arrives meanwhile.
-  c.Send(Call("ListJobs", v1::ListJobsRequest()));
+  RawConnection c(socket);
+  c.Send(magic + Call("ListJobs", v1::ListJobsRequest()));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   v1::GetJobRequest get;
   get.set_job_id(1);
@@ -243,18 +254,10 @@ TEST_CASE("on the Unix socket, a request sent while a large reply is still unrea
 
 TEST_CASE("on the Unix socket, a client that stops mid-request, or does not read its reply, is dropped after 10 s",
           "[integration]") {
-  const SocketDir socket_dir;
-  const std::string socket = socket_dir.socket();
-  TestCluster cluster({{"node-a", 2}}, {"--socket", socket});
+  const SocketCluster served;
+  const std::string& socket = served.socket;
   const std::string magic(local_call::kMagic);
-  v1::SubmitJobRequest big = HeldJob();
-  big.mutable_spec()->clear_argv();
-  big.mutable_spec()->set_script("#!/bin/sh\n# " + std::string(1000 * 1000, 'x') + "\n");
-  {
-    RawConnection c(socket);
-    c.Send(magic + Call("SubmitJob", big));
-    REQUIRE(c.Reply().has_value());
-  }
+  const v1::SubmitJobRequest big = SubmitLargeScriptJob(socket);
 
   RawConnection half_sent(socket);
   half_sent.Send(magic + Call("GetJob", v1::GetJobRequest()).substr(0, 5));
