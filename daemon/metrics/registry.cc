@@ -36,13 +36,13 @@ Histogram::Histogram(BucketBoundaries boundaries)
 void Histogram::Observe(double value) {
   // The first bound at or above the value: buckets are "less than or equal".
   const size_t bucket = std::lower_bound(boundaries_.begin(), boundaries_.end(), value) - boundaries_.begin();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++counts_[bucket];
   sum_ += value;
 }
 
 void Histogram::Fill(prometheus::ClientMetric& metric) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t cumulative = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     cumulative += counts_[i];
@@ -54,7 +54,7 @@ void Histogram::Fill(prometheus::ClientMetric& metric) const {
 }
 
 std::vector<prometheus::MetricFamily> Registry::Collect() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<prometheus::MetricFamily> families;
   for (const auto& family : families_) family->CollectInto(families);
   return families;

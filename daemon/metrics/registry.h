@@ -3,11 +3,12 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "common/threads/mutex.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -64,9 +65,9 @@ class Histogram {
 
  private:
   const BucketBoundaries boundaries_;
-  mutable std::mutex mu_;
-  std::vector<uint64_t> counts_;  // per bucket, not cumulative; the last is +Inf
-  double sum_ = 0;
+  mutable Mutex mu_;
+  std::vector<uint64_t> counts_ ABSL_GUARDED_BY(mu_);  // per bucket, not cumulative; the last is +Inf
+  double sum_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class FamilyBase {
@@ -86,14 +87,14 @@ class Family final : public FamilyBase {
   // boundaries) if it is new. Stays valid until Remove.
   template <class... Args>
   Metric& Add(const Labels& labels, Args&&... args) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     std::unique_ptr<Metric>& series = series_[labels];
     if (!series) series = std::make_unique<Metric>(std::forward<Args>(args)...);
     return *series;
   }
 
   void Remove(Metric* metric) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (auto it = series_.begin(); it != series_.end(); ++it) {
       if (it->second.get() == metric) {
         series_.erase(it);
@@ -103,7 +104,7 @@ class Family final : public FamilyBase {
   }
 
   void CollectInto(std::vector<prometheus::MetricFamily>& out) const override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (series_.empty()) return;
     prometheus::MetricFamily& family = out.emplace_back();
     family.name = name_;
@@ -119,8 +120,9 @@ class Family final : public FamilyBase {
  private:
   const std::string name_;
   const std::string help_;
-  mutable std::mutex mu_;
-  std::map<Labels, std::unique_ptr<Metric>> series_;  // by labels: scrapes list them in one order
+  mutable Mutex mu_;
+  // By labels: scrapes list them in one order.
+  std::map<Labels, std::unique_ptr<Metric>> series_ ABSL_GUARDED_BY(mu_);
 };
 
 class Registry final : public prometheus::Collectable {
@@ -132,14 +134,14 @@ class Registry final : public prometheus::Collectable {
   Family<Metric>& AddFamily(std::string name, std::string help) {
     auto family = std::make_unique<Family<Metric>>(std::move(name), std::move(help));
     Family<Metric>& added = *family;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     families_.push_back(std::move(family));
     return added;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<FamilyBase>> families_;
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<FamilyBase>> families_ ABSL_GUARDED_BY(mu_);
 };
 
 template <class Metric>
