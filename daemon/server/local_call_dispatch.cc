@@ -6,6 +6,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "daemon/server/undecodable_request.h"
 
 namespace gpusched::server {
 namespace {
@@ -24,13 +25,7 @@ template <typename Request, typename Response,
 void Start(SchedulerCalls& calls, const Caller& caller, const local_call::Request& call, LocalReplySink reply) {
   auto exchange = std::make_shared<Exchange<Request, Response>>();
   if (!exchange->request.ParseFromString(call.message)) {
-    // The words gRPC's interceptor (undecodable_request.h) uses.
-    return reply(local_call::EncodeReply(
-        absl::InvalidArgumentError(absl::StrCat(
-            "the request to /gpusched.v1.Scheduler/", call.method,
-            " could not be decoded as that method's protobuf message (a truncated or corrupt message, or one for "
-            "another method)")),
-        ""));
+    return reply(local_call::EncodeReply(UndecodableRequest(absl::StrCat("/gpusched.v1.Scheduler/", call.method)), ""));
   }
   (calls.*kMethod)(
       caller, exchange->request, &exchange->response, [exchange, reply = std::move(reply)](const absl::Status& status) {

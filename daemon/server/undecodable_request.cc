@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/server/grpc_status.h"
 #include "grpcpp/support/interceptor.h"
 
 namespace gpusched::server {
@@ -22,11 +23,7 @@ class UndecodableRequestInterceptor final : public grpc::experimental::Intercept
     }
     if (undecodable_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS) &&
         methods->GetSendStatus().error_code() == grpc::StatusCode::UNIMPLEMENTED) {
-      methods->ModifySendStatus(grpc::Status(
-          grpc::StatusCode::INVALID_ARGUMENT,
-          absl::StrCat("the request to ", method_,
-                       " could not be decoded as that method's protobuf message (a truncated or corrupt message, or "
-                       "one for another method)")));
+      methods->ModifySendStatus(ToGrpcStatus(UndecodableRequest(method_)));
     }
     methods->Proceed();
   }
@@ -37,6 +34,13 @@ class UndecodableRequestInterceptor final : public grpc::experimental::Intercept
 };
 
 }  // namespace
+
+absl::Status UndecodableRequest(absl::string_view method) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request to ", method,
+      " could not be decoded as that method's protobuf message (a truncated or corrupt message, or one for another "
+      "method)"));
+}
 
 grpc::experimental::Interceptor* UndecodableRequestInterceptorFactory::CreateServerInterceptor(
     grpc::experimental::ServerRpcInfo* info) {

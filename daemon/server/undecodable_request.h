@@ -1,8 +1,14 @@
 #pragma once
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/server_interceptor.h"
 
 namespace gpusched::server {
+
+// INVALID_ARGUMENT for a request to `method` ("/gpusched.v1.Scheduler/SubmitJob")
+// that does not decode as its message, in one wording whatever carried it.
+absl::Status UndecodableRequest(absl::string_view method);
 
 // gRPC's callback API answers a request it cannot decode with UNIMPLEMENTED
 // and no message, which reads as "this daemon lacks the method". This makes
