@@ -74,6 +74,7 @@ class TestCluster {
   const std::string& address() const { return address_; }
   const std::string& dir() const { return dir_; }
   std::string DaemonLog() const { return daemon_->Log(); }
+  pid_t daemon_pid() const { return daemon_->pid(); }
   std::string AgentLog(const std::string& name) const;
 
  private:

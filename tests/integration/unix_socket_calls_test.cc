@@ -4,15 +4,19 @@
 // and with the garbage a broken or hostile local client could send.
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "common/io/local_call/frame.h"
@@ -268,4 +272,37 @@ TEST_CASE("on the Unix socket, a client that stops mid-request, or does not read
   CHECK_FALSE(half_sent.Reply().has_value());  // closed, unanswered
   // What had fit in the socket's buffers before the daemon gave up, and no more.
   CHECK(not_reading.ReadToEnd().size() < big.spec().script().size());
+}
+
+TEST_CASE("on the Unix socket, a daemon out of file descriptors waits to accept instead of spinning, and serves again",
+          "[integration]") {
+  const SocketCluster served;
+  const std::string& socket = served.socket;
+  const pid_t daemon = served.cluster.daemon_pid();
+  rlimit before{};
+  REQUIRE(prlimit(daemon, RLIMIT_NOFILE, nullptr, &before) == 0);
+  const auto open_fds = std::distance(std::filesystem::directory_iterator("/proc/" + std::to_string(daemon) + "/fd"),
+                                      std::filesystem::directory_iterator());
+  rlimit scarce = before;
+  scarce.rlim_cur = static_cast<rlim_t>(open_fds + 2);
+  REQUIRE(prlimit(daemon, RLIMIT_NOFILE, &scarce, nullptr) == 0);
+  {
+    std::vector<std::unique_ptr<RawConnection>> waiting;
+    for (int i = 0; i < 10; ++i) waiting.push_back(std::make_unique<RawConnection>(socket));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // A loop that polled the socket again at once would log at every turn.
+    const std::string log = served.cluster.DaemonLog();
+    size_t warnings = 0;
+    for (size_t at = log.find("accept: Too many open files"); at != std::string::npos;
+         at = log.find("accept: Too many open files", at + 1)) {
+      ++warnings;
+    }
+    CHECK(warnings == 1);
+    REQUIRE(prlimit(daemon, RLIMIT_NOFILE, &before, nullptr) == 0);
+  }
+  RawConnection after(socket);
+  after.Send(std::string(local_call::kMagic) + Call("SubmitJob", HeldJob()));
+  std::optional<local_call::Reply> answered = after.Reply();
+  REQUIRE(answered.has_value());
+  CHECK(answered->status.ok());
 }
