@@ -4,14 +4,12 @@
 // and with the garbage a broken or hostile local client could send.
 
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,8 +21,11 @@
 #include "grpcpp/create_channel.h"
 #include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/support/scarce_descriptors.h"
 
 using namespace gpusched;
+using gpusched::testing::CpuSeconds;
+using gpusched::testing::ScarceDescriptors;
 using gpusched::testing::SocketDir;
 using gpusched::testing::TestCluster;
 using gpusched::testing::ThisUser;
@@ -277,20 +278,16 @@ TEST_CASE("on the Unix socket, a client that stops mid-request, or does not read
 TEST_CASE("on the Unix socket, a daemon out of file descriptors waits to accept instead of spinning, and serves again",
           "[integration]") {
   const SocketCluster served;
-  const std::string& socket = served.socket;
   const pid_t daemon = served.cluster.daemon_pid();
-  rlimit before{};
-  REQUIRE(prlimit(daemon, RLIMIT_NOFILE, nullptr, &before) == 0);
-  const auto open_fds = std::distance(std::filesystem::directory_iterator("/proc/" + std::to_string(daemon) + "/fd"),
-                                      std::filesystem::directory_iterator());
-  rlimit scarce = before;
-  scarce.rlim_cur = static_cast<rlim_t>(open_fds + 2);
-  REQUIRE(prlimit(daemon, RLIMIT_NOFILE, &scarce, nullptr) == 0);
   {
+    const ScarceDescriptors scarce(daemon, 2);
     std::vector<std::unique_ptr<RawConnection>> waiting;
-    for (int i = 0; i < 10; ++i) waiting.push_back(std::make_unique<RawConnection>(socket));
+    for (int i = 0; i < 10; ++i) waiting.push_back(std::make_unique<RawConnection>(served.socket));
+    const double cpu_before = CpuSeconds(daemon);
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    // A loop that polled the socket again at once would log at every turn.
+    // A loop that polled the readable socket again at once would take a
+    // core the whole time, and log at every turn.
+    CHECK(CpuSeconds(daemon) - cpu_before < 0.5);
     const std::string log = served.cluster.DaemonLog();
     size_t warnings = 0;
     for (size_t at = log.find("accept: Too many open files"); at != std::string::npos;
@@ -298,9 +295,8 @@ TEST_CASE("on the Unix socket, a daemon out of file descriptors waits to accept 
       ++warnings;
     }
     CHECK(warnings == 1);
-    REQUIRE(prlimit(daemon, RLIMIT_NOFILE, &before, nullptr) == 0);
   }
-  RawConnection after(socket);
+  RawConnection after(served.socket);
   after.Send(std::string(local_call::kMagic) + Call("SubmitJob", HeldJob()));
   std::optional<local_call::Reply> answered = after.Reply();
   REQUIRE(answered.has_value());
