@@ -2,6 +2,10 @@
 // fake libnvidia-ml), scraped over HTTP directly and by a real Prometheus
 // server, while real jobs run.
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
@@ -16,12 +20,15 @@
 #include "tests/skip.h"
 #include "tests/support/http_client.h"
 #include "tests/support/metrics_text.h"
+#include "tests/support/scarce_descriptors.h"
 
 using namespace gpusched;
+using gpusched::testing::CpuSeconds;
 using gpusched::testing::FindMetric;
 using gpusched::testing::FreeLoopbackPort;
 using gpusched::testing::HttpGet;
 using gpusched::testing::PrometheusServer;
+using gpusched::testing::ScarceDescriptors;
 using gpusched::testing::TestCluster;
 
 namespace {
@@ -186,4 +193,31 @@ TEST_CASE("a real Prometheus server scrapes daemon and agent and answers queries
   CHECK(absl::StrContains(rules, "\"name\":\"GpuschedGpuDown\""));
   CHECK_FALSE(absl::StrContains(rules, "\"health\":\"err\""));
   CHECK(prometheus.Query("ALERTS{alertstate=\"firing\"}").empty());
+}
+
+TEST_CASE("a daemon out of file descriptors does not spin on /metrics' socket, and serves it again",
+          "[integration][metrics]") {
+  const int port = FreeLoopbackPort();
+  TestCluster cluster({{"node-a", 2}}, {"--metrics-listen", absl::StrCat("127.0.0.1:", port)});
+  Scrape(port);
+  const pid_t daemon = cluster.daemon_pid();
+  {
+    const ScarceDescriptors scarce(daemon, 0);
+    // Scrapers that gave up: their connections wait to be accepted all the same.
+    for (int i = 0; i < 5; ++i) {
+      const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      REQUIRE(fd >= 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_port = htons(static_cast<uint16_t>(port));
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      REQUIRE(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) == 0);
+      close(fd);
+    }
+    const double cpu_before = CpuSeconds(daemon);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    // A loop that polled the readable socket again at once would take a core.
+    CHECK(CpuSeconds(daemon) - cpu_before < 0.5);
+  }
+  CHECK(absl::StrContains(Scrape(port), "gpusched_nodes"));
 }

@@ -24,6 +24,8 @@ namespace {
 // For a client to send its request, and to take the answer.
 constexpr absl::Duration kClientTimeout = absl::Seconds(5);
 constexpr size_t kMaxRequestHead = 16 * 1024;
+// How long accepting pauses after accept(2) failed for want of resources.
+constexpr absl::Duration kAcceptRetry = absl::Milliseconds(100);
 
 struct ListenAddress {
   std::string host;  // as given, an IPv6 address in brackets: for url()
@@ -174,7 +176,15 @@ void MetricsEndpoint::ServeLoop() {
     if (fds[1].revents != 0) return;
     if (fds[0].revents == 0) continue;
     const int connection = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (connection < 0) continue;  // the client gave up between poll and accept, or fds ran out for now
+    if (connection < 0) {
+      // Out of descriptors or memory, the connection stays in the backlog and
+      // the socket readable: polling it again at once would spin.
+      if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN) {
+        pollfd wake{wake_fd_, POLLIN, 0};
+        if (poll(&wake, 1, static_cast<int>(absl::ToInt64Milliseconds(kAcceptRetry))) > 0) return;
+      }
+      continue;
+    }
     const timeval send_timeout = absl::ToTimeval(kClientTimeout);
     setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
     Serve(connection);
