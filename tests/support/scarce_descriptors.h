@@ -17,6 +17,17 @@
 
 namespace gpusched::testing {
 
+// A sanitizer build cannot be run short of descriptors: UBSan's vptr check
+// opens a pipe to probe memory, and without one it reports an object of the
+// wrong type where there is none and stops the process. (The daemon under
+// test is built with the tests' flags.)
+inline constexpr bool kSanitizedBuild =
+#if defined(__SANITIZE_ADDRESS__)
+    true;
+#else
+    false;
+#endif
+
 // The user and system CPU `pid` has used, in seconds.
 inline double CpuSeconds(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
