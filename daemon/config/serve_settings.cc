@@ -31,8 +31,8 @@ const config::SettingsTable<ServeSettings>& ServeSettingsTable() {
        &S::placement_policy},
       {ChoiceSetting("share_packing", core::SharePackingNames(),
                      "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole), fgd (least "
-                     "growth of the fragmentation expected for the cluster's jobs) or fill-fgd (each GPU kept "
-                     "fillable by the shares' common sizes, then fgd)"),
+                     "growth of the fragmentation expected for the cluster's jobs) or fill-fgd (each node's GPUs "
+                     "kept fillable by the shares' common sizes and its free CPUs and memory, then fgd)"),
        &S::share_packing},
       {ChoiceSetting("default_topology", {"prefer", "strict", "any"},
                      "placement a job gets when it does not choose: prefer (best free now), strict (wait for the "

@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "daemon/core/sharing/fillable_leftover.h"
-
 namespace gpusched::core {
 namespace {
 
@@ -38,7 +36,7 @@ absl::string_view SharePackingName(SharePacking packing) {
 
 ShareWeighing ShareWeighing::Of(SharePacking packing, sharing::TaskMix mix) {
   ShareWeighing weighing{packing, std::move(mix), {}};
-  if (packing == SharePacking::kFillFgd) weighing.fillable_leftover = sharing::FillableLeftovers(weighing.mix);
+  if (packing == SharePacking::kFillFgd) weighing.waste.emplace(weighing.mix);
   return weighing;
 }
 

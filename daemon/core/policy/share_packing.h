@@ -6,6 +6,7 @@
 
 #include "absl/strings/string_view.h"
 #include "daemon/core/sharing/fragmentation.h"
+#include "daemon/core/sharing/node_waste.h"
 
 namespace gpusched::core {
 
@@ -16,11 +17,12 @@ enum class SharePacking {
   // FGD (Weng et al., USENIX ATC '23): where the fragmentation expected for
   // the cluster's task mix grows least; best fit among equals.
   kFgd,
-  // A share of one GPU first keeps each GPU fillable by the sizes common
-  // among the mix's shares (sharing::FillableLeftovers: where that grows
-  // least), then FGD; a share of several GPUs by FGD. The simulator's
-  // fill-fgd for shares (its rules for whole GPUs and CPU-only tasks are not
-  // the daemon's, whose placement policy places those).
+  // Where the node's likely waste grows least (sharing::NodeWaste: what the
+  // sizes common among the mix's shares cannot fill of each GPU, and the
+  // share the node's CPU or memory cannot feed), then FGD. The simulator's
+  // fill-fgd for shares, less its model term (the mix here does not carry
+  // the GPU models jobs are limited to); its rules for whole GPUs and
+  // CPU-only tasks are not the daemon's, whose placement policy places those.
   kFillFgd,
 };
 
@@ -35,8 +37,8 @@ absl::string_view SharePackingName(SharePacking packing);
 struct ShareWeighing {
   SharePacking packing = SharePacking::kBestFit;
   sharing::TaskMix mix;
-  // kFillFgd: sharing::FillableLeftovers(mix), by free thousandths of a GPU.
-  std::vector<int> fillable_leftover;
+  // kFillFgd: the waste measure for the mix.
+  std::optional<sharing::NodeWaste> waste;
 
   static ShareWeighing Of(SharePacking packing, sharing::TaskMix mix);
 };

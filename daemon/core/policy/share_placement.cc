@@ -121,10 +121,8 @@ sharing::PackNode PackViewOf(const NodeSlot& slot) {
   return node;
 }
 
-// How much the choice grows its node's fragmentation expected over the mix,
-// from `now`, the node's view, and `before`, its FragmentSum.
-int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, const sharing::TaskMix& mix,
-                       const sharing::PackNode& now, int64_t before) {
+// The node's view once the choice is taken, from `now`, its view before.
+sharing::PackNode ViewAfter(const NodeChoice& choice, const GangRequest& request, const sharing::PackNode& now) {
   const NodeSlot& slot = *choice.slot;
   sharing::PackNode node = now;
   for (int p : choice.positions) {
@@ -134,7 +132,7 @@ int64_t FragmentGrowth(const NodeChoice& choice, const GangRequest& request, con
   }
   node.cpu_free_milli -= request.CpusFor(request.total_gpus) * 1000;
   node.memory_free_mib -= request.MemFor(request.total_gpus);
-  return sharing::FragmentSum(node, mix) - before;
+  return node;
 }
 
 // Every GPU of the node a share of one GPU could take now.
@@ -145,23 +143,14 @@ void OneGpuChoices(const NodeSlot& slot, const GangRequest& request, uint64_t el
   }
 }
 
-// fill-fgd's first measure of a share of one GPU: how much it grows what
-// the GPU can at best be filled down to by the mix's fillers (0 for a share
-// of several GPUs, which FGD alone weighs).
-int64_t FillableGrowth(const NodeChoice& choice, const GangRequest& request, const std::vector<int>& leftover) {
-  if (leftover.empty() || choice.positions.size() != 1) return 0;
-  const int free = choice.slot->FreeShareMilli(choice.positions[0]);
-  return leftover[free - request.gpu_share_milli] - leftover[free];
-}
-
 // FGD: the choice, over every node, that grows the expected fragmentation
-// least; best fit among equals. With fill-fgd's leftovers, the choice that
-// keeps its GPU most fillable first.
+// least; best fit among equals. With fill-fgd's waste measure, the choice
+// that grows its node's likely waste least first.
 std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, const GangRequest& request,
                                                 const EligibleByKind& eligible, const ShareWeighing& weighing,
                                                 int& most_fitting) {
   const sharing::TaskMix& mix = weighing.mix;
-  std::optional<std::tuple<int64_t, int64_t, NodeChoice>> best;
+  std::optional<std::tuple<double, int64_t, NodeChoice>> best;
   std::vector<NodeChoice> choices;
   for (const NodeScan& n : cluster.scan()) {
     if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
@@ -175,13 +164,15 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
     if (choices.empty()) continue;
     // The node as it is, weighed once for all of its choices.
     const sharing::PackNode now = PackViewOf(*n.slot);
-    const int64_t before = sharing::FragmentSum(now, mix);
+    const int64_t fragment_before = sharing::FragmentSum(now, mix);
+    const double waste_before = weighing.waste ? weighing.waste->Of(now) : 0;
     for (NodeChoice& choice : choices) {
-      const int64_t fill = FillableGrowth(choice, request, weighing.fillable_leftover);
-      const int64_t growth = FragmentGrowth(choice, request, mix, now, before);
-      if (!best || std::tuple(fill, growth, choice.Key()) <
+      const sharing::PackNode after = ViewAfter(choice, request, now);
+      const double waste_growth = weighing.waste ? weighing.waste->Of(after) - waste_before : 0;
+      const int64_t growth = sharing::FragmentSum(after, mix) - fragment_before;
+      if (!best || std::tuple(waste_growth, growth, choice.Key()) <
                        std::tuple(std::get<0>(*best), std::get<1>(*best), std::get<2>(*best).Key())) {
-        best.emplace(fill, growth, std::move(choice));
+        best.emplace(waste_growth, growth, std::move(choice));
       }
     }
   }

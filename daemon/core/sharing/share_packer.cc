@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
-#include "daemon/core/sharing/fillable_leftover.h"
+#include "daemon/core/sharing/model_pressure.h"
 
 namespace gpusched::core::sharing {
 namespace {
@@ -69,7 +69,10 @@ SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy
       rng_(seed),
       fragment_sum_(nodes_.size()),
       best_(nodes_.size()) {
-  if (policy_ == PackingPolicy::kFillFgd) fillable_leftover_ = FillableLeftovers(mix_);
+  if (policy_ == PackingPolicy::kFillFgd) {
+    waste_.emplace(mix_);
+    model_pressure_ = ModelPressure(nodes_, mix_);
+  }
 }
 
 int64_t SharePacker::FragmentSumOf(int node) {
@@ -80,6 +83,7 @@ int64_t SharePacker::FragmentSumOf(int node) {
 
 std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const ShareRequest& task) const {
   const PackNode& before = nodes_[node];
+  const double waste_before = waste_ ? waste_->Of(before) : 0;
   std::optional<Scored> best;
   for (std::vector<int>& gpus : DistinctGpuChoices(before, task)) {
     PackNode after = before;
@@ -104,19 +108,17 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const Shar
       }
       case PackingPolicy::kFillFgd: {
         const double fgd = KubernetesFgdScore(FragmentSum(after, mix_) - *fragment_sum_[node], mix_.total);
-        if (task.num_gpus == 1 && !task.whole_gpus()) {
-          const int g = gpus[0];
-          s.score = fillable_leftover_[after.gpu_free_milli[g]] - fillable_leftover_[before.gpu_free_milli[g]];
+        if (task.num_gpus > 0) {
+          s.score = waste_->Of(after) - waste_before +
+                    model_pressure_[before.model] * static_cast<double>(task.total_gpu_milli());
           s.tie_break = fgd;
-        } else if (task.num_gpus == 0) {
+        } else {
           // FGD sees no cost in a CPU-only task until the CPU is gone; it
           // should go where CPU is left over once the free GPUs are fed.
           s.score = fgd;
           // In whole CPU thousandths: what is left below one does not matter.
           const int64_t cpu_milli_for_free_gpus = kCpuMilliPerFreeGpu * after.FreeGpuMilli() / kWholeGpuMilli;
           s.tie_break = -static_cast<double>(after.cpu_free_milli - cpu_milli_for_free_gpus);
-        } else {
-          s.tie_break = fgd;
         }
         break;
       }

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "daemon/core/sharing/fragmentation.h"
+#include "daemon/core/sharing/node_waste.h"
 #include "daemon/core/sharing/pack_node.h"
 #include "daemon/core/sharing/share_request.h"
 
@@ -28,11 +29,13 @@ enum class PackingPolicy {
   // default pod list against 5.7% compared exactly).
   kFgd,
   kFgdExact,  // FGD with the fragment growth compared exactly
-  // FGD where it knows least. A fractional task on one GPU first keeps each
-  // GPU fillable: it takes the GPU whose best possible fill (FillableLeftover)
-  // it spoils least, FGD among equals. A CPU-only task goes by FGD, then to
-  // the node left with the most CPU beyond what its free GPUs will need at
-  // kCpuMilliPerFreeGpu. Whole-GPU tasks as FGD.
+  // FGD where it knows least. A task with GPUs first goes where it grows
+  // least what its node will likely never give out (NodeWaste: what the
+  // mix's common shares cannot fill of each GPU, and the share the node's
+  // CPU or memory cannot feed) plus what it takes of a model that tasks
+  // limited to some models need (ModelPressure); FGD among equals. A
+  // CPU-only task goes by FGD, then to the node left with the most CPU
+  // beyond what its free GPUs will need at kCpuMilliPerFreeGpu.
   kFillFgd,
 };
 
@@ -80,10 +83,10 @@ class SharePacker {
 
   std::vector<PackNode> nodes_;
   TaskMix mix_;
-  // kFillFgd: by free thousandths h, the least a GPU with h free can be left
-  // with once filled by the mix's common fractional sizes (any number of
-  // each); 0 for a whole free GPU, which a whole-GPU task takes.
-  std::vector<int> fillable_leftover_;
+  // kFillFgd's measures: the node's likely waste, and by model what tasks
+  // limited to it press on it.
+  std::optional<NodeWaste> waste_;
+  std::vector<double> model_pressure_;
   PackingPolicy policy_;
   std::mt19937_64 rng_;
   // Per node: its FragmentSum and its best answer per task, both valid until

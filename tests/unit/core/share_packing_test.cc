@@ -1,7 +1,8 @@
 // FGD packing of shares in the daemon (share_packing = "fgd"): where best
 // fit would strand a GPU's leftover that the cluster's jobs cannot use, FGD
 // opens a fresh GPU instead; with no mix to weigh against it is best fit.
-// fill-fgd (share_packing = "fill-fgd") first keeps each GPU fillable.
+// fill-fgd (share_packing = "fill-fgd") first keeps each node's GPUs
+// fillable, by the shares the mix holds and the CPUs and memory they ask.
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -76,18 +77,31 @@ TEST_CASE("fill-fgd fills a GPU the mix can fill exactly where FGD keeps it open
       policy::PlaceShares(cluster, Share(300), ShareWeighing::Of(SharePacking::kFillFgd, mix));
   CHECK(GpuOf(placed) == 0);
   CHECK(placed.allocation().policy() == "share fill-fgd");
-  // A share of two GPUs is FGD's to place: fill-fgd places it the same.
-  ClusterState two = TwoGpus(300);
-  GangRequest pair = Share(200);
-  pair.total_gpus = 2;
-  const PlacementResult by_fgd = policy::PlaceShares(two, pair, ShareWeighing::Of(SharePacking::kFgd, mix));
-  const PlacementResult by_fill = policy::PlaceShares(two, pair, ShareWeighing::Of(SharePacking::kFillFgd, mix));
-  REQUIRE(by_fgd.placed());
-  REQUIRE(by_fill.placed());
-  auto gpus = [](const PlacementResult& r) {
-    return std::vector<int>(r.allocation().nodes(0).gpu_indices().begin(), r.allocation().nodes(0).gpu_indices().end());
+}
+
+TEST_CASE("fill-fgd sends a CPU-hungry share to the node with CPUs left for the shares to come") {
+  // Jobs ask for half a GPU and 2 CPUs. An 8-CPU half share on a-poor (12
+  // CPUs) leaves 4 CPUs for 1.5 GPUs of shares that ask 6; another share
+  // still fits there, so FGD sees no cost and takes the first name.
+  ClusterState cluster;
+  for (const auto& [name, cpus] : {std::pair<std::string, int64_t>{"a-poor", 12}, {"b-rich", 64}}) {
+    v1::NodeInfo info = MakeNode(name, 2, cpus);
+    for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+    cluster.UpsertNode(info);
+    cluster.SetState(name, v1::NODE_STATE_UP, "");
+  }
+  GangRequest expected = Share(500);
+  expected.cpus_per_gpu = 2;
+  const sharing::TaskMix mix = ShareMixOf({expected, expected, expected});
+  GangRequest hungry = Share(500);
+  hungry.cpus_per_gpu = 8;
+  auto node_of = [](const PlacementResult& r) {
+    INFO(r.reason());
+    REQUIRE(r.placed());
+    return r.allocation().nodes(0).node();
   };
-  CHECK(gpus(by_fill) == gpus(by_fgd));
+  CHECK(node_of(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFgd, mix))) == "a-poor");
+  CHECK(node_of(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))) == "b-rich");
 }
 
 TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out") {

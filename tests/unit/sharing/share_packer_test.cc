@@ -73,6 +73,38 @@ TEST_CASE("fill-fgd counts on a size to fill a hole only when it is common among
   CHECK(placed->node == 1);
 }
 
+TEST_CASE(
+    "fill-fgd sends a CPU-hungry share where CPU is left for the shares to come; FGD sees no cost until it is gone") {
+  // Shares of half a GPU asking 2 cores are expected. An 8-core half share
+  // on node 0 leaves 4 cores for 1.5 GPUs of shares asking 6; a share would
+  // still fit there, so FGD's fragment does not grow and it takes node 0.
+  const std::vector<PackNode> nodes = {Node({1000, 1000}, 12000), Node({1000, 1000}, 64000)};
+  const TaskMix mix = MixOf({{Task(1, 500, 2000), 10}});
+  SharePacker fgd(nodes, mix, PackingPolicy::kFgd, 1);
+  SharePacker fill(nodes, mix, PackingPolicy::kFillFgd, 1);
+  CHECK(fgd.Place(Task(1, 500, 8000))->node == 0);
+  CHECK(fill.Place(Task(1, 500, 8000))->node == 1);
+  // A share asking what the shares ask costs neither node anything: FGD's
+  // order decides.
+  CHECK(fill.Place(Task(1, 500, 2000))->node == 0);
+}
+
+TEST_CASE("fill-fgd leaves a scarce model to the tasks limited to it; FGD's rounded score takes the first node") {
+  // One task in 100 may run only on model 1, which has a third of the GPUs.
+  // FGD's fragment for that task falls by a hundredth of a GPU on node 1,
+  // which its integer node score does not show.
+  const std::vector<PackNode> nodes = {Node({1000, 1000}, 32000, 1), Node({1000, 1000, 1000, 1000}, 32000, 0)};
+  ShareRequest limited = Task(1, 1000);
+  limited.allowed_models = 0b10;
+  const TaskMix mix = MixOf({{Task(1, 1000), 99}, {limited, 1}});
+  SharePacker fgd(nodes, mix, PackingPolicy::kFgd, 1);
+  SharePacker fill(nodes, mix, PackingPolicy::kFillFgd, 1);
+  CHECK(fgd.Place(Task(1, 1000))->node == 0);
+  CHECK(fill.Place(Task(1, 1000))->node == 1);
+  // A limited task goes where it may.
+  CHECK(fill.Place(limited)->node == 0);
+}
+
 TEST_CASE("fill-fgd sends a CPU-only task where CPU is left over once the free GPUs are fed") {
   // Node 0: 8 GPUs and 96 cores, 12 a GPU; node 1: 2 GPUs and 104 cores.
   PackNode gpu_dense = Node(std::vector<int>(8, 1000), 96000);
