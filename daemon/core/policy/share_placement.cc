@@ -150,7 +150,7 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
                                                 const EligibleByKind& eligible, const ShareWeighing& weighing,
                                                 int& most_fitting) {
   const sharing::TaskMix& mix = weighing.mix;
-  std::optional<std::tuple<double, int64_t, NodeChoice>> best;
+  std::optional<std::tuple<int64_t, int64_t, NodeChoice>> best;
   std::vector<NodeChoice> choices;
   for (const NodeScan& n : cluster.scan()) {
     if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
@@ -165,10 +165,10 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
     // The node as it is, weighed once for all of its choices.
     const sharing::PackNode now = PackViewOf(*n.slot);
     const int64_t fragment_before = sharing::FragmentSum(now, mix);
-    const double waste_before = weighing.waste ? weighing.waste->Of(now) : 0;
+    const int64_t waste_before = weighing.waste ? weighing.waste->Of(now) : 0;
     for (NodeChoice& choice : choices) {
       const sharing::PackNode after = ViewAfter(choice, request, now);
-      const double waste_growth = weighing.waste ? weighing.waste->Of(after) - waste_before : 0;
+      const int64_t waste_growth = weighing.waste ? weighing.waste->Of(after) - waste_before : 0;
       const int64_t growth = sharing::FragmentSum(after, mix) - fragment_before;
       if (!best || std::tuple(waste_growth, growth, choice.Key()) <
                        std::tuple(std::get<0>(*best), std::get<1>(*best), std::get<2>(*best).Key())) {

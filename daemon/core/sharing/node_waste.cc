@@ -1,6 +1,7 @@
 #include "daemon/core/sharing/node_waste.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 namespace gpusched::core::sharing {
@@ -65,7 +66,7 @@ NodeWaste::NodeWaste(const TaskMix& mix) : fill_(kWholeGpuMilli + 1) {
   }
 }
 
-double NodeWaste::Of(const PackNode& node) const {
+int64_t NodeWaste::Of(const PackNode& node) const {
   double unfillable = 0, fillable = 0, cpu_needed = 0, memory_needed = 0;
   for (int free : node.gpu_free_milli) {
     const Fill& f = fill_[free];
@@ -79,7 +80,7 @@ double NodeWaste::Of(const PackNode& node) const {
   double unfed = 0;
   if (cpu_needed > 0) unfed = std::max(unfed, 1 - static_cast<double>(node.cpu_free_milli) / cpu_needed);
   if (memory_needed > 0) unfed = std::max(unfed, 1 - static_cast<double>(node.memory_free_mib) / memory_needed);
-  return unfillable + kStrandedWeight * fillable * unfed;
+  return std::llround(unfillable + kStrandedWeight * fillable * unfed);
 }
 
 }  // namespace gpusched::core::sharing

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "daemon/core/sharing/fragmentation.h"
@@ -32,7 +33,9 @@ class NodeWaste {
  public:
   explicit NodeWaste(const TaskMix& mix);
 
-  double Of(const PackNode& node) const;
+  // In whole thousandths, so that placements that grow it alike compare
+  // equal and the next measure decides between them.
+  int64_t Of(const PackNode& node) const;
 
   // The least a GPU with `free_milli` free can be left with once filled by
   // the fillers (any number of each): an unbounded knapsack. 0 for a whole
