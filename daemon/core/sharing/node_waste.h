@@ -21,8 +21,8 @@ inline constexpr double kFillSizeShare = 0.03;
 // waste. Not all of it: the CPU and memory a filler asks vary widely (one
 // whole-GPU pod in eight of the openb list asks 3.2 cores, the rest 11-12),
 // so a shortfall reckoned at the mean is often met. On the openb default pod
-// list (seeds 42-51), weights 0.25, 0.5, 0.75 and 1 leave 3.91%, 3.90%, 3.95%
-// and 3.95% unallocated; 0 (GPU share alone) 4.39%.
+// list (seeds 42-51), weights 0, 0.25, 0.5, 0.75 and 1 leave 4.39%, 3.91%,
+// 3.91%, 3.95% and 3.97% unallocated.
 inline constexpr double kStrandedWeight = 0.5;
 
 // The GPU share, in thousandths, that a node will likely never give out to
