@@ -30,7 +30,8 @@ const config::SettingsTable<ServeSettings>& ServeSettingsTable() {
                      "where gangs go: topology (NCCL-aware), best-fit, first-fit or spread"),
        &S::placement_policy},
       {ChoiceSetting("share_packing", core::SharePackingNames(),
-                     "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole), fgd (least "
+                     "where shares of GPUs go: best-fit (the tightest fit, idle nodes kept whole), spread (the GPU "
+                     "with the most share free, on the node with the most whole GPUs free), fgd (least "
                      "growth of the fragmentation expected for the cluster's jobs) or fill-fgd (each node's GPUs "
                      "kept fillable by the shares' common sizes and its free CPUs and memory, then fgd)"),
        &S::share_packing},

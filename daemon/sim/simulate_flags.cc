@@ -83,7 +83,8 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                        "and used, waste and cost to the table");
   command_
       ->add_option("--share-packing", share_packing_,
-                   "how a share of a GPU picks its GPU, as serve's share_packing: best-fit, fgd (the fragmentation "
+                   "how a share of a GPU picks its GPU, as serve's share_packing: best-fit, spread (the GPU with the "
+                   "most share free), fgd (the fragmentation "
                    "gradient over the shares the cluster holds and waits for) or fill-fgd (each node's GPUs kept "
                    "fillable by the shares' common sizes and its free CPUs and memory, then fgd)")
       ->check(CLI::IsMember(core::SharePackingNames()))

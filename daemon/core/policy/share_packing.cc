@@ -9,8 +9,10 @@ struct NamedPacking {
   SharePacking packing;
   absl::string_view name;
 };
-constexpr NamedPacking kPackings[] = {
-    {SharePacking::kBestFit, "best-fit"}, {SharePacking::kFgd, "fgd"}, {SharePacking::kFillFgd, "fill-fgd"}};
+constexpr NamedPacking kPackings[] = {{SharePacking::kBestFit, "best-fit"},
+                                      {SharePacking::kSpread, "spread"},
+                                      {SharePacking::kFgd, "fgd"},
+                                      {SharePacking::kFillFgd, "fill-fgd"}};
 
 }  // namespace
 

@@ -14,6 +14,10 @@ namespace gpusched::core {
 enum class SharePacking {
   // The tightest fit, then leaving idle nodes and NVLink islands whole.
   kBestFit,
+  // The GPU with the most share free, on the node with the most whole GPUs
+  // free: load balancing, each share contending least for its GPU's time,
+  // at the cost of opening more GPUs to sharing (and keeping fewer whole).
+  kSpread,
   // FGD (Weng et al., USENIX ATC '23): where the fragmentation expected for
   // the cluster's task mix grows least; best fit among equals.
   kFgd,

@@ -22,6 +22,12 @@ struct NodeChoice {
   int free_gpus = 0;                                     // whole GPUs free on the node before the job
   int64_t peer_gbps = 0;                                 // the chosen GPUs' NodeSlot::FreePeerGbps
   auto Key() const { return std::tuple(leftover_milli, fresh_gpus, free_gpus, peer_gbps, slot->info.name()); }
+  // Spread's order: the most share left, on the node with the most whole
+  // GPUs free, then the most peer bandwidth left, then node name order.
+  auto SpreadKey() const { return std::tuple(-leftover_milli, -free_gpus, -peer_gbps, slot->info.name()); }
+  bool Before(const NodeChoice& other, bool spread) const {
+    return spread ? SpreadKey() < other.SpreadKey() : Key() < other.Key();
+  }
 };
 
 // Whether the GPU at `pos` is shared the way the job asks and, under MPS,
@@ -53,12 +59,12 @@ NodeChoice OneGpuChoice(const NodeSlot& slot, int pos, const GangRequest& reques
   return choice;
 }
 
-// The request's GPUs on one node, tightest first, all shared one way (MPS
-// or time-slicing: a job is held to its limits on all of its GPUs or on
-// none); nullopt when fewer than request.total_gpus GPUs there can take the
-// share.
+// The request's GPUs on one node, tightest first (with `spread`, those
+// with the most share free), all shared one way (MPS or time-slicing: a job
+// is held to its limits on all of its GPUs or on none); nullopt when fewer
+// than request.total_gpus GPUs there can take the share.
 std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& request, uint64_t eligible,
-                                       int& most_fitting) {
+                                       int& most_fitting, bool spread = false) {
   std::optional<NodeChoice> best;
   for (v1::GpuShareMode mode : {v1::GPU_SHARE_MODE_TIMESLICE, v1::GPU_SHARE_MODE_MPS}) {
     std::vector<std::tuple<int, int64_t, int>> fitting;  // (free share after, FreePeerGbps, position)
@@ -69,7 +75,15 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
     }
     most_fitting = std::max(most_fitting, static_cast<int>(fitting.size()));
     if (static_cast<int64_t>(fitting.size()) < request.total_gpus) continue;
-    std::sort(fitting.begin(), fitting.end());
+    if (spread) {
+      // The most share free first, then the most free peers, then position.
+      std::sort(fitting.begin(), fitting.end(), [](const auto& a, const auto& b) {
+        return std::tuple(-std::get<0>(a), -std::get<1>(a), std::get<2>(a)) <
+               std::tuple(-std::get<0>(b), -std::get<1>(b), std::get<2>(b));
+      });
+    } else {
+      std::sort(fitting.begin(), fitting.end());
+    }
     NodeChoice choice;
     choice.slot = &slot;
     choice.mode = mode;
@@ -82,7 +96,7 @@ std::optional<NodeChoice> ChooseOnNode(const NodeSlot& slot, const GangRequest& 
       choice.fresh_gpus += slot.gpu_owner[p] == 0 ? 1 : 0;
     }
     std::sort(choice.positions.begin(), choice.positions.end());
-    if (!best || choice.Key() < best->Key()) best = std::move(choice);
+    if (!best || choice.Before(*best, spread)) best = std::move(choice);
   }
   return best;
 }
@@ -100,6 +114,21 @@ std::optional<NodeChoice> ChooseOneGpu(const ClusterState& cluster, const GangRe
                                        const EligibleByKind& eligible) {
   for (auto it = cluster.share_index().lower_bound({request.gpu_share_milli, 0, 0, 0, 0});
        it != cluster.share_index().end(); ++it) {
+    const NodeScan& n = cluster.scan()[it->scan_index];
+    if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;
+    if (!ShareFits(*n.slot, it->position, request)) continue;
+    return OneGpuChoice(*n.slot, it->position, request);
+  }
+  return std::nullopt;
+}
+
+// Spread's share of one GPU: the first GPU of the share index from the top
+// (the most share free, then the node with the most whole GPUs free; among
+// equals, best fit's order reversed) whose node suits the job.
+std::optional<NodeChoice> ChooseMostFreeGpu(const ClusterState& cluster, const GangRequest& request,
+                                            const EligibleByKind& eligible) {
+  for (auto it = cluster.share_index().rbegin(); it != cluster.share_index().rend(); ++it) {
+    if (it->free_milli < request.gpu_share_milli) break;
     const NodeScan& n = cluster.scan()[it->scan_index];
     if (!NodeSuits(n, request) || (eligible.Of(n) >> it->position & 1) == 0) continue;
     if (!ShareFits(*n.slot, it->position, request)) continue;
@@ -191,16 +220,16 @@ PlacementResult PlaceShares(const ClusterState& cluster, const GangRequest& requ
   const EligibleByKind eligible(cluster, request);
   std::optional<NodeChoice> best;
   int most_fitting = 0;
-  const bool fgd = weighing.packing != SharePacking::kBestFit;
-  if (fgd) {
+  const bool spread = weighing.packing == SharePacking::kSpread;
+  if (weighing.packing == SharePacking::kFgd || weighing.packing == SharePacking::kFillFgd) {
     best = ChooseByFragmentation(cluster, request, eligible, weighing, most_fitting);
   } else if (request.total_gpus == 1) {
-    best = ChooseOneGpu(cluster, request, eligible);
+    best = spread ? ChooseMostFreeGpu(cluster, request, eligible) : ChooseOneGpu(cluster, request, eligible);
   } else {
     for (const NodeScan& n : cluster.scan()) {
       if (!NodeSuits(n, request) || n.slot->SharedMask(request.gpu_sharing) == 0) continue;
-      std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting);
-      if (choice && (!best || choice->Key() < best->Key())) best = std::move(choice);
+      std::optional<NodeChoice> choice = ChooseOnNode(*n.slot, request, eligible.Of(n), most_fitting, spread);
+      if (choice && (!best || choice->Before(*best, spread))) best = std::move(choice);
     }
   }
   const std::string want = absl::StrCat(request.total_gpus, request.total_gpus == 1 ? " GPU" : " GPUs", " with ",

@@ -23,6 +23,11 @@ namespace gpusched::core::policy {
 // of the nodes. Every placement policy places shares this way
 // (PlacementPolicy::Place).
 //
+// With spread packing, the reverse: on each node the GPUs with the most
+// share free, across nodes the most share left, then the node with the most
+// whole GPUs free, then the most peer bandwidth left; a share of one GPU is
+// read off the share index from the top.
+//
 // With FGD packing, every node's choice (the tightest GPUs of each sharing
 // mechanism, and for a share of one GPU each distinct free share that fits)
 // is weighed by how much it grows the node's fragmentation expected over

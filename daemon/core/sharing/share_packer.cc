@@ -15,8 +15,8 @@ struct PolicyName {
   absl::string_view name;
 };
 constexpr PolicyName kPolicyNames[] = {
-    {PackingPolicy::kRandom, "random"},      {PackingPolicy::kBestFit, "best-fit"}, {PackingPolicy::kFgd, "fgd"},
-    {PackingPolicy::kFgdExact, "fgd-exact"}, {PackingPolicy::kFillFgd, "fill-fgd"},
+    {PackingPolicy::kRandom, "random"}, {PackingPolicy::kBestFit, "best-fit"},   {PackingPolicy::kSpread, "spread"},
+    {PackingPolicy::kFgd, "fgd"},       {PackingPolicy::kFgdExact, "fgd-exact"}, {PackingPolicy::kFillFgd, "fill-fgd"},
 };
 
 bool UsesFragment(PackingPolicy policy) {
@@ -91,12 +91,15 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const Shar
     Scored s;
     switch (policy_) {
       case PackingPolicy::kRandom: break;
-      case PackingPolicy::kBestFit: {
-        s.score = Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
-                  Ratio(after.cpu_free_milli, after.cpu_capacity_milli);
-        int tightest = 0;
-        for (int g : gpus) tightest += after.gpu_free_milli[g];
-        s.tie_break = tightest;
+      case PackingPolicy::kBestFit:
+      case PackingPolicy::kSpread: {
+        const double fullness = -(Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
+                                  Ratio(after.cpu_free_milli, after.cpu_capacity_milli));
+        int left_on_gpus = 0;
+        for (int g : gpus) left_on_gpus += after.gpu_free_milli[g];
+        const bool fill = policy_ == PackingPolicy::kBestFit;
+        s.score = fill ? -fullness : fullness;
+        s.tie_break = fill ? left_on_gpus : -left_on_gpus;
         break;
       }
       case PackingPolicy::kFgd:

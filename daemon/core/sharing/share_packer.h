@@ -20,6 +20,10 @@ namespace gpusched::core::sharing {
 enum class PackingPolicy {
   kRandom,   // any node that fits, any GPU choice there: the floor
   kBestFit,  // the node left fullest (GPU share plus CPU, each over capacity)
+  // The node left emptiest by the same measure, and on it the GPU left with
+  // the most share free: load balancing, each share contending least, at
+  // the cost of opening more GPUs to sharing.
+  kSpread,
   // Fragmentation Gradient Descent (Weng et al., ATC '23) as its authors'
   // simulator scores it: the fall of ExpectedFragment, in GPUs, through a
   // sigmoid onto the Kubernetes scheduler's integer node score 0-100; equal
@@ -45,7 +49,7 @@ inline constexpr int64_t kCpuMilliPerFreeGpu = 12000;
 
 absl::string_view PackingPolicyName(PackingPolicy policy);
 std::optional<PackingPolicy> ParsePackingPolicy(absl::string_view name);
-// "random, best-fit, fgd, fgd-exact, fill-fgd", for help texts and errors.
+// "random, best-fit, spread, fgd, fgd-exact, fill-fgd", for help texts and errors.
 std::string PackingPolicyNames();
 
 struct SharePlacement {

@@ -137,7 +137,7 @@ TEST_CASE("gpuschedd.toml: each mistake names the file and the line") {
   CHECK_THAT(ErrorOf("placement_policy = \"fastest\"\n"),
              StartsWith(at + "1: placement_policy \"fastest\" is not one of ") && Contains("topology"));
   CHECK(ErrorOf("share_packing = \"tight\"\n") ==
-        at + "1: share_packing \"tight\" is not one of best-fit, fgd, fill-fgd");
+        at + "1: share_packing \"tight\" is not one of best-fit, spread, fgd, fill-fgd");
   CHECK_THAT(ErrorOf("default_topology = \"best\"\n"),
              StartsWith(at + "1: default_topology \"best\" is not one of prefer"));
   CHECK(ErrorOf("listen = \"nohost\"\n") == at + "1: listen \"nohost\" is not HOST:PORT");

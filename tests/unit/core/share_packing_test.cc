@@ -104,6 +104,35 @@ TEST_CASE("fill-fgd sends a CPU-hungry share to the node with CPUs left for the 
   CHECK(node_of(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))) == "b-rich");
 }
 
+TEST_CASE("spread puts a share on the GPU with the most share free, on the node with the most whole GPUs free") {
+  ClusterState cluster = TwoGpus(600);  // node n: GPU 0 with 40% free, GPU 1 fresh
+  v1::NodeInfo idle = MakeNode("m", 2);
+  for (v1::GpuInfo& gpu : *idle.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  cluster.UpsertNode(idle);
+  cluster.SetState("m", v1::NODE_STATE_UP, "");
+  const ShareWeighing spread = ShareWeighing::Of(SharePacking::kSpread, {});
+  auto where = [](const PlacementResult& r) {
+    INFO(r.reason());
+    REQUIRE(r.placed());
+    const v1::NodeAllocation& part = r.allocation().nodes(0);
+    return std::pair(part.node(), std::vector<int>(part.gpu_indices().begin(), part.gpu_indices().end()));
+  };
+  // Best fit takes GPU 0 of n, the tightest; spread a fresh GPU of m, the
+  // node with both GPUs whole (the last of equals: best fit's order reversed).
+  CHECK(where(policy::PlaceShares(cluster, Share(300))) == std::pair(std::string("n"), std::vector<int>{0}));
+  const PlacementResult placed = policy::PlaceShares(cluster, Share(300), spread);
+  CHECK(where(placed) == std::pair(std::string("m"), std::vector<int>{1}));
+  CHECK(placed.allocation().policy() == "share spread");
+  // A share of two GPUs: both of m's rather than n's 40% beside a fresh one.
+  GangRequest pair = Share(300);
+  pair.total_gpus = 2;
+  CHECK(where(policy::PlaceShares(cluster, pair, spread)) == std::pair(std::string("m"), std::vector<int>{0, 1}));
+  CHECK(where(policy::PlaceShares(cluster, pair)) == std::pair(std::string("n"), std::vector<int>{0, 1}));
+  // With m gone, spread on n takes its fresh GPU, best fit the shared one.
+  cluster.SetState("m", v1::NODE_STATE_DOWN, "");
+  CHECK(where(policy::PlaceShares(cluster, Share(300), spread)) == std::pair(std::string("n"), std::vector<int>{1}));
+}
+
 TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out") {
   GangRequest gang;
   gang.total_gpus = 16;

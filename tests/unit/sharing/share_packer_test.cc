@@ -31,6 +31,25 @@ TEST_CASE("FGD keeps room for the tasks the mix expects where best fit takes the
   CHECK(fgd.nodes()[1].gpu_free_milli == std::vector<int>{600});
 }
 
+TEST_CASE("spread puts a share on the emptiest node and there on the GPU with the most free; best fit on the fullest") {
+  const std::vector<PackNode> nodes = {Node({300, 800}), Node({1000, 1000})};
+  const TaskMix mix = MixOf({{Task(1, 200), 1}});
+  SharePacker spread(nodes, mix, PackingPolicy::kSpread, 1);
+  SharePacker best_fit(nodes, mix, PackingPolicy::kBestFit, 1);
+  auto placed = spread.Place(Task(1, 200));
+  REQUIRE(placed);
+  CHECK(placed->node == 1);
+  placed = best_fit.Place(Task(1, 200));
+  REQUIRE(placed);
+  CHECK(placed->node == 0);
+  CHECK(placed->gpus == std::vector<int>{0});  // the tighter GPU
+  // On node 0 alone, spread takes the GPU with 0.8 free.
+  SharePacker one({nodes[0]}, mix, PackingPolicy::kSpread, 1);
+  placed = one.Place(Task(1, 200));
+  REQUIRE(placed);
+  CHECK(placed->gpus == std::vector<int>{1});
+}
+
 TEST_CASE("FGD puts a share on a GPU already shared before it breaks a whole one") {
   const std::vector<PackNode> nodes = {Node({1000, 1000}), Node({1000, 500})};
   const TaskMix mix = MixOf({{Task(1, 1000), 3}, {Task(1, 500), 1}});
@@ -132,12 +151,12 @@ TEST_CASE("a task that fits nowhere is refused and changes nothing") {
 }
 
 TEST_CASE("policy names parse back, and an unknown one does not") {
-  for (PackingPolicy policy : {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd,
-                               PackingPolicy::kFgdExact, PackingPolicy::kFillFgd}) {
+  for (PackingPolicy policy : {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kSpread,
+                               PackingPolicy::kFgd, PackingPolicy::kFgdExact, PackingPolicy::kFillFgd}) {
     CHECK(ParsePackingPolicy(PackingPolicyName(policy)) == policy);
   }
   CHECK_FALSE(ParsePackingPolicy("tetris"));
-  CHECK(PackingPolicyNames() == "random, best-fit, fgd, fgd-exact, fill-fgd");
+  CHECK(PackingPolicyNames() == "random, best-fit, spread, fgd, fgd-exact, fill-fgd");
 }
 
 TEST_CASE("random placement is the same for the same seed") {
@@ -178,7 +197,8 @@ TEST_CASE("oracle: a long-lived packer places exactly as one built fresh from th
   for (int i = 0; i < 400; ++i) requests.push_back(kinds[rng() % kinds.size()]);
   requests[3].allowed_models = 0b10;
   const TaskMix mix = TaskMix::Of(requests);
-  for (PackingPolicy policy : kDeterministic) {
+  for (PackingPolicy policy : {PackingPolicy::kBestFit, PackingPolicy::kSpread, PackingPolicy::kFgd,
+                               PackingPolicy::kFgdExact, PackingPolicy::kFillFgd}) {
     INFO(PackingPolicyName(policy));
     SharePacker long_lived(nodes, mix, policy, 1);
     int placed = 0;

@@ -20,8 +20,8 @@ using gpusched::sim::testing::ReadFile;
 namespace {
 
 const std::string kOpenb = std::string(GPUSCHED_TRACES_DIR) + "/alibaba-openb";
-constexpr PackingPolicy kPolicies[] = {PackingPolicy::kRandom, PackingPolicy::kBestFit, PackingPolicy::kFgd,
-                                       PackingPolicy::kFgdExact, PackingPolicy::kFillFgd};
+constexpr PackingPolicy kPolicies[] = {PackingPolicy::kRandom, PackingPolicy::kBestFit,  PackingPolicy::kSpread,
+                                       PackingPolicy::kFgd,    PackingPolicy::kFgdExact, PackingPolicy::kFillFgd};
 
 OpenbNode Node(const std::string& name, int gpus, int64_t cpu = 64000, const std::string& model = "T4") {
   OpenbNode n;
@@ -235,7 +235,8 @@ TEST_CASE("simulate-sharing refuses a policy or seed list it does not know, sayi
   options.policies = {"fgd", "tetris"};
   std::ostringstream out, err;
   absl::Status s = RunSimulateSharing(options, out, err);
-  CHECK(s.message() == "--policy: unknown policy \"tetris\" (known: random, best-fit, fgd, fgd-exact, fill-fgd)");
+  CHECK(s.message() ==
+        "--policy: unknown policy \"tetris\" (known: random, best-fit, spread, fgd, fgd-exact, fill-fgd)");
   CHECK(ParseSeeds("9-3").status().message() == "--seeds \"9-3\": 9-3 runs backwards (expected A-B or A,B,C)");
   CHECK(ParseSeeds("1,x").status().message() == "--seeds \"1,x\": \"x\" is not a seed (expected A-B or A,B,C)");
   CHECK(*ParseSeeds("42-44,50") == std::vector<uint64_t>{42, 43, 44, 50});

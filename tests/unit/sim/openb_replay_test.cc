@@ -109,3 +109,25 @@ TEST_CASE("openb replay: shares run together on one GPU, a whole GPU never joins
     CHECK(result->usage.front().busy_gpus == Approx(0.6));
   }
 }
+
+TEST_CASE("openb replay: spread puts shares on separate GPUs while it can, and a whole GPU then waits for one") {
+  // Two nodes of one T4 each. a and b (30% each) take a GPU each from 0;
+  // w (whole) finds no GPU nobody shares and waits for a's end (100).
+  const SimCluster cluster = Cluster("n1,8000,32768,1,T4\nn2,8000,32768,1,T4\n");
+  auto trace = ParseOpenbTrace(std::string(kPodHeader) +
+                               "a,1000,1024,1,300,,LS,Running,0,100,0\n"
+                               "b,1000,1024,1,300,,LS,Running,0,200,0\n"
+                               "w,1000,1024,1,1000,,LS,Running,5,105,5\n");
+  REQUIRE(trace.ok());
+  SimOptions options;
+  options.policy = "best-fit";
+  options.share_packing = core::SharePacking::kSpread;
+  auto result = Simulate(*trace, cluster, options);
+  REQUIRE(result.ok());
+  REQUIRE(result->jobs.size() == 3);
+  const auto& jobs = result->jobs;
+  CHECK(NodeOf(jobs[0]) != NodeOf(jobs[1]));
+  CHECK(jobs[1].start_s == 0);
+  CHECK(jobs[2].start_s == 100);
+  CHECK(NodeOf(jobs[2]) == NodeOf(jobs[0]));
+}
