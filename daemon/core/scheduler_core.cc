@@ -30,6 +30,8 @@ SchedulerCore::SchedulerCore(const Clock& clock, CoreOptions options)
       ranking_(options_.priority_refresh) {
   auto policy = MakePlacementPolicy(options_.placement_policy);
   policy_ = policy.ok() ? *std::move(policy) : *MakePlacementPolicy(kDefaultPlacementPolicy);
+  // Best fit and spread weigh no mix; FGD's is made again each pass (Schedule).
+  policy_->set_share_weighing(ShareWeighing::Of(options_.share_packing, {}));
   if (!options_.queues.Compile().ok()) {
     options_.queues = QueuePolicy::Default();
     options_.queues.Compile().IgnoreError();
@@ -570,7 +572,7 @@ PassPlan SchedulerCore::PlanPass() { return PlanFor(RankPending(), /*keep_starts
 
 void SchedulerCore::Schedule(Effects& fx) {
   MakeArrayTasks(fx);
-  if (options_.share_packing != SharePacking::kBestFit) {
+  if (options_.share_packing == SharePacking::kFgd || options_.share_packing == SharePacking::kFillFgd) {
     // FGD and fill-fgd weigh a share's choice against what the cluster runs
     // and awaits.
     std::vector<GangRequest> requests;

@@ -150,8 +150,8 @@ TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out"
   }
 }
 
-TEST_CASE("a core with share_packing fgd or fill-fgd places shares by it") {
-  for (SharePacking packing : {SharePacking::kFgd, SharePacking::kFillFgd}) {
+TEST_CASE("a core with share_packing spread, fgd or fill-fgd places shares by it") {
+  for (SharePacking packing : {SharePacking::kSpread, SharePacking::kFgd, SharePacking::kFillFgd}) {
     INFO(SharePackingName(packing));
     CoreOptions options = CoreHarness::Options();
     options.share_packing = packing;
