@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "tests/unit/sharing/sharing_test_util.h"
 
@@ -14,6 +16,13 @@ namespace {
 
 constexpr PackingPolicy kDeterministic[] = {PackingPolicy::kBestFit, PackingPolicy::kFgd, PackingPolicy::kFgdExact,
                                             PackingPolicy::kFillFgd};
+
+// Where the packer puts the task: its node and GPUs; node -1 when refused.
+std::pair<int, std::vector<int>> Where(SharePacker& packer, const ShareRequest& task) {
+  auto placed = packer.Place(task);
+  if (!placed) return {-1, {}};
+  return {placed->node, placed->gpus};
+}
 
 }  // namespace
 
@@ -36,18 +45,11 @@ TEST_CASE("spread puts a share on the emptiest node and there on the GPU with th
   const TaskMix mix = MixOf({{Task(1, 200), 1}});
   SharePacker spread(nodes, mix, PackingPolicy::kSpread, 1);
   SharePacker best_fit(nodes, mix, PackingPolicy::kBestFit, 1);
-  auto placed = spread.Place(Task(1, 200));
-  REQUIRE(placed);
-  CHECK(placed->node == 1);
-  placed = best_fit.Place(Task(1, 200));
-  REQUIRE(placed);
-  CHECK(placed->node == 0);
-  CHECK(placed->gpus == std::vector<int>{0});  // the tighter GPU
+  CHECK(Where(spread, Task(1, 200)).first == 1);
+  CHECK(Where(best_fit, Task(1, 200)) == std::pair(0, std::vector<int>{0}));  // the tighter GPU
   // On node 0 alone, spread takes the GPU with 0.8 free.
   SharePacker one({nodes[0]}, mix, PackingPolicy::kSpread, 1);
-  placed = one.Place(Task(1, 200));
-  REQUIRE(placed);
-  CHECK(placed->gpus == std::vector<int>{1});
+  CHECK(Where(one, Task(1, 200)) == std::pair(0, std::vector<int>{1}));
 }
 
 TEST_CASE("FGD puts a share on a GPU already shared before it breaks a whole one") {
