@@ -41,11 +41,13 @@ if [[ ${GPUSCHED_SANITIZE_TESTS:-1} != 0 ]]; then
   cmake --build build-sanitize --target "${sanitized[@]}"
   # Left out: replaying a real trace twice, 42 s uninstrumented and more
   # than its 300 s under ASan; the replay code runs sanitized in the other
-  # simulator cases.
+  # simulator cases. And fill-fgd's packing goal over ten seeds (6 s
+  # uninstrumented, 43 s under ASan): the same packer runs sanitized in the
+  # other inflation cases.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-sanitize --output-on-failure --timeout 900 -j2 \
-      -R "^($(IFS='|'; echo "${sanitized[*]}")): " -E "two runs give identical output"
+      -R "^($(IFS='|'; echo "${sanitized[*]}")): " -E "two runs give identical output|fill-fgd leaves at most"
 
   # Then the threaded code and the real processes under the same sanitizers:
   # the daemon's server, the agent, the CLI, the metrics, and every
