@@ -80,6 +80,8 @@ int64_t NodeWaste::Of(const PackNode& node) const {
   double unfed = 0;
   if (cpu_needed > 0) unfed = std::max(unfed, 1 - static_cast<double>(node.cpu_free_milli) / cpu_needed);
   if (memory_needed > 0) unfed = std::max(unfed, 1 - static_cast<double>(node.memory_free_mib) / memory_needed);
+  // Capped: a node the daemon sees with more taken than it has feeds none.
+  unfed = std::min(unfed, 1.0);
   return std::llround(unfillable + kStrandedWeight * fillable * unfed);
 }
 

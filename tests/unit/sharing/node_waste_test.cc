@@ -30,6 +30,7 @@ TEST_CASE("the share a node's CPU cannot feed counts as waste, at kStrandedWeigh
   CHECK(waste.Of(Node({500, 500}, 4000)) == 250);  // at kStrandedWeight 0.5
   CHECK(waste.Of(Node({500, 500}, 8000)) == 0);
   CHECK(waste.Of(Node({500, 500}, 0)) == 500);
+  CHECK(waste.Of(Node({500, 500}, -2000)) == 500);  // overcommitted: still all of it, no more
 }
 
 TEST_CASE("the share a node's memory cannot feed counts as waste too") {
