@@ -11,6 +11,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "daemon/sim/sharing_command.h"
 #include "tests/skip.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/sim/read_file.h"
 
 using namespace gpusched::sim;
@@ -203,9 +204,8 @@ TEST_CASE("inflation on the openb trace: replaying a run's arrivals in order pla
 }
 
 TEST_CASE("simulate-sharing writes one placement log per policy and seed in the published columns") {
-  const std::string dir = (std::filesystem::temp_directory_path() / "gpusched-inflation-test").string();
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const gpusched::testing::TempDir tmp;
+  const std::string dir = tmp.path().string();
   std::ofstream(dir + "/nodes.csv") << "sn,cpu_milli,memory_mib,gpu,model\nn-a,8000,65536,2,T4\n";
   std::ofstream(dir + "/pods.csv") << "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n"
                                       "p-share,1000,1024,1,600,\np-cpu,1000,1024,0,0,\n";

@@ -5,19 +5,18 @@
 
 #include "daemon/store/migrations.h"
 #include "daemon/store/sqlite_job_reader.h"
+#include "tests/support/temp_dir.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;
 
 namespace {
 
+// A fresh state file's path, in a directory removed when the tests end.
 std::string TempDbPath() {
   static int n = 0;
-  fs::path dir = fs::temp_directory_path() / ("gpusched-store-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  fs::path path = dir / ("state-" + std::to_string(n++) + ".db");
-  fs::remove(path);
-  return path.string();
+  static const testing::TempDir dir;
+  return dir / ("state-" + std::to_string(n++) + ".db");
 }
 
 }  // namespace
