@@ -13,7 +13,7 @@ struct SimulateSharingOptions {
   std::string nodes_path;     // openb node list
   std::string pods_path;      // openb pod list: what is sampled, and the task mix FGD expects
   std::string arrivals_path;  // optional: replay this pod list in its order instead of sampling
-  std::vector<std::string> policies = {"random", "best-fit", "spread", "fgd", "fgd-exact", "fill-fgd"};
+  std::vector<std::string> policies = core::sharing::AllPackingPolicyNames();
   std::string seeds = "42-51";  // "A-B" or "A,B,C"
   InflationOptions inflation;
   std::string out_dir;  // "" = no files

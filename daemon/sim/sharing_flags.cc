@@ -1,5 +1,6 @@
 #include "daemon/sim/sharing_flags.h"
 
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "daemon/core/sharing/share_packer.h"
 
@@ -26,6 +27,7 @@ SimulateSharingFlags::SimulateSharingFlags(CLI::App& app) {
       ->add_option("--arrivals", options_.arrivals_path,
                    "replay this pod list once, in its order, instead of drawing (a run others can check)")
       ->check(CLI::ExistingFile);
+  policies_ = absl::StrJoin(options_.policies, ",");
   command_
       ->add_option("--policy", policies_,
                    "packing policies to compare, comma-separated: " + core::sharing::PackingPolicyNames())

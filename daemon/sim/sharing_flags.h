@@ -18,7 +18,7 @@ class SimulateSharingFlags {
  private:
   CLI::App* command_;
   SimulateSharingOptions options_;
-  std::string policies_ = "random,best-fit,spread,fgd,fgd-exact,fill-fgd";
+  std::string policies_;  // comma-separated; every policy by default
   double inflate_to_percent_ = 130;
   double measure_at_percent_ = 100;
 };

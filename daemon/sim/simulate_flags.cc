@@ -84,9 +84,9 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
   command_
       ->add_option("--share-packing", share_packing_,
                    "how a share of a GPU picks its GPU, as serve's share_packing: best-fit, spread (the GPU with the "
-                   "most share free), fgd (the fragmentation "
-                   "gradient over the shares the cluster holds and waits for) or fill-fgd (each node's GPUs kept "
-                   "fillable by the shares' common sizes and its free CPUs and memory, then fgd)")
+                   "most share free), fgd (the fragmentation gradient over the shares the cluster holds and waits "
+                   "for) or fill-fgd (each node's GPUs kept fillable by the shares' common sizes and its free CPUs "
+                   "and memory, then fgd)")
       ->check(CLI::IsMember(core::SharePackingNames()))
       ->capture_default_str();
   command_->add_option("--out", options_.out_dir, "write CSV files (and PNGs if gnuplot is installed) to this folder");

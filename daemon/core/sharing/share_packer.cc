@@ -56,11 +56,13 @@ std::optional<PackingPolicy> ParsePackingPolicy(absl::string_view name) {
   return std::nullopt;
 }
 
-std::string PackingPolicyNames() {
-  std::vector<absl::string_view> names;
-  for (const PolicyName& p : kPolicyNames) names.push_back(p.name);
-  return absl::StrJoin(names, ", ");
+std::vector<std::string> AllPackingPolicyNames() {
+  std::vector<std::string> names;
+  for (const PolicyName& p : kPolicyNames) names.emplace_back(p.name);
+  return names;
 }
+
+std::string PackingPolicyNames() { return absl::StrJoin(AllPackingPolicyNames(), ", "); }
 
 SharePacker::SharePacker(std::vector<PackNode> nodes, TaskMix mix, PackingPolicy policy, uint64_t seed)
     : nodes_(std::move(nodes)),
@@ -93,13 +95,14 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const Shar
       case PackingPolicy::kRandom: break;
       case PackingPolicy::kBestFit:
       case PackingPolicy::kSpread: {
-        const double fullness = -(Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
-                                  Ratio(after.cpu_free_milli, after.cpu_capacity_milli));
+        // Best fit takes the least of both, spread the most.
+        const double free_after = Ratio(after.FreeGpuMilli(), after.GpuCapacityMilli()) +
+                                  Ratio(after.cpu_free_milli, after.cpu_capacity_milli);
         int left_on_gpus = 0;
         for (int g : gpus) left_on_gpus += after.gpu_free_milli[g];
-        const bool fill = policy_ == PackingPolicy::kBestFit;
-        s.score = fill ? -fullness : fullness;
-        s.tie_break = fill ? left_on_gpus : -left_on_gpus;
+        const double sign = policy_ == PackingPolicy::kBestFit ? 1 : -1;
+        s.score = sign * free_after;
+        s.tie_break = sign * left_on_gpus;
         break;
       }
       case PackingPolicy::kFgd:

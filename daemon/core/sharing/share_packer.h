@@ -49,7 +49,9 @@ inline constexpr int64_t kCpuMilliPerFreeGpu = 12000;
 
 absl::string_view PackingPolicyName(PackingPolicy policy);
 std::optional<PackingPolicy> ParsePackingPolicy(absl::string_view name);
-// "random, best-fit, spread, fgd, fgd-exact, fill-fgd", for help texts and errors.
+// Every policy's name: random, best-fit, spread, fgd, fgd-exact, fill-fgd.
+std::vector<std::string> AllPackingPolicyNames();
+// The same joined by ", ", for help texts and errors.
 std::string PackingPolicyNames();
 
 struct SharePlacement {
