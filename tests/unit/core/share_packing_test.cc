@@ -4,6 +4,9 @@
 // fill-fgd (share_packing = "fill-fgd") first keeps each node's GPUs
 // fillable, by the shares the mix holds and the CPUs and memory they ask.
 #include <catch2/catch.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/core/policy/share_placement.h"
@@ -16,14 +19,19 @@ using namespace gpusched::core::testing;
 
 namespace {
 
-// One time-sliced GPU with 1000 - held_milli free (a job holds the rest)
-// and one fresh.
-ClusterState TwoGpus(int held_milli = 400) {
-  ClusterState cluster;
-  v1::NodeInfo info = MakeNode("n", 2);
+// An up node of two time-sliced GPUs.
+void AddSharedNode(ClusterState& cluster, const std::string& name, int64_t cpus = 64) {
+  v1::NodeInfo info = MakeNode(name, 2, cpus);
   for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
   cluster.UpsertNode(info);
-  cluster.SetState("n", v1::NODE_STATE_UP, "");
+  cluster.SetState(name, v1::NODE_STATE_UP, "");
+}
+
+// Node "n": one time-sliced GPU with 1000 - held_milli free (a job holds the
+// rest) and one fresh.
+ClusterState TwoGpus(int held_milli = 400) {
+  ClusterState cluster;
+  AddSharedNode(cluster, "n");
   v1::Allocation held;
   v1::NodeAllocation& part = *held.add_nodes();
   part.set_node("n");
@@ -46,6 +54,14 @@ int GpuOf(const PlacementResult& result) {
   INFO(result.reason());
   REQUIRE(result.placed());
   return result.allocation().nodes(0).gpu_indices(0);
+}
+
+// The node and GPUs of a placed share.
+std::pair<std::string, std::vector<int>> Where(const PlacementResult& result) {
+  INFO(result.reason());
+  REQUIRE(result.placed());
+  const v1::NodeAllocation& part = result.allocation().nodes(0);
+  return {part.node(), std::vector<int>(part.gpu_indices().begin(), part.gpu_indices().end())};
 }
 
 }  // namespace
@@ -84,53 +100,35 @@ TEST_CASE("fill-fgd sends a CPU-hungry share to the node with CPUs left for the 
   // CPUs) leaves 4 CPUs for 1.5 GPUs of shares that ask 6; another share
   // still fits there, so FGD sees no cost and takes the first name.
   ClusterState cluster;
-  for (const auto& [name, cpus] : {std::pair<std::string, int64_t>{"a-poor", 12}, {"b-rich", 64}}) {
-    v1::NodeInfo info = MakeNode(name, 2, cpus);
-    for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-    cluster.UpsertNode(info);
-    cluster.SetState(name, v1::NODE_STATE_UP, "");
-  }
+  AddSharedNode(cluster, "a-poor", 12);
+  AddSharedNode(cluster, "b-rich", 64);
   GangRequest expected = Share(500);
   expected.cpus_per_gpu = 2;
   const sharing::TaskMix mix = ShareMixOf({expected, expected, expected});
   GangRequest hungry = Share(500);
   hungry.cpus_per_gpu = 8;
-  auto node_of = [](const PlacementResult& r) {
-    INFO(r.reason());
-    REQUIRE(r.placed());
-    return r.allocation().nodes(0).node();
-  };
-  CHECK(node_of(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFgd, mix))) == "a-poor");
-  CHECK(node_of(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))) == "b-rich");
+  CHECK(Where(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFgd, mix))).first == "a-poor");
+  CHECK(Where(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))).first == "b-rich");
 }
 
 TEST_CASE("spread puts a share on the GPU with the most share free, on the node with the most whole GPUs free") {
   ClusterState cluster = TwoGpus(600);  // node n: GPU 0 with 40% free, GPU 1 fresh
-  v1::NodeInfo idle = MakeNode("m", 2);
-  for (v1::GpuInfo& gpu : *idle.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
-  cluster.UpsertNode(idle);
-  cluster.SetState("m", v1::NODE_STATE_UP, "");
+  AddSharedNode(cluster, "m");
   const ShareWeighing spread = ShareWeighing::Of(SharePacking::kSpread, {});
-  auto where = [](const PlacementResult& r) {
-    INFO(r.reason());
-    REQUIRE(r.placed());
-    const v1::NodeAllocation& part = r.allocation().nodes(0);
-    return std::pair(part.node(), std::vector<int>(part.gpu_indices().begin(), part.gpu_indices().end()));
-  };
   // Best fit takes GPU 0 of n, the tightest; spread a fresh GPU of m, the
   // node with both GPUs whole (the last of equals: best fit's order reversed).
-  CHECK(where(policy::PlaceShares(cluster, Share(300))) == std::pair(std::string("n"), std::vector<int>{0}));
+  CHECK(Where(policy::PlaceShares(cluster, Share(300))) == std::pair(std::string("n"), std::vector<int>{0}));
   const PlacementResult placed = policy::PlaceShares(cluster, Share(300), spread);
-  CHECK(where(placed) == std::pair(std::string("m"), std::vector<int>{1}));
+  CHECK(Where(placed) == std::pair(std::string("m"), std::vector<int>{1}));
   CHECK(placed.allocation().policy() == "share spread");
   // A share of two GPUs: both of m's rather than n's 40% beside a fresh one.
   GangRequest pair = Share(300);
   pair.total_gpus = 2;
-  CHECK(where(policy::PlaceShares(cluster, pair, spread)) == std::pair(std::string("m"), std::vector<int>{0, 1}));
-  CHECK(where(policy::PlaceShares(cluster, pair)) == std::pair(std::string("n"), std::vector<int>{0, 1}));
+  CHECK(Where(policy::PlaceShares(cluster, pair, spread)) == std::pair(std::string("m"), std::vector<int>{0, 1}));
+  CHECK(Where(policy::PlaceShares(cluster, pair)) == std::pair(std::string("n"), std::vector<int>{0, 1}));
   // With m gone, spread on n takes its fresh GPU, best fit the shared one.
   cluster.SetState("m", v1::NODE_STATE_DOWN, "");
-  CHECK(where(policy::PlaceShares(cluster, Share(300), spread)) == std::pair(std::string("n"), std::vector<int>{1}));
+  CHECK(Where(policy::PlaceShares(cluster, Share(300), spread)) == std::pair(std::string("n"), std::vector<int>{1}));
 }
 
 TEST_CASE("the FGD mix is what each job asks of one node; MIG jobs are left out") {

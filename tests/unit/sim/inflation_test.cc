@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "daemon/sim/sharing_command.h"
@@ -23,6 +25,20 @@ namespace {
 const std::string kOpenb = std::string(GPUSCHED_TRACES_DIR) + "/alibaba-openb";
 constexpr PackingPolicy kPolicies[] = {PackingPolicy::kRandom, PackingPolicy::kBestFit,  PackingPolicy::kSpread,
                                        PackingPolicy::kFgd,    PackingPolicy::kFgdExact, PackingPolicy::kFillFgd};
+
+// The openb node list and default pod list (the caller skips where the
+// traces are missing).
+struct OpenbDefault {
+  std::vector<OpenbNode> nodes;
+  std::vector<OpenbPod> pods;
+};
+OpenbDefault LoadOpenbDefault() {
+  auto nodes = LoadOpenbNodes(kOpenb + "/openb_node_list_gpu_node.csv");
+  auto pods = LoadOpenbPods(kOpenb + "/openb_pod_list_default.csv");
+  REQUIRE(nodes.ok());
+  REQUIRE(pods.ok());
+  return {*std::move(nodes), *std::move(pods)};
+}
 
 OpenbNode Node(const std::string& name, int gpus, int64_t cpu = 64000, const std::string& model = "T4") {
   OpenbNode n;
@@ -109,13 +125,10 @@ TEST_CASE("inflation: a pod restricted to a model lands only on that model") {
 TEST_CASE(
     "inflation on the openb trace: no policy oversubscribes a GPU or a node's CPU or memory, and FGD packs best") {
   if (!std::filesystem::is_directory(kOpenb)) GPUSCHED_SKIP("no " << kOpenb);
-  auto nodes = LoadOpenbNodes(kOpenb + "/openb_node_list_gpu_node.csv");
-  auto pods = LoadOpenbPods(kOpenb + "/openb_pod_list_default.csv");
-  REQUIRE(nodes.ok());
-  REQUIRE(pods.ok());
+  const OpenbDefault openb = LoadOpenbDefault();
   absl::flat_hash_map<std::string, const OpenbPod*> by_name;
-  for (const OpenbPod& p : *pods) by_name[p.name] = &p;
-  auto e = InflationExperiment::Make(*nodes, *pods);
+  for (const OpenbPod& p : openb.pods) by_name[p.name] = &p;
+  auto e = InflationExperiment::Make(openb.nodes, openb.pods);
   REQUIRE(e.ok());
   InflationOptions options;
   options.inflate_to = 1.1;
@@ -156,11 +169,8 @@ TEST_CASE("inflation on the openb trace: fill-fgd leaves at most 4.0% unallocate
   // Issue 18's goal, as `gpuschedd simulate-sharing` measures it (FGD
   // leaves 4.94% on the same draws). Deterministic: seeded draws, pure packing.
   if (!std::filesystem::is_directory(kOpenb)) GPUSCHED_SKIP("no " << kOpenb);
-  auto nodes = LoadOpenbNodes(kOpenb + "/openb_node_list_gpu_node.csv");
-  auto pods = LoadOpenbPods(kOpenb + "/openb_pod_list_default.csv");
-  REQUIRE(nodes.ok());
-  REQUIRE(pods.ok());
-  auto e = InflationExperiment::Make(*nodes, *pods);
+  const OpenbDefault openb = LoadOpenbDefault();
+  auto e = InflationExperiment::Make(openb.nodes, openb.pods);
   REQUIRE(e.ok());
   InflationOptions options;
   options.inflate_to = 1.0;  // nothing after the 100% mark is measured
@@ -175,13 +185,10 @@ TEST_CASE("inflation on the openb trace: fill-fgd leaves at most 4.0% unallocate
 
 TEST_CASE("inflation on the openb trace: replaying a run's arrivals in order places them the same") {
   if (!std::filesystem::is_directory(kOpenb)) GPUSCHED_SKIP("no " << kOpenb);
-  auto nodes = LoadOpenbNodes(kOpenb + "/openb_node_list_gpu_node.csv");
-  auto pods = LoadOpenbPods(kOpenb + "/openb_pod_list_default.csv");
-  REQUIRE(nodes.ok());
-  REQUIRE(pods.ok());
+  const OpenbDefault openb = LoadOpenbDefault();
   absl::flat_hash_map<std::string, OpenbPod> by_name;
-  for (const OpenbPod& p : *pods) by_name[p.name] = p;
-  auto e = InflationExperiment::Make(*nodes, *pods);
+  for (const OpenbPod& p : openb.pods) by_name[p.name] = p;
+  auto e = InflationExperiment::Make(openb.nodes, openb.pods);
   REQUIRE(e.ok());
   InflationOptions options;
   options.inflate_to = 0.8;
