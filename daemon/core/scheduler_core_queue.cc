@@ -22,7 +22,7 @@ absl::StatusOr<ActiveJob*> SchedulerCore::PendingJob(uint64_t job_id) {
   }
   if (a->job.state() != v1::JOB_STATE_PENDING) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " is ", v1::JobState_Name(a->job.state()), ", not pending"));
+        absl::StrCat("job ", job_id, " is ", StateName(a->job.state()), ", not pending"));
   }
   return a;
 }

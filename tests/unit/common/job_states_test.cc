@@ -1,6 +1,7 @@
 #include "common/job_states.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 
 using namespace gpusched;
 
@@ -27,6 +28,20 @@ TEST_CASE("state names read and print without the enum prefix") {
   CHECK(s == v1::JOB_STATE_TIMEOUT);
   CHECK_FALSE(ParseStateName("sleeping", &s));
   CHECK_FALSE(ParseStateName("unspecified", &s));
+}
+
+TEST_CASE("every job state has the proto's name, and reads back from it") {
+  // StateName keeps its own table (the generated names cost the daemon the
+  // descriptor pool); the proto stays the reference for it.
+  for (int i = v1::JobState_MIN + 1; i <= v1::JobState_MAX; ++i) {
+    auto state = static_cast<v1::JobState>(i);
+    INFO("state " << i);
+    CHECK("JOB_STATE_" + std::string(StateName(state)) == v1::JobState_Name(state));
+    v1::JobState parsed = v1::JOB_STATE_UNSPECIFIED;
+    REQUIRE(ParseStateName(StateName(state), &parsed));
+    CHECK(parsed == state);
+  }
+  CHECK(StateName(static_cast<v1::JobState>(v1::JobState_MAX + 1)) == "UNKNOWN");
 }
 
 TEST_CASE("dependency kinds read and print as Slurm's --dependency words") {
