@@ -103,9 +103,12 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
                         {"p50", &Distribution::p50},
                         {"p95", &Distribution::p95},
                         {"p99", &Distribution::p99}};
-  for (const auto& [title, which] : {std::pair{"job completion time (h)", &PolicyMetrics::jct},
-                                     std::pair{"queueing delay (h)", &PolicyMetrics::wait}}) {
-    t.Section(title);
+  for (const auto& section : {std::pair{"job completion time (h)", &PolicyMetrics::jct},
+                              std::pair{"queueing delay (h)", &PolicyMetrics::wait}}) {
+    // A variable, not a structured binding: clang before 16 (Debian 12's is
+    // 14, which builds the fuzz targets) cannot capture a binding in a lambda.
+    const auto which = section.second;
+    t.Section(section.first);
     // All, then shares of a GPU where the trace has them, then by GPU count.
     static_assert(kSizeClasses == 6 && kShareClass == 5);
     for (int c : {0, kShareClass, 1, 2, 3, 4}) {
