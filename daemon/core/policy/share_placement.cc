@@ -138,7 +138,7 @@ std::optional<NodeChoice> ChooseMostFreeGpu(const ClusterState& cluster, const G
 }
 
 // The node's shared GPUs as the FGD measure sees them, with what is free of
-// its CPUs and memory.
+// its CPUs and memory, and how many of its other GPUs are free.
 sharing::PackNode PackViewOf(const NodeSlot& slot) {
   sharing::PackNode node;
   node.cpu_capacity_milli = slot.cpus_total * 1000;
@@ -147,6 +147,7 @@ sharing::PackNode PackViewOf(const NodeSlot& slot) {
   for (uint64_t bits = slot.shareable_mask; bits != 0; bits &= bits - 1) {
     node.gpu_free_milli.push_back(slot.FreeShareMilli(std::countr_zero(bits)));
   }
+  node.unshared_free_gpus = std::popcount(slot.FreeMask() & ~slot.shareable_mask & ~slot.mig_mask);
   return node;
 }
 
@@ -194,10 +195,11 @@ std::optional<NodeChoice> ChooseByFragmentation(const ClusterState& cluster, con
     // The node as it is, weighed once for all of its choices.
     const sharing::PackNode now = PackViewOf(*n.slot);
     const int64_t fragment_before = sharing::FragmentSum(now, mix);
-    const int64_t waste_before = weighing.waste ? weighing.waste->Of(now) : 0;
+    const double waste_before = weighing.waste ? weighing.waste->Of(now) : 0;
     for (NodeChoice& choice : choices) {
       const sharing::PackNode after = ViewAfter(choice, request, now);
-      const int64_t waste_growth = weighing.waste ? weighing.waste->Of(after) - waste_before : 0;
+      const int64_t waste_growth =
+          weighing.waste ? sharing::NodeWaste::Growth(waste_before, weighing.waste->Of(after)) : 0;
       const int64_t growth = sharing::FragmentSum(after, mix) - fragment_before;
       if (!best || std::tuple(waste_growth, growth, choice.Key()) <
                        std::tuple(std::get<0>(*best), std::get<1>(*best), std::get<2>(*best).Key())) {

@@ -62,11 +62,14 @@ NodeWaste::NodeWaste(const TaskMix& mix) : fill_(kWholeGpuMilli + 1) {
   // filled by shares like any other when it has none.
   const double whole = totals.count[kWholeGpuMilli];
   if (whole > 0) {
-    fill_[kWholeGpuMilli] = {0, totals.cpu_milli[kWholeGpuMilli] / whole, totals.memory_mib[kWholeGpuMilli] / whole};
+    whole_gpu_task_ = Fill{0, totals.cpu_milli[kWholeGpuMilli] / whole, totals.memory_mib[kWholeGpuMilli] / whole};
+    fill_[kWholeGpuMilli] = *whole_gpu_task_;
   }
 }
 
-int64_t NodeWaste::Of(const PackNode& node) const {
+int64_t NodeWaste::Growth(double before, double after) { return std::llround(after - before); }
+
+double NodeWaste::Of(const PackNode& node) const {
   double unfillable = 0, fillable = 0, cpu_needed = 0, memory_needed = 0;
   for (int free : node.gpu_free_milli) {
     const Fill& f = fill_[free];
@@ -75,6 +78,14 @@ int64_t NodeWaste::Of(const PackNode& node) const {
     cpu_needed += f.cpu_milli;
     memory_needed += f.memory_mib;
   }
+  // GPUs no share may take are filled by whole-GPU tasks alone, which need
+  // the node's CPU and memory as much as the shares' fillers do.
+  if (whole_gpu_task_) {
+    const auto gpus = static_cast<double>(node.unshared_free_gpus);
+    fillable += gpus * kWholeGpuMilli;
+    cpu_needed += gpus * whole_gpu_task_->cpu_milli;
+    memory_needed += gpus * whole_gpu_task_->memory_mib;
+  }
   // The share of the fillable GPU share that the scarcer of CPU and memory
   // leaves unfed.
   double unfed = 0;
@@ -82,7 +93,7 @@ int64_t NodeWaste::Of(const PackNode& node) const {
   if (memory_needed > 0) unfed = std::max(unfed, 1 - static_cast<double>(node.memory_free_mib) / memory_needed);
   // Capped: a node the daemon sees with more taken than it has feeds none.
   unfed = std::min(unfed, 1.0);
-  return std::llround(unfillable + kStrandedWeight * fillable * unfed);
+  return unfillable + kStrandedWeight * fillable * unfed;
 }
 
 }  // namespace gpusched::core::sharing

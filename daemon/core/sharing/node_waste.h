@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "daemon/core/sharing/fragmentation.h"
@@ -18,11 +19,13 @@ namespace gpusched::core::sharing {
 inline constexpr double kFillSizeShare = 0.03;
 
 // How much of the fillable share a node's CPU or memory cannot feed counts as
-// waste. Not all of it: the CPU and memory a filler asks vary widely (one
-// whole-GPU pod in eight of the openb list asks 3.2 cores, the rest 11-12),
-// so a shortfall reckoned at the mean is often met. On the openb default pod
-// list (seeds 42-51), weights 0, 0.25, 0.5, 0.75 and 1 leave 4.39%, 3.91%,
-// 3.91%, 3.95% and 3.97% unallocated.
+// waste. Not all of it: the CPU and memory a filler asks vary widely (of the
+// openb list's whole-GPU pods, one in eight asks about 3 cores a GPU, half
+// 11-12, a fifth 14 or more), so a shortfall reckoned at the mean is often
+// met. On the openb default pod list (seeds 42-51), weights 0, 0.25, 0.5,
+// 0.75 and 1 leave 4.39%, 3.91%, 3.92%, 3.95% and 3.96% unallocated; with a
+// third of its GPU pods limited to one model, 0.25, 0.5 and 1 leave 4.54%,
+// 4.37% and 4.18%.
 inline constexpr double kStrandedWeight = 0.5;
 
 // The GPU share, in thousandths, that a node will likely never give out to
@@ -33,9 +36,14 @@ class NodeWaste {
  public:
   explicit NodeWaste(const TaskMix& mix);
 
-  // In whole thousandths, so that placements that grow it alike compare
-  // equal and the next measure decides between them.
-  int64_t Of(const PackNode& node) const;
+  // In thousandths, exact: compare placements by Growth.
+  double Of(const PackNode& node) const;
+
+  // How much a placement grows its node's waste, from Of() before and after
+  // it: in whole thousandths, so that placements that grow it alike compare
+  // equal and the next measure decides between them. Rounded once, on the
+  // difference: rounding each side could part two equal growths by one.
+  static int64_t Growth(double before, double after);
 
   // The least a GPU with `free_milli` free can be left with once filled by
   // the fillers (any number of each): an unbounded knapsack. 0 for a whole
@@ -53,6 +61,8 @@ class NodeWaste {
     double memory_mib = 0;
   };
   std::vector<Fill> fill_;  // by free thousandths, 0..kWholeGpuMilli
+  // A whole-GPU task's mean ask per GPU; none when the mix has no such tasks.
+  std::optional<Fill> whole_gpu_task_;
 };
 
 }  // namespace gpusched::core::sharing

@@ -15,6 +15,10 @@ struct PackNode {
   int64_t cpu_free_milli = 0;
   int64_t memory_free_mib = 0;
   std::vector<int> gpu_free_milli;  // one entry per GPU, 0..kWholeGpuMilli
+  // Free GPUs that no share may take (the daemon's exclusive GPUs, beside
+  // its shared ones): only whole-GPU tasks fill them, with the node's CPU
+  // and memory. Not in gpu_free_milli.
+  int unshared_free_gpus = 0;
 
   int64_t FreeGpuMilli() const;
   int64_t GpuCapacityMilli() const { return int64_t{kWholeGpuMilli} * static_cast<int64_t>(gpu_free_milli.size()); }

@@ -85,7 +85,7 @@ int64_t SharePacker::FragmentSumOf(int node) {
 
 std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const ShareRequest& task) const {
   const PackNode& before = nodes_[node];
-  const int64_t waste_before = waste_ ? waste_->Of(before) : 0;
+  const double waste_before = waste_ ? waste_->Of(before) : 0;
   std::optional<Scored> best;
   for (std::vector<int>& gpus : DistinctGpuChoices(before, task)) {
     PackNode after = before;
@@ -115,7 +115,7 @@ std::optional<SharePacker::Scored> SharePacker::ScoreOnNode(int node, const Shar
       case PackingPolicy::kFillFgd: {
         const double fgd = KubernetesFgdScore(FragmentSum(after, mix_) - *fragment_sum_[node], mix_.total);
         if (task.num_gpus > 0) {
-          s.score = static_cast<double>(waste_->Of(after) - waste_before) +
+          s.score = static_cast<double>(NodeWaste::Growth(waste_before, waste_->Of(after))) +
                     model_pressure_[before.model] * static_cast<double>(task.total_gpu_milli());
           s.tie_break = fgd;
         } else {

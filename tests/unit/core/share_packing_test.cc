@@ -111,6 +111,39 @@ TEST_CASE("fill-fgd sends a CPU-hungry share to the node with CPUs left for the 
   CHECK(Where(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))).first == "b-rich");
 }
 
+TEST_CASE("fill-fgd counts the CPUs a node's exclusive free GPUs will need before it sends a CPU-hungry share there") {
+  // a-mixed: one time-sliced GPU with half of it held, three exclusive GPUs
+  // free, 20 CPUs; b-shared: two fresh time-sliced GPUs, 40 CPUs. Whole-GPU
+  // jobs ask 12 CPUs a GPU. A half share fills a-mixed's shared GPU to the
+  // brim, which FGD likes best; seen by that GPU alone, a-mixed has CPUs to
+  // spare, but its exclusive GPUs will need 36 of them.
+  ClusterState cluster;
+  v1::NodeInfo mixed = MakeNode("a-mixed", 4, 20);
+  mixed.mutable_gpus(0)->set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  cluster.UpsertNode(mixed);
+  cluster.SetState("a-mixed", v1::NODE_STATE_UP, "");
+  v1::Allocation held;
+  v1::NodeAllocation& part = *held.add_nodes();
+  part.set_node("a-mixed");
+  part.add_gpu_indices(0);
+  part.set_gpu_share_milli(500);
+  part.set_gpu_mem_limit_mb(1000);
+  part.set_gpu_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  REQUIRE(cluster.Allocate(1, held).ok());
+  AddSharedNode(cluster, "b-shared", 40);
+  GangRequest whole;
+  whole.total_gpus = 1;
+  whole.cpus_per_gpu = 12;
+  GangRequest half = Share(500);
+  half.cpus_per_gpu = 2;
+  const sharing::TaskMix mix = ShareMixOf({whole, whole, half, half});
+  GangRequest hungry = Share(500);
+  hungry.cpus_per_gpu = 8;
+  CHECK(Where(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFgd, mix))).first == "a-mixed");
+  CHECK(Where(policy::PlaceShares(cluster, hungry, ShareWeighing::Of(SharePacking::kFillFgd, mix))).first ==
+        "b-shared");
+}
+
 TEST_CASE("spread puts a share on the GPU with the most share free, on the node with the most whole GPUs free") {
   ClusterState cluster = TwoGpus(600);  // node n: GPU 0 with 40% free, GPU 1 fresh
   AddSharedNode(cluster, "m");
