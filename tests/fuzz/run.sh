@@ -17,7 +17,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(topo_parser hostlist time_limit topology_conf submit_spec node_registration settings local_call_frame)
+  targets=(topo_parser hostlist time_limit topology_conf submit_spec node_registration settings local_call_frame trace)
 fi
 
 ./packaging/install-deps.sh
