@@ -24,8 +24,8 @@ bool IsTerminal(v1::JobState state) {
 namespace {
 
 // Spelled out rather than read from JobState_Name(): the generated name
-// functions build the descriptor pool of every proto file on first use,
-// which costs the daemon about 1 MiB of resident code and data for a name.
+// functions build the descriptor pool of the proto files on first use,
+// code and data that the daemon otherwise never runs or keeps, for a name.
 constexpr std::pair<v1::JobState, absl::string_view> kJobStates[] = {
     {v1::JOB_STATE_PENDING, "PENDING"},     {v1::JOB_STATE_STARTING, "STARTING"},
     {v1::JOB_STATE_RUNNING, "RUNNING"},     {v1::JOB_STATE_COMPLETED, "COMPLETED"},
