@@ -118,7 +118,7 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   static const std::shared_ptr<spdlog::logger> log = GetLogger("daemon");
   const absl::Time first_try = absl::Now();
   absl::Time last_said = absl::InfinitePast();
-  while (!fenced_) {
+  while (!gave_up_) {
     const absl::Status committed = store_.Commit(rows);
     if (store::IsFencedOut(committed)) {
       fenced_ = true;
@@ -147,6 +147,7 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
   }
   // Stopping with the store refusing, or fenced out: what memory holds
   // beyond the disk is lost with the process, and was never acknowledged.
+  gave_up_ = true;
   log->error("{} {} batch(es) of changes not written; they were not acknowledged",
              fenced_ ? "another replica leads now:" : "stopping with", group.size());
   const absl::Status failed = absl::UnavailableError(fenced_ ? "this gpuschedd is no longer the active replica"

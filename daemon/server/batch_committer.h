@@ -30,8 +30,10 @@ namespace gpusched::server {
 // Stopping while it fails gives the waiting batches up, unacknowledged.
 //
 // A commit fenced out (another replica leads now: store/fencing.h) is not
-// retried: `on_fenced` is told, and the group is given up unacknowledged,
-// as is everything after it.
+// retried: `on_fenced` is told, and the group is given up unacknowledged.
+// Once a group is given up, so is every group after it, even one the store
+// would take: each was computed on top of the lost one, and the disk must
+// still hold a prefix of what memory went through.
 class BatchCommitter {
  public:
   using OnFenced = std::function<void(const absl::Status&)>;
@@ -58,7 +60,8 @@ class BatchCommitter {
   JobEventHub& hub_;
   StoreHealth& health_;
   const OnFenced on_fenced_;
-  bool fenced_ = false;  // the commit thread's own
+  bool fenced_ = false;   // the commit thread's own
+  bool gave_up_ = false;  // the same: a group was given up
   Mutex mu_;
   CondVar wake_;
   CondVar space_;

@@ -69,6 +69,37 @@ class FillableStore final : public store::JobStore {
   std::vector<uint64_t> committed_;
 };
 
+// Refuses every commit that holds job `poison` (a row the store rejects
+// each time), takes the others.
+class PoisonedStore final : public store::JobStore {
+ public:
+  explicit PoisonedStore(uint64_t poison) : poison_(poison) {}
+  absl::StatusOr<store::RecoveredState> Recover() override { return store::RecoveredState{}; }
+  absl::Status Commit(const store::StoreBatch& batch) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++attempts_;
+    for (const v1::Job& job : batch.jobs) {
+      if (job.id() == poison_) return absl::InvalidArgumentError("value too long for the index");
+    }
+    for (const v1::Job& job : batch.jobs) committed_.push_back(job.id());
+    return absl::OkStatus();
+  }
+  int attempts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return attempts_;
+  }
+  std::vector<uint64_t> committed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return committed_;
+  }
+
+ private:
+  const uint64_t poison_;
+  std::mutex mu_;
+  int attempts_ = 0;
+  std::vector<uint64_t> committed_;
+};
+
 class RecordingChannel final : public server::AgentChannel {
  public:
   void Send(const v1::DaemonMessage& message) override {
@@ -180,5 +211,26 @@ TEST_CASE("stopping while commits fail gives the waiting batches up, unacknowled
   committer.Stop();
   CHECK(store.committed().empty());
   CHECK(log == std::vector<std::string>{"1 failed 1"});
+  CHECK(channel->sent.empty());
+}
+
+TEST_CASE("a batch queued behind one given up is given up too, although the store would take it") {
+  // Job 2's batch was computed on top of job 1's (say, on the GPUs job 1's
+  // cancel freed): on disk without it, a restart would see both.
+  PoisonedStore store(1);
+  server::JobEventHub hub;
+  server::StoreHealth health;
+  server::BatchCommitter committer(store, hub, health);
+  auto channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  committer.Start();
+  committer.Hand(Batch(1, v1::JOB_STATE_CANCELLED, channel, log, log_mu));
+  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(store.attempts() >= 1);
+  committer.Hand(Batch(2, v1::JOB_STATE_STARTING, channel, log, log_mu));
+  committer.Stop();
+  CHECK(store.committed().empty());
+  CHECK(log == std::vector<std::string>{"1 failed 6", "2 failed 2"});
   CHECK(channel->sent.empty());
 }
