@@ -44,8 +44,12 @@ std::optional<Reservation> PlanReservation(ClusterState& cluster, PlacementPolic
 // may still use CPUs or memory of a reserved node.
 class ReservationHold {
  public:
-  // A job id no real job gets (ids count up from 1).
-  static constexpr uint64_t kHolder = ~uint64_t{0};
+  // A job id no real job gets (ids count up from 1), and no owner marker
+  // of NodeSlot::gpu_owner: as kSharedGpuOwner a held GPU read as a shared
+  // one with all of its share free, and a share placed there was lost from
+  // the accounts when the hold let go.
+  static constexpr uint64_t kHolder = ~uint64_t{0} - 2;
+  static_assert(kHolder != kSharedGpuOwner && kHolder != kMigGpuOwner);
 
   ReservationHold(ClusterState& cluster, const Reservation& reservation);
   ~ReservationHold() { Drop(); }

@@ -1,7 +1,10 @@
 // Backfill with a reservation, told as short stories on a manual clock.
+#include "daemon/core/backfill.h"
+
 #include <catch2/catch.hpp>
 
 #include "common/proto_time.h"
+#include "daemon/core/policy/share_placement.h"
 #include "tests/unit/core/core_harness.h"
 
 using namespace gpusched;
@@ -196,4 +199,32 @@ TEST_CASE("a reservation counts the jobs started earlier in the same pass: backf
   h.Pass();
   CHECK(h.StateOf(big) == v1::JOB_STATE_STARTING);  // at J's end, long before X's
   CHECK(h.StateOf(l) == v1::JOB_STATE_PENDING);
+}
+
+TEST_CASE("a reservation's held GPUs are closed to shares too, and come back whole when the hold lets go") {
+  core::ClusterState cluster;
+  v1::NodeInfo info = core::testing::MakeNode("n", 2, 64);
+  for (v1::GpuInfo& gpu : *info.mutable_gpus()) gpu.set_share_mode(v1::GPU_SHARE_MODE_TIMESLICE);
+  cluster.UpsertNode(info);
+  cluster.SetState("n", v1::NODE_STATE_UP, "");
+  core::Reservation reservation;
+  reservation.job_id = 7;
+  v1::NodeAllocation& part = *reservation.allocation.add_nodes();
+  part.set_node("n");
+  part.add_gpu_indices(0);
+  part.add_gpu_indices(1);
+  core::GangRequest share;
+  share.total_gpus = 1;
+  share.gpu_share_milli = 500;
+  {
+    core::ReservationHold hold(cluster, reservation);
+    const core::PlacementResult placed = core::policy::PlaceShares(cluster, share);
+    CHECK_FALSE(placed.placed());
+    CHECK(cluster.Find("n")->FreeShareMilli(0) == 0);
+  }
+  const core::NodeSlot& slot = *cluster.Find("n");
+  CHECK(slot.gpu_owner == std::vector<uint64_t>{0, 0});
+  CHECK(slot.FreeShareMilli(0) == 1000);
+  CHECK(slot.jobs.empty());
+  CHECK(core::policy::PlaceShares(cluster, share).placed());
 }
