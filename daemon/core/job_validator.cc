@@ -261,4 +261,20 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   return absl::OkStatus();
 }
 
+absl::Status CheckClientRequestId(absl::string_view id) {
+  if (id.size() > kMaxClientRequestIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("client_request_id: ", id.size(), " bytes, at most ", kMaxClientRequestIdBytes, " allowed"));
+  }
+  for (size_t i = 0; i < id.size(); ++i) {
+    const auto c = static_cast<unsigned char>(id[i]);
+    if (c <= ' ' || c > '~') {
+      return absl::InvalidArgumentError(absl::StrCat("client_request_id: byte ", i, " (0x",
+                                                     absl::Hex(c, absl::kZeroPad2),
+                                                     ") is not printable ASCII; use letters, digits and punctuation"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace gpusched::core

@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstddef>
+
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "gpusched/v1/types.pb.h"
 
 namespace gpusched::core {
@@ -41,5 +44,13 @@ struct SpecDefaults {
 // are QueuePolicy::Apply's. Errors are
 // InvalidArgument naming the field, e.g. "resources.gpus must be >= 0, got -2".
 absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits = {}, const SpecDefaults& defaults = {});
+
+// A submit's retry key (SubmitJobRequest.client_request_id) is kept and
+// indexed by the store as given: at most this long, printable ASCII without
+// spaces (a UUID, a hash, a name and a counter). A key the store refused
+// (PostgreSQL indexes at most about 2.7 KB of it, and no NUL or invalid
+// UTF-8) would fail every commit after it.
+inline constexpr size_t kMaxClientRequestIdBytes = 256;
+absl::Status CheckClientRequestId(absl::string_view id);
 
 }  // namespace gpusched::core

@@ -199,6 +199,7 @@ std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_re
 
 absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
                                                     Effects& fx) {
+  if (absl::Status s = CheckClientRequestId(client_request_id); !s.ok()) return s;
   if (auto earlier = Retried(client_request_id)) return *earlier;
   if (absl::Status s = Admit(spec); !s.ok()) return s;
   return SubmitOutcome{Enqueue(std::move(spec), client_request_id, fx), false};

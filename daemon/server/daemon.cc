@@ -238,8 +238,10 @@ void Daemon::Shutdown() {
     loop_->Post([](LoopContext& ctx) { ctx.core.KeepFairShareNow(ctx.fx); });
     loop_->Stop();
   }
-  power_programs_.reset();  // a program that ends now is heard by no one
+  // The committer first: its last batches' after-commit callbacks may start
+  // a power program (their nodes are POWERING_UP on disk by then).
   if (committer_) committer_->Stop();
+  power_programs_.reset();  // a program that ends now is heard by no one
   reads_.reset();
   metrics_endpoint_.reset();
   if (lock_fd_ >= 0) {

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "absl/strings/match.h"
 #include "tests/unit/core/core_harness.h"
 
 using namespace gpusched;
@@ -174,6 +175,21 @@ TEST_CASE("a retried submit with the same request id returns the first job") {
   CHECK(again->duplicate);
   CHECK(again->job_id == id);
   CHECK(h.Submit(GpuJob(1), "req-2") != id);
+}
+
+TEST_CASE("a request id the store could not keep is refused at submit, naming the field and the byte") {
+  CoreHarness h;
+  const std::string too_long(core::kMaxClientRequestIdBytes + 1, 'k');
+  auto refused = h.core.Submit(GpuJob(1), too_long, h.fx);
+  CHECK(refused.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(absl::StrContains(refused.status().message(), "client_request_id: 257 bytes"));
+  refused = h.core.Submit(GpuJob(1), std::string("req\0-1", 6), h.fx);
+  CHECK(absl::StrContains(refused.status().message(), "client_request_id: byte 3 (0x00)"));
+  refused = h.core.SubmitArray(GpuJob(1), "0-3", "caf\xc3\xa9", h.fx);
+  CHECK(absl::StrContains(refused.status().message(), "client_request_id: byte 3 (0xc3)"));
+  CHECK(h.fx.jobs.empty());
+  const std::string longest(core::kMaxClientRequestIdBytes, 'k');
+  CHECK(h.core.Submit(GpuJob(1), longest, h.fx).ok());
 }
 
 TEST_CASE("a never-schedulable gang is refused at submit") {
