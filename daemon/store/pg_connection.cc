@@ -138,15 +138,24 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Connect(const std::s
   // daemon's log is not the place for them.
   pq.PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<PgConnection>(new PgConnection(pq, conn, shown));
+  auto connection = std::unique_ptr<PgConnection>(new PgConnection(pq, conn, shown));
+  if (absl::Status s = connection->Exec(kSessionSetup); !s.ok()) return s;
+  return connection;
 }
 
 PgConnection::~PgConnection() { pq_.PQfinish(conn_); }
 
 int PgConnection::backend_pid() const { return pq_.PQbackendPID(conn_); }
 
+void PgConnection::Reopen() {
+  pq_.PQreset(conn_);
+  // The SELECT fails only with the connection, and the statement after it
+  // then fails too.
+  if (pq_.PQstatus(conn_) == CONNECTION_OK) pq_.PQclear(pq_.PQexec(conn_, kSessionSetup));
+}
+
 PGresult* PgConnection::Run(const std::function<PGresult*()>& statement) {
-  if (pq_.PQstatus(conn_) == CONNECTION_BAD) pq_.PQreset(conn_);
+  if (pq_.PQstatus(conn_) == CONNECTION_BAD) Reopen();
   // Outside a transaction a statement that found the connection closed (the
   // server restarted since the last one) ran nowhere, or ran whole and is
   // safe to run again: reopen and try it once more. Inside one, the
@@ -155,7 +164,7 @@ PGresult* PgConnection::Run(const std::function<PGresult*()>& statement) {
   PGresult* result = statement();
   if (outside_transaction && pq_.PQstatus(conn_) == CONNECTION_BAD) {
     pq_.PQclear(result);
-    pq_.PQreset(conn_);
+    Reopen();
     result = statement();
   }
   return result;

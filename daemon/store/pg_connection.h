@@ -57,6 +57,11 @@ class PgRows {
 // its own. A connection that broke (the server restarted, the network
 // dropped) is reopened; a statement outside a transaction is then run once
 // more, one inside fails UNAVAILABLE (the transaction went with it).
+//
+// Every session commits durably: where the server, database or role sets
+// synchronous_commit = off, the session sets it on (a COMMIT would else
+// return before its WAL is on disk, and an acknowledged submit could be
+// lost with the server). Other levels are the operator's choice and kept.
 class PgConnection {
  public:
   // `url`: a postgresql:// URL or a libpq conninfo string. `shown`: the
@@ -69,6 +74,10 @@ class PgConnection {
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
 
+  // The statement each session runs first, on connecting and reconnecting.
+  static constexpr char kSessionSetup[] =
+      "SELECT set_config('synchronous_commit', 'on', false) WHERE current_setting('synchronous_commit') = 'off'";
+
   // One or more statements without parameters or rows (DDL, BEGIN, ...).
   absl::Status Exec(absl::string_view sql);
   // One statement; its rows, if any.
@@ -80,6 +89,8 @@ class PgConnection {
  private:
   PgConnection(const Libpq& pq, pg_conn* conn, std::string shown) : pq_(pq), conn_(conn), shown_(std::move(shown)) {}
   // Runs one statement (reopening a broken connection first); returns its result.
+  // PQreset, then the session setup again.
+  void Reopen();
   pg_result* Run(const std::function<pg_result*()>& statement);
   // UNAVAILABLE (and reset for the next call) when the connection broke,
   // else the server's error with its SQLSTATE.

@@ -280,3 +280,35 @@ TEST_CASE("PostgreSQL: a password file others may read is named, with the fix, b
   REQUIRE_FALSE(unreachable.ok());
   CHECK(unreachable.status().code() == absl::StatusCode::kUnavailable);
 }
+
+TEST_CASE("PostgreSQL: a database set to commit asynchronously still gets durable commits from gpuschedd") {
+  PostgresEngine engine;
+  if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
+  const store::StoreUrl url = Parsed(engine.url());
+  auto admin = store::PgConnection::Connect(url.postgres, url.shown, "test");
+  REQUIRE(admin.ok());
+  REQUIRE((*admin)
+              ->Exec("DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = off', "
+                     "current_database()); END $$")
+              .ok());
+  auto setting = [](store::PgConnection& db) {
+    auto rows = db.Query("SHOW synchronous_commit");
+    REQUIRE(rows.ok());
+    REQUIRE(rows->size() == 1);
+    return rows->Bytes(0, 0);
+  };
+  auto db = store::PgConnection::Connect(url.postgres, url.shown);
+  REQUIRE(db.ok());
+  CHECK(setting(**db) == "on");
+  // Reconnected after a restart, the session is set up again.
+  REQUIRE(PostgresEngine::server()->Restart().ok());
+  CHECK(setting(**db) == "on");
+  // A level the operator chose is kept.
+  REQUIRE((*db)
+              ->Exec("DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET synchronous_commit = remote_apply', "
+                     "current_database()); END $$")
+              .ok());
+  auto other = store::PgConnection::Connect(url.postgres, url.shown);
+  REQUIRE(other.ok());
+  CHECK(setting(**other) == "remote_apply");
+}
