@@ -125,7 +125,8 @@ absl::Status ProcessLedger::Append(const std::string& line) {
   size_ += static_cast<int64_t>(line.size());
   if (size_ >= rewrite_at_) {
     // A journal that cannot be rewritten (a full disk) still takes lines.
-    if (!RewriteLocked(LiveLocked(absl::Now())).ok()) rewrite_at_ = 2 * size_;
+    const auto live = LiveLocked(absl::Now());
+    if (!live || !RewriteLocked(*live).ok()) rewrite_at_ = 2 * size_;
   }
   return absl::OkStatus();
 }
@@ -151,9 +152,11 @@ std::string ProcessLedger::LineOf(uint64_t job_id, const Entry& entry) {
   return absl::StrCat("start ", job_id, " ", entry.attempt, " ", entry.boot_id, "\n");
 }
 
-std::vector<std::pair<uint64_t, ProcessLedger::Entry>> ProcessLedger::LiveLocked(absl::Time now) {
+std::optional<std::vector<std::pair<uint64_t, ProcessLedger::Entry>>> ProcessLedger::LiveLocked(absl::Time now) {
   std::map<uint64_t, Entry> live;
-  const std::string text = ReadSmallFile(JournalPath()).value_or("");
+  const std::optional<std::string> read = ReadSmallFile(JournalPath());
+  if (!read && access(JournalPath().c_str(), F_OK) == 0) return std::nullopt;
+  const std::string text = read.value_or("");
   // A last line without its newline was torn by a crash: it says nothing.
   const absl::string_view whole = absl::string_view(text).substr(0, text.rfind('\n') + 1);
   for (absl::string_view line : absl::StrSplit(whole, '\n', absl::SkipEmpty())) {
@@ -187,11 +190,18 @@ absl::Status ProcessLedger::RewriteLocked(const std::vector<std::pair<uint64_t, 
   const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return WriteError("cannot create", temp, errno);
   int error = WriteAll(fd, text);
+  // On disk before it replaces the journal, and the rename with it: after a
+  // power loss the journal is the old one or the new one, never empty.
+  if (error == 0 && fsync(fd) != 0) error = errno;
   if (close(fd) != 0 && error == 0) error = errno;
   if (error == 0 && rename(temp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     unlink(temp.c_str());
     return WriteError("cannot rewrite", path, error);
+  }
+  if (const int dir = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+    fsync(dir);
+    close(dir);
   }
   if (fd_ >= 0) close(fd_);
   return OpenLocked();
@@ -226,7 +236,8 @@ ProcessLedger::Loaded ProcessLedger::Load() {
   Loaded loaded;
   // Reports are aged by the kernel's clock, as Finished is told.
   const absl::Time now = absl::Now();
-  const std::vector<std::pair<uint64_t, Entry>> live = LiveLocked(now);
+  const auto readable = LiveLocked(now);
+  const std::vector<std::pair<uint64_t, Entry>> live = readable.value_or(std::vector<std::pair<uint64_t, Entry>>{});
   std::set<uint64_t> with_record;
   for (const auto& [job_id, entry] : live) {
     with_record.insert(job_id);
@@ -243,7 +254,7 @@ ProcessLedger::Loaded ProcessLedger::Load() {
     loaded.recorded.push_back(std::move(recorded));
   }
   // Without its torn line and its aged reports: the journal says the same.
-  if (!RewriteLocked(live).ok() && fd_ < 0) OpenLocked().IgnoreError();
+  if ((!readable || !RewriteLocked(live).ok()) && fd_ < 0) OpenLocked().IgnoreError();
 
   // A file per job, from agents before the journal: read as they wrote it,
   // and removed once the job is forgotten or its report has aged out.

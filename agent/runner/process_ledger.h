@@ -97,7 +97,9 @@ class ProcessLedger {
   // The journal anew from `live` (job id -> entry), in place by rename.
   absl::Status RewriteLocked(const std::vector<std::pair<uint64_t, Entry>>& live) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the journal says now, reports older than max_report_age left out.
-  std::vector<std::pair<uint64_t, Entry>> LiveLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // nullopt when the journal is there but cannot be read (EMFILE, EIO): it
+  // must then not be rewritten, as if it were empty.
+  std::optional<std::vector<std::pair<uint64_t, Entry>>> LiveLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status OpenLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string dir_;
