@@ -260,8 +260,13 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
   if (!libraries.empty() && Exists(Under(context.host, "/usr/bin/nvidia-smi"))) {
     volume("/usr/bin/nvidia-smi", "/usr/bin/nvidia-smi", true);
   }
-  const std::string mps_pipes = EnvpValue(process.env, "CUDA_MPS_PIPE_DIRECTORY");
-  if (!mps_pipes.empty()) volume(mps_pipes, mps_pipes, false);
+  // The agent's MPS pipes, for an MPS share only: elsewhere the variable is
+  // the job's own (spec.env), and a mount of it would pass the node's list
+  // of mount sources by.
+  if (launch.gpu_share_mode() == v1::GPU_SHARE_MODE_MPS) {
+    const std::string mps_pipes = EnvpValue(process.env, "CUDA_MPS_PIPE_DIRECTORY");
+    if (!mps_pipes.empty()) volume(mps_pipes, mps_pipes, false);
+  }
   for (const v1::ContainerMount& m : container.mounts()) volume(m.source(), m.target(), m.read_only());
 
   // The environment inside: the rank's, but for the host's PATH (the image

@@ -231,6 +231,37 @@ TEST_CASE("a script job's script is mounted read-only where the image cannot hav
   CHECK(tail == std::vector<std::string>{"localhost/train:1", "/bin/sh", "/.gpusched/script"});
 }
 
+TEST_CASE("a job's own CUDA_MPS_PIPE_DIRECTORY is not mounted: only an MPS share gets the agent's pipes") {
+  TempDir dir;
+  const ContainerSettings settings = Podman(dir);
+  v1::LaunchJob launch = ContainerLaunch(24, {"true"}, {});
+  (*launch.mutable_spec()->mutable_env())["CUDA_MPS_PIPE_DIRECTORY"] = "/etc";
+  auto plan = PrepareLaunch(launch, Context(dir, &settings, nullptr));
+  REQUIRE(plan.ok());
+  for (const std::string& volume : ValuesOf(plan->processes[0].argv, "--volume")) {
+    CHECK(volume.rfind("/etc:", 0) != 0);
+  }
+
+  // An MPS share of GPU 1 gets the agent's pipe directory, read-write.
+  GpuSharing sharing;
+  sharing.modes = {{1, v1::GPU_SHARE_MODE_MPS}};
+  sharing.mps_pipe_dir = dir / "mps-pipe";
+  sharing.mps_log_dir = dir / "mps-log";
+  sharing.mps_ready = [] { return absl::OkStatus(); };
+  v1::LaunchJob share = ContainerLaunch(25, {"true"}, {1});
+  share.set_gpu_share_milli(500);
+  share.set_gpu_mem_limit_mb(1000);
+  share.set_gpu_share_mode(v1::GPU_SHARE_MODE_MPS);
+  (*share.mutable_spec()->mutable_env())["CUDA_MPS_PIPE_DIRECTORY"] = "/etc";
+  LaunchContext context = Context(dir, &settings, nullptr);
+  context.sharing = &sharing;
+  auto shared = PrepareLaunch(share, context);
+  REQUIRE(shared.ok());
+  const std::vector<std::string> volumes = ValuesOf(shared->processes[0].argv, "--volume");
+  CHECK(Has(volumes, dir / "mps-pipe" + ":" + dir / "mps-pipe"));
+  for (const std::string& volume : volumes) CHECK(volume.rfind("/etc:", 0) != 0);
+}
+
 TEST_CASE("a container launch the node does not allow is refused before anything runs") {
   TempDir dir;
   ContainerSettings settings = Podman(dir);
