@@ -8,6 +8,7 @@
 #include "common/proto_time.h"
 #include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/preemption.h"
+#include "daemon/core/released_jobs.h"
 #include "daemon/core/wait_or_spread.h"
 
 namespace gpusched::core {
@@ -132,6 +133,15 @@ void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, 
                 absl::StrCat(why, "; smaller jobs may pass it until it has waited ",
                              absl::FormatDuration(in_.forecast.BoundOf(job, largest_node_gpus_))));
   }
+  // Not even an idle cluster would do (it needs nodes that are down or
+  // drained): holding the others back would leave the nodes that are up
+  // idle until those come back, and start it no sooner.
+  if (!FitsOnceAllEnd(request)) {
+    return Wait(job, WaitCause::kMayBePassed,
+                absl::StrCat(why,
+                             "; the nodes up now cannot hold it even idle, so jobs behind it may pass "
+                             "until down or drained nodes are back"));
+  }
   // Nothing says when it could start (running jobs without time limits or
   // estimates): letting smaller jobs of its nodes pass could starve it, so
   // none do.
@@ -247,6 +257,16 @@ const PlannedReservation* PassPlanner::CompetingReservation(uint64_t queue_bit) 
     if ((r.competing_queues & queue_bit) != 0) return &r;
   }
   return nullptr;
+}
+
+bool PassPlanner::FitsOnceAllEnd(const GangRequest& request) {
+  std::vector<ReleasedJobs::Job> all;
+  for (const v1::Job* job : in_.placed) all.push_back({job->id(), &job->allocation()});
+  for (size_t i = 0; i < started_.size(); ++i) all.push_back({started_[i]->id(), &plan_.starts[i].allocation});
+  const size_t count = all.size();
+  ReleasedJobs released(in_.cluster, std::move(all));
+  released.SetFirst(count);
+  return in_.policy.Place(in_.cluster, request).placed();
 }
 
 std::vector<ExpectedEnd> PassPlanner::ExpectedEnds(EndForecast::Which which) {

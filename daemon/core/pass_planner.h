@@ -100,6 +100,10 @@ class PassPlanner {
   // When the running jobs and those the pass started are expected to have
   // let go of their GPUs.
   std::vector<ExpectedEnd> ExpectedEnds(EndForecast::Which which);
+  // Whether `request` could be placed on the nodes as they are (up, not
+  // drained) once every placed job, and every job started in this pass, has
+  // ended: false when it waits for nodes to come back, not for jobs.
+  bool FitsOnceAllEnd(const GangRequest& request);
 
   PassInputs in_;
   const absl::Time now_;

@@ -197,3 +197,21 @@ TEST_CASE("a preemption is planned, and only the applied pass stops its victims"
   CHECK(h.Persisted(victim).stopping_as() == v1::JOB_STATE_PREEMPTED);
   CHECK_THAT(h.Persisted(urgent).reason(), Catch::StartsWith("preempting job"));
 }
+
+TEST_CASE("a job only down or drained nodes could make room for does not hold back the nodes that are up") {
+  CoreOptions options = CoreHarness::Options();
+  options.head_blocks_after = absl::Hours(1);
+  CoreHarness h(options);
+  h.AddNode("a", 4);
+  h.AddNode("b", 4);
+  REQUIRE(h.core.DrainNode("b", "maintenance", h.fx).ok());
+  // Both nodes' GPUs: admitted (b comes back), but a alone can never hold it.
+  const uint64_t big = h.Submit(GpuJob(8, 2, 4));
+  h.clock.Advance(absl::Hours(10));
+  const uint64_t small = h.Submit(GpuJob(1));
+  const PassPlan plan = h.core.PlanPass();
+  REQUIRE(plan.WaitOf(big) != nullptr);
+  CHECK(plan.WaitOf(big)->cause == WaitCause::kMayBePassed);
+  CHECK_THAT(plan.WaitOf(big)->reason, Catch::Contains("until down or drained nodes are back"));
+  CHECK(plan.StartOf(small) != nullptr);
+}
