@@ -17,6 +17,13 @@ namespace {
 constexpr auto kFlushTimeout = std::chrono::seconds(2);
 constexpr auto kCloseTimeout = std::chrono::seconds(1);
 
+// What a message of an interactive session's output counts against
+// DaemonSession::kMaxQueuedOutputBytes.
+size_t OutputBytes(const v1::AgentMessage& message) {
+  const v1::SessionOutput& out = message.session_output();
+  return out.stdout().size() + out.stderr().size();
+}
+
 std::chrono::steady_clock::duration ToChrono(absl::Duration d) {
   return std::chrono::nanoseconds(absl::ToInt64Nanoseconds(d));
 }
@@ -96,6 +103,11 @@ void DaemonSession::Send(v1::AgentMessage message) {
       }
       return;
     }
+    if (message.has_session_output()) {
+      while (connected_ && !stopping_ && queued_output_bytes_ >= kMaxQueuedOutputBytes) cv_.Wait(&mu_);
+      if (!connected_) return;
+      queued_output_bytes_ += OutputBytes(message);
+    }
     outbox_.push_back(std::move(message));
   }
   cv_.SignalAll();
@@ -173,9 +185,11 @@ bool DaemonSession::RunConnection() {
     stream_ = nullptr;
     connected_ = false;
     outbox_.clear();
+    queued_output_bytes_ = 0;
     register_deadline_ = SteadyTime::max();
     next_heartbeat_ = SteadyTime::max();
   }
+  cv_.SignalAll();  // output waiting for room is dropped now
   const Stream::End end = stream.Finish();
   const absl::Status& status = end.status;
   // Another replica next time: the one a standby named, else the next.
@@ -251,6 +265,7 @@ void DaemonSession::OnAck(const v1::RegisterAck& ack, Stream* stream, SteadyTime
     interval = heartbeat_interval_;
     next_heartbeat_ = std::chrono::steady_clock::now() + ToChrono(interval);
     outbox_.clear();
+    queued_output_bytes_ = 0;
   }
   cv_.SignalAll();
   log_->info("registered with the daemon at {} as node {} (heartbeat every {})", options_.daemon_address,
@@ -266,14 +281,8 @@ void DaemonSession::SendLoop() {
   while (true) {
     if (stopping_ && (!connected_ || outbox_.empty())) break;
     const SteadyTime now = std::chrono::steady_clock::now();
-    if (connected_ && !outbox_.empty()) {
-      v1::AgentMessage message = std::move(outbox_.front());
-      outbox_.pop_front();
-      mu_.Unlock();
-      WriteToStream(message);
-      mu_.Lock();
-      continue;
-    }
+    // The lease and the heartbeat before the outbox: a session printing
+    // without pause keeps the outbox full, and must not starve either.
     if (const SteadyTime lease_end = LeaseEndLocked(); now >= lease_end) {
       lease_expired_ = true;
       const absl::Duration silent = absl::FromChrono(now - lease_from_);
@@ -298,6 +307,18 @@ void DaemonSession::SendLoop() {
       next_heartbeat_ = now + ToChrono(heartbeat_interval_);
       mu_.Unlock();
       WriteToStream(beat);
+      mu_.Lock();
+      continue;
+    }
+    if (connected_ && !outbox_.empty()) {
+      v1::AgentMessage message = std::move(outbox_.front());
+      outbox_.pop_front();
+      if (message.has_session_output()) {
+        queued_output_bytes_ -= OutputBytes(message);
+        cv_.SignalAll();
+      }
+      mu_.Unlock();
+      WriteToStream(message);
       mu_.Lock();
       continue;
     }

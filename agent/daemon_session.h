@@ -50,8 +50,12 @@ class DaemonSession {
 
   // Queues a message for the current connection. Dropped while not registered:
   // the registration that follows carries the running jobs, and final reports
-  // are sent again after it (SessionHandler::OnRegistered).
+  // are sent again after it (SessionHandler::OnRegistered). An interactive
+  // session's output waits while kMaxQueuedOutputBytes of it are queued, so
+  // that a command printing faster than the stream carries is slowed (its
+  // pipe fills) rather than the agent's memory growing.
   void Send(v1::AgentMessage message);
+  static constexpr size_t kMaxQueuedOutputBytes = size_t{4} << 20;
   bool connected() const;
 
  private:
@@ -104,6 +108,7 @@ class DaemonSession {
   // every 20th attempt (a refusal after a daemon restart must not hide).
   std::string last_failure_ ABSL_GUARDED_BY(mu_);  // code and message; empty once registered
   std::deque<v1::AgentMessage> outbox_ ABSL_GUARDED_BY(mu_);
+  size_t queued_output_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // of session output in outbox_
 
   std::thread connector_;
   std::thread sender_;
