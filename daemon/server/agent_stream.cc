@@ -1,5 +1,7 @@
 #include "daemon/server/agent_stream.h"
 
+#include <atomic>
+
 #include "absl/strings/str_cat.h"
 #include "common/io/logging/logging.h"
 #include "common/threads/mutex.h"
@@ -34,8 +36,14 @@ class AgentStream::Channel final : public AgentChannel {
     MutexLock lock(&mu_);
     stream_ = nullptr;
   }
+  // Set by the scheduler thread once it has taken the stream's registration:
+  // until then (and for a second agent it refuses) the stream speaks for no
+  // node's sessions.
+  void SetHoldsNode() { holds_node_.store(true, std::memory_order_release); }
+  bool holds_node() const { return holds_node_.load(std::memory_order_acquire); }
 
  private:
+  std::atomic<bool> holds_node_{false};
   mutable Mutex mu_;
   AgentStream* stream_ ABSL_GUARDED_BY(mu_);
 };
@@ -151,6 +159,7 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
       v1::DaemonMessage ack;
       ctx.core.AgentRegistered(registration, ctx.fx, *ack.mutable_register_ack());
       ctx.agents[node] = ConnectedAgent{channel, peer, instance};
+      channel->SetHoldsNode();
       // The ack goes first so the agent knows it is registered before any launch.
       ctx.fx.agent_commands.insert(ctx.fx.agent_commands.begin(), core::AgentCommand{node, std::move(ack)});
     });
@@ -183,8 +192,9 @@ void AgentStream::Dispatch(const v1::AgentMessage& message) {
       ctx.core.JobUpdate(node, update, ctx.fx);
     });
   } else if (message.has_session_output()) {
-    // Not the scheduler's business: straight to the session's client.
-    sessions_.Deliver(node_, message.session_output());
+    // Not the scheduler's business: straight to the session's client, from
+    // the stream that holds the node only.
+    if (channel_->holds_node()) sessions_.Deliver(node_, message.session_output());
   } else if (message.has_probe_result()) {
     loop_.Post([node = node_, channel = channel_, probe = message.probe_result()](LoopContext& ctx) {
       if (!HoldsNode(ctx, node, channel)) return;
@@ -234,11 +244,12 @@ void AgentStream::OnDone() {
   channel_->Detach();
   if (!node_.empty()) {
     GetLogger("daemon")->info("agent {} disconnected", node_);
-    sessions_.NodeGone(node_);
-    loop_.Post([node = node_, channel = channel_](LoopContext& ctx) {
+    loop_.Post([node = node_, channel = channel_, &sessions = sessions_](LoopContext& ctx) {
       auto it = ctx.agents.find(node);
-      // A reconnected agent may already have a newer stream: leave that one be.
+      // A reconnected agent may already have a newer stream, and a refused
+      // second agent never held the node: leave the node's sessions be.
       if (it == ctx.agents.end() || it->second.channel != channel) return;
+      sessions.NodeGone(node);
       ctx.agents.erase(it);
       ctx.core.AgentDisconnected(node, ctx.fx);
     });

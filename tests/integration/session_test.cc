@@ -289,3 +289,40 @@ TEST_CASE("gpusched run on pipes starts its command on every node of the job, an
   CHECK_THAT(ended.reason(), Catch::Contains("its interactive session ended (exit code 5)"));
   close(out[0]), close(devnull);
 }
+
+TEST_CASE("a second agent refused under a node's name does not end that node's sessions", "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  int in[2], out[2], err[2];
+  REQUIRE(pipe(in) == 0);
+  REQUIRE(pipe(out) == 0);
+  REQUIRE(pipe(err) == 0);
+  const pid_t cli =
+      StartCli(cluster, {"run", "--gpus", "1", "--", "/bin/sh", "-c", "echo started; read line; echo got $line"}, in[0],
+               out[1], err[1], false);
+  close(in[0]), close(out[1]), close(err[1]);
+  std::string output;
+  REQUIRE_THAT(ReadUntil(out[0], "started\n", 20, &output), Catch::Contains("started\n"));
+
+  // Another host under node-a's name: each of its streams is refused, and
+  // ends. Ending, a stream that never held the node is not the node's agent
+  // going away.
+  const std::string logs = cluster.dir() + "/second-host";
+  gpusched::testing::Subprocess second_host({GPUSCHED_AGENT_BIN, "--daemon", cluster.address(), "--node-name", "node-a",
+                                             "--log-dir", logs, "--heartbeat-interval-ms", "500", "--fake-gpus", "8"},
+                                            logs + ".log");
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline && !absl::StrContains(second_host.Log(), "is refused")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_THAT(second_host.Log(), Catch::Contains("is refused"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // its stream's end reaches the daemon
+
+  REQUIRE(write(in[1], "hello\n", 6) == 6);
+  close(in[1]);
+  ReadUntil(out[0], "got hello\n", 20, &output);
+  const std::string errors = ReadAll(err[0]);
+  INFO("output: " << output << "\nerrors: " << errors);
+  CHECK_THAT(output, Catch::Contains("got hello\n"));
+  CHECK(WaitExit(cli) == 0);
+  close(out[0]), close(err[0]);
+}
