@@ -214,6 +214,17 @@ void UnixListener::AcceptAll(absl::Time now) {
       close(fd);
       continue;
     }
+    int& held = connections_per_uid_[cred.uid];
+    if (held >= kMaxConnectionsPerUid) {
+      if (now - last_limit_warning_ >= kAcceptWarningEvery) {
+        last_limit_warning_ = now;
+        GetLogger("daemon")->warn("unix socket {}: uid {} (pid {}) already holds {} connections; more are closed",
+                                  path_, cred.uid, cred.pid, held);
+      }
+      close(fd);
+      continue;
+    }
+    ++held;
     Connection c;
     c.fd = fd;
     c.peer = LocalCaller{cred.uid, cred.gid, cred.pid, user_names_.NameOf(cred.uid, now)};
@@ -233,7 +244,7 @@ void UnixListener::OnReadable(uint64_t id, absl::Time now) {
       // Recorded before gRPC owns the fd: its first call may come at once.
       callers_.Connected(c.fd, c.peer);
       grpc::AddInsecureChannelFromFd(&server_, c.fd);
-      connections_.erase(id);
+      Forget(id);
       return;
     }
     c.stage = Connection::Stage::kMagic;
@@ -270,10 +281,11 @@ void UnixListener::TakeRequest(uint64_t id, Connection& c, absl::Time now) {
     return Flush(id, c, now);
   }
   if (!request->has_value()) {
-    // A request begun must be finished in time; an idle connection may wait.
+    // A request begun must be finished in time; an idle connection may wait
+    // a while for its next one.
     if (c.in.empty()) {
-      c.deadline = absl::InfiniteFuture();
-    } else if (c.deadline == absl::InfiniteFuture()) {
+      c.deadline = now + kIdleTimeout;
+    } else if (c.deadline - now > kClientTimeout) {
       c.deadline = now + kClientTimeout;
     }
     return;
@@ -305,7 +317,7 @@ void UnixListener::Flush(uint64_t id, Connection& c, absl::Time now) {
   c.out.clear();
   c.sent = 0;
   if (c.closing) return Close(id);
-  c.deadline = absl::InfiniteFuture();
+  c.deadline = now + kIdleTimeout;
   // A client may send its next request before reading this reply.
   if (c.stage == Connection::Stage::kCalls && !c.in_call && !c.in.empty()) TakeRequest(id, c, now);
 }
@@ -314,6 +326,14 @@ void UnixListener::Close(uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   close(it->second.fd);
+  Forget(id);
+}
+
+void UnixListener::Forget(uint64_t id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  auto count = connections_per_uid_.find(it->second.peer.uid);
+  if (count != connections_per_uid_.end() && --count->second <= 0) connections_per_uid_.erase(count);
   connections_.erase(it);
 }
 

@@ -43,12 +43,20 @@ class UnixListener {
   UnixListener(const UnixListener&) = delete;
   UnixListener& operator=(const UnixListener&) = delete;
 
+  // Connections this listener holds for one uid at once; more are closed as
+  // they come (the daemon's descriptors are shared by every user and agent).
+  static constexpr int kMaxConnectionsPerUid = 128;
+
  private:
   static constexpr absl::Duration kKeepUserNames = absl::Seconds(60);
   // How long a client may take to say what it speaks, to send the rest of
   // a request it began, and to read a reply: one that stops holds only its
   // own connection (and the reply it did not read), and not for ever.
   static constexpr absl::Duration kClientTimeout = absl::Seconds(10);
+  // A connection with no call under way is closed after this long: the CLI
+  // makes its calls one after another, and a user must not be able to hold
+  // the daemon's descriptors by opening connections and leaving them.
+  static constexpr absl::Duration kIdleTimeout = absl::Minutes(5);
   static constexpr absl::Duration kStopGrace = absl::Seconds(2);
   static constexpr absl::Duration kAcceptRetry = absl::Milliseconds(100);
   static constexpr absl::Duration kAcceptWarningEvery = absl::Seconds(10);
@@ -68,6 +76,9 @@ class UnixListener {
   // Writes what fits; closes once a closing connection's answer is out.
   void Flush(uint64_t id, Connection& c, absl::Time now);
   void Close(uint64_t id);
+  // Drops the connection from the listener's books, its fd left open (gRPC
+  // has it now, or Close closed it).
+  void Forget(uint64_t id);
 
   const std::string path_;
   const int listen_fd_;
@@ -80,8 +91,10 @@ class UnixListener {
   // The loop's own.
   UserNameCache user_names_{kKeepUserNames};
   std::map<uint64_t, Connection> connections_;
+  std::map<uid_t, int> connections_per_uid_;               // of connections_
   absl::Time accept_paused_until_ = absl::InfinitePast();  // after accept failed for want of resources
   absl::Time last_accept_warning_ = absl::InfinitePast();
+  absl::Time last_limit_warning_ = absl::InfinitePast();
   uint64_t next_id_ = 1;
   std::thread thread_;
 };

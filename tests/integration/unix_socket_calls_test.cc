@@ -18,6 +18,7 @@
 
 #include "absl/strings/match.h"
 #include "common/io/local_call/frame.h"
+#include "daemon/server/unix_listener.h"
 #include "grpcpp/create_channel.h"
 #include "tests/integration/socket_cli.h"
 #include "tests/integration/test_cluster.h"
@@ -305,4 +306,27 @@ TEST_CASE("on the Unix socket, a daemon out of file descriptors waits to accept 
   std::optional<local_call::Reply> answered = after.Reply();
   REQUIRE(answered.has_value());
   CHECK(answered->status.ok());
+}
+
+TEST_CASE("on the Unix socket, one uid holds at most 128 connections at once; the next is closed unanswered",
+          "[integration]") {
+  const SocketCluster served;
+  const std::string magic(local_call::kMagic);
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < server::UnixListener::kMaxConnectionsPerUid; ++i) {
+    held.push_back(std::make_unique<RawConnection>(served.socket));
+  }
+  // Each of them is served...
+  held.front()->Send(magic + Call("GetJob", v1::GetJobRequest()));
+  REQUIRE(held.front()->Reply().has_value());
+  // ...and one more is not.
+  RawConnection one_more(served.socket);
+  CHECK_FALSE(one_more.Reply().has_value());  // closed before it could say anything
+  CHECK_THAT(served.cluster.DaemonLog(), Catch::Contains("connections; more are closed"));
+  // Once one goes, a new one is served again.
+  held.pop_back();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  RawConnection again(served.socket);
+  again.Send(magic + Call("GetJob", v1::GetJobRequest()));
+  CHECK(again.Reply().has_value());
 }
