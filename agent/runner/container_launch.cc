@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "absl/strings/ascii.h"
@@ -128,6 +129,25 @@ v1::ContainerSupport ContainerSettings::Support() const {
 
 std::string ContainerScope(const std::string& log_dir, const std::string& node_name) {
   return absl::StrCat(log_dir, "#", node_name);
+}
+
+std::string ContainerEnvDir(const std::string& log_dir) { return absl::StrCat(log_dir, "/container-env"); }
+
+std::string ContainerEnvFile(const std::string& env_dir, uint64_t job_id, int rank) {
+  return absl::StrCat(env_dir, "/job-", job_id, "-rank-", rank, ".env");
+}
+
+int RemoveContainerEnvFiles(const std::string& env_dir, uint64_t job_id) {
+  const std::string prefix = absl::StrCat("job-", job_id, "-rank-");
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(env_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, prefix) && absl::EndsWith(name, ".env") && unlink(entry.path().c_str()) == 0) {
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 std::string ContainerName(const std::string& scope, uint64_t job_id, int rank) {
@@ -287,7 +307,7 @@ absl::Status WrapInContainer(const v1::LaunchJob& launch, const ContainerRankCon
     library_path = library_path.empty() ? kDriverLibDir : absl::StrCat(kDriverLibDir, ":", library_path);
   if (!library_path.empty()) env.push_back(absl::StrCat("LD_LIBRARY_PATH=", library_path));
   env.push_back(absl::StrCat("GPUSCHED_CONTAINER_IMAGE=", container.image()));
-  const std::string env_file = absl::StrCat(context.env_dir, "/job-", launch.job_id(), "-rank-", process.rank, ".env");
+  const std::string env_file = ContainerEnvFile(context.env_dir, launch.job_id(), process.rank);
   if (absl::Status s = WriteEnvFile(env_file, env); !s.ok()) return s;
   argv.insert(argv.end(), {"--env-file", env_file});
 

@@ -80,6 +80,15 @@ std::string ContainerScope(const std::string& log_dir, const std::string& node_n
 // Container name of a rank, unique per scope: what its cleanup removes.
 std::string ContainerName(const std::string& scope, uint64_t job_id, int rank);
 
+// The agent-only directory of the ranks' environment files, under the
+// agent's log directory (ContainerRankContext::env_dir).
+std::string ContainerEnvDir(const std::string& log_dir);
+// A rank's environment file there: the job's whole environment, secrets
+// included, so it goes when the job has ended (RemoveContainerEnvFiles).
+std::string ContainerEnvFile(const std::string& env_dir, uint64_t job_id, int rank);
+// Removes every environment file of the job's ranks; how many it removed.
+int RemoveContainerEnvFiles(const std::string& env_dir, uint64_t job_id);
+
 // CUDA_VISIBLE_DEVICES as the container sees it: each NVML index in `value`
 // becomes its place among `allocated` in index order (the order the
 // container's CUDA numbers its devices in); UUIDs stay as they are.

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/runner/container_launch.h"
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
 #include "agent/runner/rank_environment.h"
@@ -167,6 +168,9 @@ void JobRunner::Launch(const v1::LaunchJob& launch) {
 
 void JobRunner::KeepFinalReportLocked(const v1::JobUpdate& report) {
   recent_.Add(report, options_.clock->Now());
+  // Its ranks' environments (secrets and all), written for the container
+  // runtime; none where the job ran no container.
+  RemoveContainerEnvFiles(ContainerEnvDir(options_.log_dir), report.job_id());
   // The ledger ages its reports by their files' times: the kernel's clock, not the runner's.
   if (absl::Status s = ledger_.Finished(report, absl::Now()); !s.ok()) {
     log_->warn("job {}: cannot keep its final report on disk: {}", report.job_id(), std::string(s.message()));

@@ -265,7 +265,7 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
   const bool per_node = spec.launch_mode() == v1::LAUNCH_MODE_PER_NODE;
   std::optional<ContainerRankContext> container_context;
   if (in_container) {
-    auto env_dir = MakeAgentOnlyDir(absl::StrCat(context.log_dir, "/container-env"));
+    auto env_dir = MakeAgentOnlyDir(ContainerEnvDir(context.log_dir));
     if (!env_dir.ok()) return env_dir.status();
     container_context = ContainerRankContext{context.containers,
                                              context.host_gpu_files,

@@ -148,6 +148,12 @@ TEST_CASE("a 2-node gang runs in a container image, with its ranks, GPUs, mounts
   CHECK_FALSE(std::filesystem::exists(data_dir + "/x"));
   CHECK(ContainersOf(cluster, "ctr-a", job).empty());
   CHECK(ContainersOf(cluster, "ctr-b", job).empty());
+  // The ranks' environment files went with the job.
+  for (const char* node : {"ctr-a", "ctr-b"}) {
+    const std::string env_dir = cluster.dir() + "/logs/" + node + "/container-env";
+    REQUIRE(std::filesystem::is_directory(env_dir));
+    CHECK(std::filesystem::is_empty(env_dir));
+  }
 
   CommandResult status = cluster.Cli({"status", std::to_string(job)});
   CHECK_THAT(status.out, Catch::Contains("Image:") && Catch::Contains(image));

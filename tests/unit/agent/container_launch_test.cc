@@ -262,6 +262,23 @@ TEST_CASE("a job's own CUDA_MPS_PIPE_DIRECTORY is not mounted: only an MPS share
   for (const std::string& volume : volumes) CHECK(volume.rfind("/etc:", 0) != 0);
 }
 
+TEST_CASE("a job's environment files, secrets and all, are removed with the job's, and no other job's") {
+  TempDir dir;
+  const ContainerSettings settings = Podman(dir);
+  for (uint64_t job : {31, 3}) {
+    v1::LaunchJob launch = ContainerLaunch(job, {"true"}, {0, 1});
+    launch.set_world_size(2);
+    (*launch.mutable_spec()->mutable_env())["TOKEN"] = "s3cr3t";
+    REQUIRE(PrepareLaunch(launch, Context(dir, &settings, nullptr)).ok());
+  }
+  const std::string env_dir = ContainerEnvDir(dir.path());
+  REQUIRE(std::filesystem::exists(ContainerEnvFile(env_dir, 31, 1)));
+  CHECK(RemoveContainerEnvFiles(env_dir, 31) == 2);
+  CHECK_FALSE(std::filesystem::exists(ContainerEnvFile(env_dir, 31, 0)));
+  CHECK(std::filesystem::exists(ContainerEnvFile(env_dir, 3, 0)));
+  CHECK(RemoveContainerEnvFiles(env_dir, 31) == 0);
+}
+
 TEST_CASE("a container launch the node does not allow is refused before anything runs") {
   TempDir dir;
   ContainerSettings settings = Podman(dir);
