@@ -51,14 +51,24 @@ void ReservationHold::Retake() {
     const NodeSlot* slot = cluster_.Find(part.node());
     if (slot == nullptr) continue;
     v1::NodeAllocation* held = nullptr;
-    for (int32_t index : part.gpu_indices()) {
-      int pos = slot->PositionOf(index);
-      if (pos < 0 || slot->gpu_owner[pos] != 0) continue;
+    auto held_part = [&] {
       if (held == nullptr) {
         held = held_.add_nodes();
         held->set_node(part.node());
       }
-      held->add_gpu_indices(index);
+      return held;
+    };
+    for (int32_t index : part.gpu_indices()) {
+      int pos = slot->PositionOf(index);
+      if (pos < 0 || slot->gpu_owner[pos] != 0) continue;
+      held_part()->add_gpu_indices(index);
+    }
+    // A MIG job's instances, those free now, likewise.
+    for (const v1::MigSlice& mig : part.mig_slices()) {
+      const int pos = slot->PositionOf(mig.gpu_index());
+      const int k = pos < 0 ? -1 : slot->MigPosition(pos, mig.mig_index());
+      if (k < 0 || k >= static_cast<int>(slot->mig_owner[pos].size()) || slot->mig_owner[pos][k] != 0) continue;
+      *held_part()->add_mig_slices() = mig;
     }
   }
   if (!cluster_.Allocate(kHolder, held_).ok()) held_.Clear();

@@ -39,9 +39,9 @@ struct Reservation {
 std::optional<Reservation> PlanReservation(ClusterState& cluster, PlacementPolicy& policy, uint64_t job_id,
                                            const GangRequest& request, std::vector<ExpectedEnd> ends);
 
-// Marks the reservation's GPUs that are free now as taken, so placements in
-// the rest of the pass go around them. Only GPUs are held: a backfilled job
-// may still use CPUs or memory of a reserved node.
+// Marks the reservation's GPUs (or MIG instances) that are free now as
+// taken, so placements in the rest of the pass go around them. Only GPUs are
+// held: a backfilled job may still use CPUs or memory of a reserved node.
 class ReservationHold {
  public:
   // A job id no real job gets (ids count up from 1), and no owner marker

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/core/backfill.h"
 #include "tests/unit/core/core_harness.h"
 
 using namespace gpusched;
@@ -160,4 +161,34 @@ TEST_CASE("a GPU partitioned anew keeps the holders of the instances still there
   core::ClusterState cluster = h.core.cluster();
   cluster.UpsertNode(reg.node());
   CHECK(cluster.Find("m")->mig_owner[0] == std::vector<uint64_t>{b, 0});
+}
+
+TEST_CASE("a MIG job's reservation holds its instances that are free now, and gives them back whole") {
+  core::ClusterState cluster;
+  v1::NodeInfo info = MakeNode("m", 4);
+  for (int k = 0; k < 7; ++k) AddMig(*info.mutable_gpus(1), k, "1g.10gb", 9728);
+  cluster.UpsertNode(info);
+  cluster.SetState("m", v1::NODE_STATE_UP, "");
+  auto slices = [](std::vector<int> instances) {
+    v1::Allocation a;
+    v1::NodeAllocation& part = *a.add_nodes();
+    part.set_node("m");
+    for (int k : instances) {
+      v1::MigSlice& mig = *part.add_mig_slices();
+      mig.set_gpu_index(1);
+      mig.set_mig_index(k);
+      mig.set_uuid(absl::StrCat("MIG-1-", k));
+    }
+    return a;
+  };
+  REQUIRE(cluster.Allocate(5, slices({0, 1, 2, 3, 4})).ok());  // busy
+  core::Reservation reservation;
+  reservation.job_id = 7;
+  reservation.allocation = slices({3, 4, 5});  // 3 and 4 once job 5 ends; 5 is free now
+  {
+    core::ReservationHold hold(cluster, reservation);
+    CHECK_FALSE(cluster.Allocate(9, slices({5})).ok());
+    CHECK(cluster.Allocate(9, slices({6})).ok());
+  }
+  CHECK(cluster.Allocate(10, slices({5})).ok());
 }
