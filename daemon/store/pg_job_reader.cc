@@ -7,6 +7,7 @@
 #include "common/proto_time.h"
 #include "daemon/store/array_rows.h"
 #include "daemon/store/job_rows.h"
+#include "daemon/store/read_snapshot.h"
 
 namespace gpusched::store {
 
@@ -17,6 +18,18 @@ absl::StatusOr<std::unique_ptr<PgJobReader>> PgJobReader::Open(const StoreUrl& u
 }
 
 absl::StatusOr<std::optional<v1::Job>> PgJobReader::GetJob(uint64_t id, bool with_events) {
+  const ReadSnapshot<PgConnection> snapshot(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!snapshot.began().ok()) return snapshot.began();
+  return ReadJob(id, with_events);
+}
+
+absl::StatusOr<JobPage> PgJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
+  const ReadSnapshot<PgConnection> snapshot(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  if (!snapshot.began().ok()) return snapshot.began();
+  return ReadJobs(filter, limit, after_id);
+}
+
+absl::StatusOr<std::optional<v1::Job>> PgJobReader::ReadJob(uint64_t id, bool with_events) {
   auto rows = db_->Query("SELECT job FROM jobs WHERE id = $1", PgParams().Int(static_cast<int64_t>(id)));
   if (!rows.ok()) return rows.status();
   if (rows->size() == 0) return ArrayTask(id);
@@ -37,7 +50,7 @@ absl::StatusOr<std::optional<v1::Job>> PgJobReader::GetJob(uint64_t id, bool wit
   return std::optional<v1::Job>(std::move(job));
 }
 
-absl::StatusOr<JobPage> PgJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
+absl::StatusOr<JobPage> PgJobReader::ReadJobs(const JobFilter& filter, int limit, uint64_t after_id) {
   PgParams params;
   params.Int(static_cast<int64_t>(after_id));
   std::string sql = "SELECT id, job FROM jobs WHERE id > $1";

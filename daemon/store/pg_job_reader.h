@@ -24,6 +24,9 @@ class PgJobReader final : public JobReader {
   explicit PgJobReader(std::unique_ptr<PgConnection> db) : db_(std::move(db)) {}
   // The task a record stands for, as GetJob shows it; nullopt: none.
   absl::StatusOr<std::optional<v1::Job>> ArrayTask(uint64_t id);
+  // GetJob and ListJobs, inside their read snapshot.
+  absl::StatusOr<std::optional<v1::Job>> ReadJob(uint64_t id, bool with_events);
+  absl::StatusOr<JobPage> ReadJobs(const JobFilter& filter, int limit, uint64_t after_id);
   std::unique_ptr<PgConnection> db_;
 };
 

@@ -6,6 +6,7 @@
 #include "common/proto_time.h"
 #include "daemon/store/array_rows.h"
 #include "daemon/store/job_rows.h"
+#include "daemon/store/read_snapshot.h"
 
 namespace gpusched::store {
 
@@ -16,6 +17,18 @@ absl::StatusOr<std::unique_ptr<SqliteJobReader>> SqliteJobReader::Open(const std
 }
 
 absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::GetJob(uint64_t id, bool with_events) {
+  const ReadSnapshot<SqliteDb> snapshot(*db_, "BEGIN");
+  if (!snapshot.began().ok()) return snapshot.began();
+  return ReadJob(id, with_events);
+}
+
+absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
+  const ReadSnapshot<SqliteDb> snapshot(*db_, "BEGIN");
+  if (!snapshot.began().ok()) return snapshot.began();
+  return ReadJobs(filter, limit, after_id);
+}
+
+absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::ReadJob(uint64_t id, bool with_events) {
   auto stmt = db_->Prepare("SELECT job FROM jobs WHERE id = ?1");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, static_cast<int64_t>(id));
@@ -43,7 +56,7 @@ absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::GetJob(uint64_t id, bool
   return std::optional<v1::Job>(std::move(job));
 }
 
-absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
+absl::StatusOr<JobPage> SqliteJobReader::ReadJobs(const JobFilter& filter, int limit, uint64_t after_id) {
   std::string sql = "SELECT id, job FROM jobs WHERE id > ?1";
   if (!filter.states.empty()) {
     std::vector<int> states(filter.states.begin(), filter.states.end());
