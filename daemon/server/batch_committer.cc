@@ -33,6 +33,14 @@ void BatchCommitter::Stop() {
   if (release_thread_.joinable()) release_thread_.join();
 }
 
+void BatchCommitter::StopRetrying() {
+  {
+    MutexLock lock(&mu_);
+    stop_retrying_ = true;
+  }
+  wake_.SignalAll();
+}
+
 void BatchCommitter::Hand(CommittedBatch batch) {
   {
     MutexLock lock(&mu_);
@@ -140,9 +148,9 @@ bool BatchCommitter::CommitGroup(std::vector<CommittedBatch>& group) {
                  std::string(committed.message()), absl::FormatDuration(kRetryEvery));
     }
     MutexLock lock(&mu_);
-    if (stopping_) break;  // tried once more since the stop began
+    if (stopping_ || stop_retrying_) break;  // tried once more since the stop began
     const CondVar::Deadline retry_at = CondVar::DeadlineIn(kRetryEvery);
-    while (!stopping_ && wake_.WaitUntil(&mu_, retry_at)) {
+    while (!stopping_ && !stop_retrying_ && wake_.WaitUntil(&mu_, retry_at)) {
     }
   }
   // Stopping with the store refusing, or fenced out: what memory holds

@@ -43,6 +43,11 @@ class BatchCommitter {
 
   void Start();
   void Stop();  // commits what is queued, then joins
+  // The first step of a stop: a commit that fails is given up instead of
+  // retried (its callers told, and every group after it given up too), so
+  // that the calls waiting on it end and the server can stop; commits that
+  // succeed go on as before.
+  void StopRetrying();
   // Blocks only when far behind, so that memory stays bounded under overload.
   void Hand(CommittedBatch batch);
 
@@ -69,6 +74,7 @@ class BatchCommitter {
   std::deque<CommittedBatch> queue_ ABSL_GUARDED_BY(mu_);
   std::deque<std::vector<CommittedBatch>> committed_ ABSL_GUARDED_BY(mu_);  // durable, waiting to be released
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_retrying_ ABSL_GUARDED_BY(mu_) = false;
   bool commits_done_ ABSL_GUARDED_BY(mu_) = false;
   bool releasing_ ABSL_GUARDED_BY(mu_) = false;  // the release thread is in Release
   std::thread commit_thread_;

@@ -225,6 +225,9 @@ std::string Daemon::address() const {
 std::string Daemon::metrics_url() const { return metrics_endpoint_ ? metrics_endpoint_->url() : ""; }
 
 void Daemon::Shutdown() {
+  // A call waiting on a commit the store keeps refusing is answered now:
+  // the server's stop waits for every call.
+  if (committer_) committer_->StopRetrying();
   unix_listener_.reset();  // no new connections while the server stops
   if (server_) {
     // Streams (agents, watchers) are cancelled after a short grace.

@@ -234,3 +234,30 @@ TEST_CASE("a batch queued behind one given up is given up too, although the stor
   CHECK(log == std::vector<std::string>{"1 failed 6", "2 failed 2"});
   CHECK(channel->sent.empty());
 }
+
+TEST_CASE("once told to stop retrying, a commit the store refuses is given up at once; the committer stays up") {
+  FillableStore store;
+  server::JobEventHub hub;
+  server::StoreHealth health;
+  server::BatchCommitter committer(store, hub, health);
+  auto channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  committer.Start();
+  store.SetFull(true);
+  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
+  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  committer.StopRetrying();
+  auto answered = [&] {
+    std::lock_guard<std::mutex> lock(log_mu);
+    return !log.empty();
+  };
+  for (int i = 0; i < 100 && !answered(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::lock_guard<std::mutex> lock(log_mu);
+    CHECK(log == std::vector<std::string>{"1 failed 1"});  // without waiting for Stop
+  }
+  committer.Stop();
+  CHECK(store.committed().empty());
+  CHECK(channel->sent.empty());
+}
