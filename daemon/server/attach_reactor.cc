@@ -149,6 +149,20 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
   MutexLock lock(&mu_);
   if (exited_ || finishing_) return;
   v1::AttachResponse response;
+  const size_t bytes = output.stdout().size() + output.stderr().size();
+  if (bytes > 0 && queued_output_bytes_ + bytes > kMaxQueuedOutputBytes) {
+    dropped_output_bytes_ += bytes;
+    return;
+  }
+  if (dropped_output_bytes_ > 0 && (queued_output_bytes_ <= kMaxQueuedOutputBytes / 2 || output.has_exit())) {
+    // Said once the client has caught up, where the output is missing.
+    v1::AttachResponse note;
+    note.set_stderr(
+        absl::StrCat("\n[gpuschedd: ", dropped_output_bytes_,
+                     " bytes of this session's output were dropped: this client did not read them in time]\n"));
+    dropped_output_bytes_ = 0;
+    QueueLocked(std::move(note));
+  }
   switch (output.kind_case()) {
     case v1::SessionOutput::kStdout: response.set_stdout(output.stdout()); break;
     case v1::SessionOutput::kStderr: response.set_stderr(output.stderr()); break;
@@ -198,6 +212,7 @@ void AttachReactor::CancelJobOnce(const std::string& reason) {
 }
 
 void AttachReactor::QueueLocked(v1::AttachResponse response) {
+  queued_output_bytes_ += response.stdout().size() + response.stderr().size();
   out_.push_back(std::move(response));
   if (!writing_) {
     writing_ = true;
@@ -210,8 +225,10 @@ void AttachReactor::OnWriteDone(bool ok) {
   writing_ = false;
   if (!ok) {
     out_.clear();
+    queued_output_bytes_ = 0;
     FinishLocked(grpc::Status::OK);
   } else {
+    queued_output_bytes_ -= out_.front().stdout().size() + out_.front().stderr().size();
     out_.pop_front();
   }
   if (!out_.empty()) {

@@ -33,6 +33,12 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   void OnDone() override;
   void Deliver(const v1::SessionOutput& output) override;
 
+  // Output queued for a client that does not read it (a paused terminal, a
+  // stopped CLI) is dropped past this much, and the client told how much,
+  // rather than held in the daemon's memory without end: the agent's one
+  // stream carries every session of its node and cannot be slowed for one.
+  static constexpr size_t kMaxQueuedOutputBytes = size_t{16} << 20;
+
  private:
   void Begin(const v1::AttachStart& start);
   void Forward(const v1::AttachRequest& request) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -63,6 +69,8 @@ class AttachReactor final : public grpc::ServerBidiReactor<v1::AttachRequest, v1
   std::shared_ptr<AgentChannel> channel_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::AttachRequest> early_ ABSL_GUARDED_BY(mu_);  // input read before the session was set up
   std::deque<v1::AttachResponse> out_ ABSL_GUARDED_BY(mu_);
+  size_t queued_output_bytes_ ABSL_GUARDED_BY(mu_) = 0;     // stdout and stderr in out_
+  uint64_t dropped_output_bytes_ ABSL_GUARDED_BY(mu_) = 0;  // not yet told
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finishing_ ABSL_GUARDED_BY(mu_) = false;  // Finish asked for; called once the queue is out
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -325,4 +326,37 @@ TEST_CASE("a second agent refused under a node's name does not end that node's s
   CHECK_THAT(output, Catch::Contains("got hello\n"));
   CHECK(WaitExit(cli) == 0);
   close(out[0]), close(err[0]);
+}
+
+TEST_CASE("a session's output for a client that does not read it is dropped past a bound, and the client told",
+          "[integration]") {
+  TestCluster cluster({{"node-a", 2}});
+  int out[2], err[2];
+  REQUIRE(pipe(out) == 0);
+  REQUIRE(pipe(err) == 0);
+  const int devnull = open("/dev/null", O_RDONLY);
+  REQUIRE(devnull >= 0);
+  // 40 MB while the client is stopped: more than the daemon keeps for it.
+  const pid_t cli = StartCli(cluster,
+                             {"run", "--gpus", "1", "--", "/bin/sh", "-c",
+                              "echo started; sleep 1; head -c 40000000 /dev/zero | tr '\\0' x; echo; echo end"},
+                             devnull, out[1], err[1], false);
+  close(devnull), close(out[1]), close(err[1]);
+  std::string output;
+  REQUIRE_THAT(ReadUntil(out[0], "started\n", 20, &output), Catch::Contains("started\n"));
+  REQUIRE(kill(cli, SIGSTOP) == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  REQUIRE(kill(cli, SIGCONT) == 0);
+  output += ReadAll(out[0]);
+  const std::string errors = ReadAll(err[0]);
+  INFO("stderr: " << errors);
+  CHECK(WaitExit(cli) == 0);
+  CHECK(output.size() < 40'000'000);
+  // What came and what was said to be dropped add up to all it printed.
+  const size_t at = errors.find("[gpuschedd: ");
+  REQUIRE(at != std::string::npos);
+  unsigned long long dropped = 0;
+  REQUIRE(std::sscanf(errors.c_str() + at, "[gpuschedd: %llu bytes of this session's output were dropped", &dropped) ==
+          1);
+  CHECK(output.size() + dropped == std::string("started\n").size() + 40'000'000 + std::string("\nend\n").size());
 }
