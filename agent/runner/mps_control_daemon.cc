@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -117,7 +118,11 @@ pid_t MpsControlDaemon::FindRunning() const {
   std::string text;
   int pid = 0;
   if (!std::getline(in, text) || !absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &pid) || !Alive(pid)) return 0;
-  // A reused pid is someone else's process: ours runs the program.
+  // A reused pid is someone else's process: ours runs as we do (a user's
+  // process named like it, left on a stale pid, is not adopted and later
+  // signalled as ours), and runs the program.
+  struct stat st;
+  if (stat(absl::StrCat("/proc/", pid).c_str(), &st) != 0 || st.st_uid != geteuid()) return 0;
   std::ifstream cmdline(absl::StrCat("/proc/", pid, "/cmdline"));
   std::stringstream args;
   args << cmdline.rdbuf();

@@ -1,6 +1,8 @@
 #include "agent/runner/mps_control_daemon.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "common/io/logging/logging.h"
 #include "test_util.h"
+#include "tests/skip.h"
 
 using namespace gpusched::agent;
 using namespace gpusched::agent::testing;
@@ -131,4 +134,30 @@ TEST_CASE("an agent that detaches leaves its MPS control daemon running, and the
   next.Stop();
   CHECK(StandInLog(dir).find("command: quit") != std::string::npos);
   CHECK(Eventually([&] { return !Alive(pid); }));
+}
+
+TEST_CASE("a process of another user on the pid file's pid is not adopted as the MPS control daemon") {
+  if (geteuid() != 0) GPUSCHED_SKIP("needs root: the stand-in runs as another user");
+  TempDir dir;
+  std::filesystem::create_directories(dir / "pipe");
+  // Named like the control daemon, running as nobody.
+  const pid_t impostor = fork();
+  if (impostor == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(1);
+    execl("/bin/sh", "nvidia-cuda-mps-control", "-c", "sleep 30", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  REQUIRE(impostor > 0);
+  REQUIRE(Eventually(
+      [&] { return ReadFile("/proc/" + std::to_string(impostor) + "/cmdline").find("nvidia-cuda-mps-control") == 0; }));
+  WriteFile(dir / "pipe/nvidia-cuda-mps-control.pid", std::to_string(impostor) + "\n");
+  {
+    MpsControlDaemon daemon(Options(dir), gpusched::GetLogger("test"));
+    REQUIRE(daemon.Start().ok());
+    CHECK(daemon.pid() != impostor);
+    daemon.Stop();
+  }
+  CHECK(Alive(impostor));  // not signalled as ours either
+  kill(impostor, SIGKILL);
+  waitpid(impostor, nullptr, 0);
 }
