@@ -522,7 +522,11 @@ JobRunner::Load JobRunner::CurrentLoad() const {
 
 std::vector<v1::JobUpdate> JobRunner::RecentReports() {
   MutexLock lock(&mu_);
-  return recent_.All(options_.clock->Now());
+  std::vector<v1::JobUpdate> reports = recent_.All(options_.clock->Now());
+  std::erase_if(reports, [&](const v1::JobUpdate& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return jobs_.contains(report.job_id()) || launching_.contains(report.job_id());
+  });
+  return reports;
 }
 
 void JobRunner::RenewLeases(absl::Duration lease) {

@@ -122,7 +122,10 @@ class JobRunner {
     int64_t ranks = 0;  // their processes that have not exited
   };
   Load CurrentLoad() const;
-  // Final reports of the last hour (at most 1000), oldest first.
+  // Final reports of the last hour (at most 1000), oldest first; none for a
+  // job with an attempt running or launching here now: that report is an
+  // earlier attempt's, and the daemon would read it as this one's end (and
+  // take the node for free of it).
   std::vector<v1::JobUpdate> RecentReports();
 
   // Kills every job (SIGTERM, `grace`, SIGKILL), waits for them, reports their

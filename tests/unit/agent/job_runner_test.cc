@@ -405,6 +405,30 @@ TEST_CASE("a requeued job's next attempt runs again, apart from the earlier atte
   CHECK(all.back().attempt() == 1);
 }
 
+TEST_CASE("an earlier attempt's report is not sent again while a later attempt of the job runs here") {
+  TempDir dir;
+  UpdateRecorder updates;
+  JobRunner runner(RunnerOptions(dir), updates.Callback());
+  runner.Launch(MakeShellLaunch(9, "exit 4"));
+  REQUIRE(updates.WaitFor(9, Kind::KIND_EXITED));
+  REQUIRE(runner.RecentReports().size() == 1);
+  v1::LaunchJob second = MakeShellLaunch(9, "sleep 30");
+  second.set_attempt(1);
+  runner.Launch(second);
+  for (int i = 0; i < 200 && runner.RunningJobIds().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(runner.RunningJobIds() == std::vector<uint64_t>{9});
+  CHECK(runner.RecentReports().empty());
+  runner.Kill(9, absl::Seconds(1), "cancelled", 1);
+  for (int i = 0; i < 200 && !runner.RunningJobIds().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::vector<v1::JobUpdate> recent = runner.RecentReports();
+  REQUIRE(recent.size() == 1);
+  CHECK(recent[0].attempt() == 1);
+}
+
 TEST_CASE("a launch the crash ledger cannot record (a full disk) is refused with ENOSPC, and nothing runs") {
   if (geteuid() != 0) {
     GPUSCHED_SKIP("not root, cannot mount a small tmpfs to fill");
