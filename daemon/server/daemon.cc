@@ -36,21 +36,26 @@
 namespace gpusched::server {
 namespace {
 
+// Takes `path` (made if missing) for this process alone; `what` says what
+// it guards, for the error when another process holds it.
+absl::StatusOr<int> LockFile(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, ": ", strerror(errno)));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat("another gpuschedd is already using ", what, " (", path, " is locked)"));
+  }
+  return fd;
+}
+
 // One daemon per state directory: two writers would each believe they own
 // every job in it.
 absl::StatusOr<int> LockStateDir(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create state directory ", dir, ": ", ec.message()));
-  const std::string path = dir + "/gpuschedd.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return absl::FailedPreconditionError(absl::StrCat("cannot open ", path, ": ", strerror(errno)));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    return absl::FailedPreconditionError(
-        absl::StrCat("another gpuschedd is already using state directory ", dir, " (", path, " is locked)"));
-  }
-  return fd;
+  return LockFile(dir + "/gpuschedd.lock", absl::StrCat("state directory ", dir));
 }
 
 // A file with no bytes is no state: SQLite would take it for an empty
@@ -191,6 +196,12 @@ absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenStore(const DaemonO
 absl::StatusOr<std::unique_ptr<store::JobStore>> Daemon::OpenSqlite(const DaemonOptions& options, Daemon& d,
                                                                     const std::string& path) {
   d.db_path_ = path;
+  // The same for the database itself, which a store URL may put outside the
+  // state directory: two daemons with their own state directories and one
+  // database would hand out the same job ids.
+  auto store_lock = LockFile(path + ".lock", absl::StrCat("the SQLite store ", path));
+  if (!store_lock.ok()) return store_lock.status();
+  d.store_lock_fd_ = *store_lock;
   if (!options.init_state) {
     if (absl::Status s = CheckStateExists(path); !s.ok()) return s;
   } else if (!HasState(path)) {
@@ -247,9 +258,9 @@ void Daemon::Shutdown() {
   power_programs_.reset();  // a program that ends now is heard by no one
   reads_.reset();
   metrics_endpoint_.reset();
-  if (lock_fd_ >= 0) {
-    ::close(lock_fd_);
-    lock_fd_ = -1;
+  for (int* fd : {&store_lock_fd_, &lock_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
   }
 }
 

@@ -116,6 +116,7 @@ class Daemon {
   DaemonOptions options_;
   std::string db_path_;
   int lock_fd_ = -1;
+  int store_lock_fd_ = -1;  // a SQLite store's own lock, wherever the file is
   int port_ = 0;
   std::unique_ptr<store::JobStore> store_;
   std::function<absl::StatusOr<std::unique_ptr<store::JobReader>>()> open_reader_;

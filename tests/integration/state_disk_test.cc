@@ -19,6 +19,7 @@
 #include "tests/integration/test_cluster.h"
 #include "tests/skip.h"
 #include "tests/support/postgres_server.h"
+#include "tests/support/temp_dir.h"
 
 using gpusched::testing::TestCluster;
 namespace v1 = gpusched::v1;
@@ -194,4 +195,17 @@ TEST_CASE("a full PostgreSQL disk: changes are refused with RESOURCE_EXHAUSTED, 
 
   REQUIRE(unlink(filler.c_str()) == 0);
   TakesChangesAgain(cluster, stuck_request);
+}
+
+TEST_CASE("a second daemon on the same SQLite store, with a state directory of its own, is refused at start",
+          "[integration]") {
+  gpusched::testing::TempDir dir;
+  const std::string db = (dir.path() / "shared.db").string();
+  TestCluster cluster({{"node-a", 1}}, {"--store", "sqlite://" + db});
+  REQUIRE(cluster.WaitForEnd(cluster.Submit({"--", "/bin/true"})).state() == v1::JOB_STATE_COMPLETED);
+  const gpusched::testing::CommandResult second =
+      gpusched::testing::RunCommand({GPUSCHEDD_BIN, "serve", "--listen", "127.0.0.1:0", "--state-dir",
+                                     (dir.path() / "other-state").string(), "--store", "sqlite://" + db});
+  CHECK(second.exit_code == 1);
+  CHECK_THAT(second.err, Catch::Contains("another gpuschedd is already using the SQLite store " + db));
 }
