@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 using namespace gpusched;
 
@@ -127,6 +130,35 @@ server::CommittedBatch Batch(uint64_t job, v1::JobState state, std::shared_ptr<R
   return batch;
 }
 
+// A started committer over `Store`, with one agent channel and a log of
+// what its batches' callers were told ("1 failed 6": job 1, not persisted,
+// as state 6).
+template <typename Store>
+struct Committing {
+  template <typename... Args>
+  explicit Committing(Args&&... args) : store(std::forward<Args>(args)...) {
+    committer.Start();
+  }
+  void Hand(uint64_t job, v1::JobState state) { committer.Hand(Batch(job, state, channel, log, log_mu)); }
+  // Until the store was asked `n` times, or 4 s.
+  void WaitForAttempts(int n) {
+    for (int i = 0; i < 200 && store.attempts() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::vector<std::string> Told() {
+    std::lock_guard<std::mutex> lock(log_mu);
+    return log;
+  }
+
+  Store store;
+  server::JobEventHub hub;
+  server::StoreHealth health;
+  std::shared_ptr<RecordingChannel> channel = std::make_shared<RecordingChannel>();
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  // Last: stopped (its callers told) before what it tells them goes.
+  server::BatchCommitter committer{store, hub, health};
+};
+
 }  // namespace
 
 TEST_CASE("nothing is released before its batch is durable; queued batches share one commit, in order") {
@@ -197,67 +229,39 @@ TEST_CASE("a commit that fails is retried until it fits; meanwhile changes are r
 }
 
 TEST_CASE("stopping while commits fail gives the waiting batches up, unacknowledged and unsent") {
-  FillableStore store;
-  server::JobEventHub hub;
-  server::StoreHealth health;
-  server::BatchCommitter committer(store, hub, health);
-  auto channel = std::make_shared<RecordingChannel>();
-  std::vector<std::string> log;
-  std::mutex log_mu;
-  committer.Start();
-  store.SetFull(true);
-  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
-  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  committer.Stop();
-  CHECK(store.committed().empty());
-  CHECK(log == std::vector<std::string>{"1 failed 1"});
-  CHECK(channel->sent.empty());
+  Committing<FillableStore> c;
+  c.store.SetFull(true);
+  c.Hand(1, v1::JOB_STATE_PENDING);
+  c.WaitForAttempts(1);
+  c.committer.Stop();
+  CHECK(c.store.committed().empty());
+  CHECK(c.Told() == std::vector<std::string>{"1 failed 1"});
+  CHECK(c.channel->sent.empty());
 }
 
 TEST_CASE("a batch queued behind one given up is given up too, although the store would take it") {
   // Job 2's batch was computed on top of job 1's (say, on the GPUs job 1's
   // cancel freed): on disk without it, a restart would see both.
-  PoisonedStore store(1);
-  server::JobEventHub hub;
-  server::StoreHealth health;
-  server::BatchCommitter committer(store, hub, health);
-  auto channel = std::make_shared<RecordingChannel>();
-  std::vector<std::string> log;
-  std::mutex log_mu;
-  committer.Start();
-  committer.Hand(Batch(1, v1::JOB_STATE_CANCELLED, channel, log, log_mu));
-  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(store.attempts() >= 1);
-  committer.Hand(Batch(2, v1::JOB_STATE_STARTING, channel, log, log_mu));
-  committer.Stop();
-  CHECK(store.committed().empty());
-  CHECK(log == std::vector<std::string>{"1 failed 6", "2 failed 2"});
-  CHECK(channel->sent.empty());
+  Committing<PoisonedStore> c(1);
+  c.Hand(1, v1::JOB_STATE_CANCELLED);
+  c.WaitForAttempts(1);
+  REQUIRE(c.store.attempts() >= 1);
+  c.Hand(2, v1::JOB_STATE_STARTING);
+  c.committer.Stop();
+  CHECK(c.store.committed().empty());
+  CHECK(c.Told() == std::vector<std::string>{"1 failed 6", "2 failed 2"});
+  CHECK(c.channel->sent.empty());
 }
 
 TEST_CASE("once told to stop retrying, a commit the store refuses is given up at once; the committer stays up") {
-  FillableStore store;
-  server::JobEventHub hub;
-  server::StoreHealth health;
-  server::BatchCommitter committer(store, hub, health);
-  auto channel = std::make_shared<RecordingChannel>();
-  std::vector<std::string> log;
-  std::mutex log_mu;
-  committer.Start();
-  store.SetFull(true);
-  committer.Hand(Batch(1, v1::JOB_STATE_PENDING, channel, log, log_mu));
-  for (int i = 0; i < 200 && store.attempts() < 1; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  committer.StopRetrying();
-  auto answered = [&] {
-    std::lock_guard<std::mutex> lock(log_mu);
-    return !log.empty();
-  };
-  for (int i = 0; i < 100 && !answered(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  {
-    std::lock_guard<std::mutex> lock(log_mu);
-    CHECK(log == std::vector<std::string>{"1 failed 1"});  // without waiting for Stop
-  }
-  committer.Stop();
-  CHECK(store.committed().empty());
-  CHECK(channel->sent.empty());
+  Committing<FillableStore> c;
+  c.store.SetFull(true);
+  c.Hand(1, v1::JOB_STATE_PENDING);
+  c.WaitForAttempts(1);
+  c.committer.StopRetrying();
+  for (int i = 0; i < 100 && c.Told().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(c.Told() == std::vector<std::string>{"1 failed 1"});  // without waiting for Stop
+  c.committer.Stop();
+  CHECK(c.store.committed().empty());
+  CHECK(c.channel->sent.empty());
 }
