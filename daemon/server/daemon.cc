@@ -120,11 +120,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
                                              d->metrics_.get());
   if (!options.core.pools.empty()) {
     SchedulerLoop* loop = d->loop_.get();
-    d->power_programs_ = std::make_unique<PowerPrograms>(
+    d->power_programs_ = std::make_shared<PowerPrograms>(
         options.state_dir + "/power", [loop](const core::PowerRequest& request, const absl::Status& outcome) {
           loop->Post([request, outcome](LoopContext& ctx) { ctx.core.PowerProgramEnded(request, outcome, ctx.fx); });
         });
-    d->loop_->set_power_programs(d->power_programs_.get());
+    d->loop_->set_power_programs(d->power_programs_);
   }
   auto reads = ReadPool::Open(d->open_reader_, options.read_threads);
   if (!reads.ok()) return reads.status();
@@ -252,10 +252,12 @@ void Daemon::Shutdown() {
     loop_->Post([](LoopContext& ctx) { ctx.core.KeepFairShareNow(ctx.fx); });
     loop_->Stop();
   }
-  // The committer first: its last batches' after-commit callbacks may start
-  // a power program (their nodes are POWERING_UP on disk by then).
-  if (committer_) committer_->Stop();
+  // The last batches' after-commit callbacks, which the committer may still
+  // run, find no runner from here on: a program is not started while the
+  // daemon stops (a restarted one waits out its resume_timeout instead).
+  if (loop_) loop_->set_power_programs(nullptr);
   power_programs_.reset();  // a program that ends now is heard by no one
+  if (committer_) committer_->Stop();
   reads_.reset();
   metrics_endpoint_.reset();
   for (int* fd : {&store_lock_fd_, &lock_fd_}) {

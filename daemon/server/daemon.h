@@ -127,7 +127,7 @@ class Daemon {
   StoreHealth store_health_;
   std::unique_ptr<BatchCommitter> committer_;
   std::unique_ptr<SchedulerLoop> loop_;
-  std::unique_ptr<PowerPrograms> power_programs_;  // after loop_: gone before it
+  std::shared_ptr<PowerPrograms> power_programs_;  // shared with the loop's after-commit callbacks
   std::unique_ptr<ReadPool> reads_;
   std::unique_ptr<SchedulerCalls> scheduler_calls_;
   std::unique_ptr<SchedulerService> scheduler_service_;

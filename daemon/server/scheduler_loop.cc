@@ -99,7 +99,9 @@ void SchedulerLoop::RunBatch(std::deque<Command>& commands, bool tick) {
   for (core::PowerRequest& request : fx.power_requests) {
     batch.after_commit.push_back([this, request = std::move(request)](const absl::Status& durable,
                                                                       const CommittedBatch&) {
-      if (durable.ok() && power_programs_ != nullptr) return power_programs_->Run(request);
+      if (std::shared_ptr<PowerPrograms> programs = power_programs_.load(); durable.ok() && programs != nullptr) {
+        return programs->Run(request);
+      }
       // Not run: the nodes go back to where they were, with the reason.
       const absl::Status why =
           durable.ok()

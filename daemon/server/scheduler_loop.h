@@ -55,7 +55,9 @@ class SchedulerLoop {
   void set_on_wake(std::function<void()> on_wake) { on_wake_ = std::move(on_wake); }
   // Where the pools' programs run (Effects::power_requests), once the power
   // states behind them are durable; null: none runs (no pools). Before Start.
-  void set_power_programs(PowerPrograms* programs) { power_programs_ = programs; }
+  // Read by the committer's threads (after-commit callbacks), each of which
+  // holds the runner while it starts a program: atomic, and shared.
+  void set_power_programs(std::shared_ptr<PowerPrograms> programs) { power_programs_.store(std::move(programs)); }
   void Start();
   void Stop();  // runs what is queued, then joins
   void Post(Command command);
@@ -76,7 +78,7 @@ class SchedulerLoop {
   const StoreHealth& store_;
   const absl::Duration tick_;
   std::function<void()> on_wake_;
-  PowerPrograms* power_programs_ = nullptr;
+  std::atomic<std::shared_ptr<PowerPrograms>> power_programs_;
   metrics::DaemonMetrics* const metrics_;
   std::map<std::string, ConnectedAgent> agents_;
   PriorityBoard priorities_;
