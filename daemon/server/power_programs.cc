@@ -93,29 +93,37 @@ void PowerPrograms::Run(core::PowerRequest request) {
     }
   }
   std::thread([shared = shared_, request = std::move(request), prefix, json_path]() {
-    GetLogger("power")->info("{}: running {}", prefix, request.program);
+    {
+      MutexLock lock(&shared->mu);
+      if (!shared->ended) return;
+      GetLogger("power")->info("{}: running {}", prefix, request.program);
+    }
     absl::Status outcome;
     auto run = RunProgram({request.program, CompressHostlist(request.nodes), json_path}, request.timeout);
     if (!run.ok()) {
       outcome = run.status();
-    } else {
-      LogOutput(prefix, "stdout", run->out);
-      LogOutput(prefix, "stderr", run->err);
-      if (run->signal != 0) {
-        outcome = absl::AbortedError(absl::StrCat(request.program, " was killed by signal ", run->signal));
-      } else if (run->exit_code != 0) {
-        outcome = absl::AbortedError(absl::StrCat(request.program, " exited with status ", run->exit_code));
-      }
+    } else if (run->signal != 0) {
+      outcome = absl::AbortedError(absl::StrCat(request.program, " was killed by signal ", run->signal));
+    } else if (run->exit_code != 0) {
+      outcome = absl::AbortedError(absl::StrCat(request.program, " exited with status ", run->exit_code));
     }
     std::error_code ignored;
     std::filesystem::remove(json_path, ignored);
+    // Said only while the owner is there, under its lock: a program that
+    // ends after the daemon stopped (the process may be exiting, its
+    // loggers already destroyed) touches nothing of it.
+    MutexLock lock(&shared->mu);
+    if (!shared->ended) return;
+    if (run.ok()) {
+      LogOutput(prefix, "stdout", run->out);
+      LogOutput(prefix, "stderr", run->err);
+    }
     if (outcome.ok()) {
       GetLogger("power")->info("{}: {} exited 0", prefix, request.program);
     } else {
       GetLogger("power")->warn("{}: {}", prefix, std::string(outcome.message()));
     }
-    MutexLock lock(&shared->mu);
-    if (shared->ended) shared->ended(request, outcome);
+    shared->ended(request, outcome);
   }).detach();
 }
 

@@ -30,7 +30,9 @@ class PowerPrograms {
   // when missing.
   PowerPrograms(std::string work_dir, Ended ended);
   // Programs still running go on (their outcome is then not heard: a
-  // restarted daemon finds their nodes where they were and carries on).
+  // restarted daemon finds their nodes where they were and carries on), and
+  // their threads, which outlive it, neither log nor call `ended` from now
+  // on: the process may be exiting by the time they end.
   ~PowerPrograms();
 
   void Run(core::PowerRequest request);
