@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -41,7 +42,8 @@ class RecordingStore final : public store::JobStore {
   std::vector<store::StoreBatch> commits_;
 };
 
-// Fails its commits (a full disk) while `full` is set.
+// Fails its commits while `full` is set (a full disk), and every commit
+// that holds job `poison` (a row the store rejects each time).
 class FillableStore final : public store::JobStore {
  public:
   absl::StatusOr<store::RecoveredState> Recover() override { return store::RecoveredState{}; }
@@ -49,12 +51,19 @@ class FillableStore final : public store::JobStore {
     std::lock_guard<std::mutex> lock(mu_);
     ++attempts_;
     if (full_) return absl::InternalError("sqlite error in COMMIT: database or disk is full");
+    for (const v1::Job& job : batch.jobs) {
+      if (poison_ && job.id() == *poison_) return absl::InvalidArgumentError("value too long for the index");
+    }
     for (const v1::Job& job : batch.jobs) committed_.push_back(job.id());
     return absl::OkStatus();
   }
   void SetFull(bool full) {
     std::lock_guard<std::mutex> lock(mu_);
     full_ = full;
+  }
+  void SetPoison(uint64_t job) {
+    std::lock_guard<std::mutex> lock(mu_);
+    poison_ = job;
   }
   int attempts() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,37 +77,7 @@ class FillableStore final : public store::JobStore {
  private:
   std::mutex mu_;
   bool full_ = false;
-  int attempts_ = 0;
-  std::vector<uint64_t> committed_;
-};
-
-// Refuses every commit that holds job `poison` (a row the store rejects
-// each time), takes the others.
-class PoisonedStore final : public store::JobStore {
- public:
-  explicit PoisonedStore(uint64_t poison) : poison_(poison) {}
-  absl::StatusOr<store::RecoveredState> Recover() override { return store::RecoveredState{}; }
-  absl::Status Commit(const store::StoreBatch& batch) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++attempts_;
-    for (const v1::Job& job : batch.jobs) {
-      if (job.id() == poison_) return absl::InvalidArgumentError("value too long for the index");
-    }
-    for (const v1::Job& job : batch.jobs) committed_.push_back(job.id());
-    return absl::OkStatus();
-  }
-  int attempts() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return attempts_;
-  }
-  std::vector<uint64_t> committed() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return committed_;
-  }
-
- private:
-  const uint64_t poison_;
-  std::mutex mu_;
+  std::optional<uint64_t> poison_;
   int attempts_ = 0;
   std::vector<uint64_t> committed_;
 };
@@ -130,15 +109,11 @@ server::CommittedBatch Batch(uint64_t job, v1::JobState state, std::shared_ptr<R
   return batch;
 }
 
-// A started committer over `Store`, with one agent channel and a log of
-// what its batches' callers were told ("1 failed 6": job 1, not persisted,
-// as state 6).
-template <typename Store>
+// A started committer over a FillableStore, with one agent channel and a
+// log of what its batches' callers were told ("1 failed 6": job 1, not
+// persisted, as state 6).
 struct Committing {
-  template <typename... Args>
-  explicit Committing(Args&&... args) : store(std::forward<Args>(args)...) {
-    committer.Start();
-  }
+  Committing() { committer.Start(); }
   void Hand(uint64_t job, v1::JobState state) { committer.Hand(Batch(job, state, channel, log, log_mu)); }
   // Until the store was asked `n` times, or 4 s.
   void WaitForAttempts(int n) {
@@ -149,7 +124,7 @@ struct Committing {
     return log;
   }
 
-  Store store;
+  FillableStore store;
   server::JobEventHub hub;
   server::StoreHealth health;
   std::shared_ptr<RecordingChannel> channel = std::make_shared<RecordingChannel>();
@@ -229,7 +204,7 @@ TEST_CASE("a commit that fails is retried until it fits; meanwhile changes are r
 }
 
 TEST_CASE("stopping while commits fail gives the waiting batches up, unacknowledged and unsent") {
-  Committing<FillableStore> c;
+  Committing c;
   c.store.SetFull(true);
   c.Hand(1, v1::JOB_STATE_PENDING);
   c.WaitForAttempts(1);
@@ -242,7 +217,8 @@ TEST_CASE("stopping while commits fail gives the waiting batches up, unacknowled
 TEST_CASE("a batch queued behind one given up is given up too, although the store would take it") {
   // Job 2's batch was computed on top of job 1's (say, on the GPUs job 1's
   // cancel freed): on disk without it, a restart would see both.
-  Committing<PoisonedStore> c(1);
+  Committing c;
+  c.store.SetPoison(1);
   c.Hand(1, v1::JOB_STATE_CANCELLED);
   c.WaitForAttempts(1);
   REQUIRE(c.store.attempts() >= 1);
@@ -254,7 +230,7 @@ TEST_CASE("a batch queued behind one given up is given up too, although the stor
 }
 
 TEST_CASE("once told to stop retrying, a commit the store refuses is given up at once; the committer stays up") {
-  Committing<FillableStore> c;
+  Committing c;
   c.store.SetFull(true);
   c.Hand(1, v1::JOB_STATE_PENDING);
   c.WaitForAttempts(1);
