@@ -11,6 +11,16 @@
 #include "daemon/server/grpc_status.h"
 
 namespace gpusched::server {
+namespace {
+
+// The output a SessionOutput or an AttachResponse carries, as counted
+// against AttachReactor::kMaxQueuedOutputBytes.
+template <typename Message>
+size_t OutputBytes(const Message& message) {
+  return message.stdout().size() + message.stderr().size();
+}
+
+}  // namespace
 
 AttachReactor::AttachReactor(SchedulerLoop& loop, SessionRelay& relay, Caller caller)
     : loop_(loop), relay_(relay), caller_(std::move(caller)) {
@@ -149,7 +159,7 @@ void AttachReactor::Deliver(const v1::SessionOutput& output) {
   MutexLock lock(&mu_);
   if (exited_ || finishing_) return;
   v1::AttachResponse response;
-  const size_t bytes = output.stdout().size() + output.stderr().size();
+  const size_t bytes = OutputBytes(output);
   if (bytes > 0 && queued_output_bytes_ + bytes > kMaxQueuedOutputBytes) {
     dropped_output_bytes_ += bytes;
     return;
@@ -212,7 +222,7 @@ void AttachReactor::CancelJobOnce(const std::string& reason) {
 }
 
 void AttachReactor::QueueLocked(v1::AttachResponse response) {
-  queued_output_bytes_ += response.stdout().size() + response.stderr().size();
+  queued_output_bytes_ += OutputBytes(response);
   out_.push_back(std::move(response));
   if (!writing_) {
     writing_ = true;
@@ -228,7 +238,7 @@ void AttachReactor::OnWriteDone(bool ok) {
     queued_output_bytes_ = 0;
     FinishLocked(grpc::Status::OK);
   } else {
-    queued_output_bytes_ -= out_.front().stdout().size() + out_.front().stderr().size();
+    queued_output_bytes_ -= OutputBytes(out_.front());
     out_.pop_front();
   }
   if (!out_.empty()) {

@@ -10,6 +10,12 @@
 #include "daemon/store/read_snapshot.h"
 
 namespace gpusched::store {
+namespace {
+
+// One snapshot for all the statements of a read (ReadSnapshot).
+constexpr char kBeginRead[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<PgJobReader>> PgJobReader::Open(const StoreUrl& url) {
   auto db = PgConnection::Connect(url.postgres, url.shown);
@@ -18,13 +24,13 @@ absl::StatusOr<std::unique_ptr<PgJobReader>> PgJobReader::Open(const StoreUrl& u
 }
 
 absl::StatusOr<std::optional<v1::Job>> PgJobReader::GetJob(uint64_t id, bool with_events) {
-  const ReadSnapshot<PgConnection> snapshot(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  const ReadSnapshot<PgConnection> snapshot(*db_, kBeginRead);
   if (!snapshot.began().ok()) return snapshot.began();
   return ReadJob(id, with_events);
 }
 
 absl::StatusOr<JobPage> PgJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
-  const ReadSnapshot<PgConnection> snapshot(*db_, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  const ReadSnapshot<PgConnection> snapshot(*db_, kBeginRead);
   if (!snapshot.began().ok()) return snapshot.began();
   return ReadJobs(filter, limit, after_id);
 }

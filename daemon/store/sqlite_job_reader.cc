@@ -9,6 +9,13 @@
 #include "daemon/store/read_snapshot.h"
 
 namespace gpusched::store {
+namespace {
+
+// One snapshot for all the statements of a read (ReadSnapshot): a deferred
+// transaction takes it at its first read.
+constexpr char kBeginRead[] = "BEGIN";
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteJobReader>> SqliteJobReader::Open(const std::string& path) {
   auto db = SqliteDb::Open(path, /*read_only=*/true);
@@ -17,13 +24,13 @@ absl::StatusOr<std::unique_ptr<SqliteJobReader>> SqliteJobReader::Open(const std
 }
 
 absl::StatusOr<std::optional<v1::Job>> SqliteJobReader::GetJob(uint64_t id, bool with_events) {
-  const ReadSnapshot<SqliteDb> snapshot(*db_, "BEGIN");
+  const ReadSnapshot<SqliteDb> snapshot(*db_, kBeginRead);
   if (!snapshot.began().ok()) return snapshot.began();
   return ReadJob(id, with_events);
 }
 
 absl::StatusOr<JobPage> SqliteJobReader::ListJobs(const JobFilter& filter, int limit, uint64_t after_id) {
-  const ReadSnapshot<SqliteDb> snapshot(*db_, "BEGIN");
+  const ReadSnapshot<SqliteDb> snapshot(*db_, kBeginRead);
   if (!snapshot.began().ok()) return snapshot.began();
   return ReadJobs(filter, limit, after_id);
 }
