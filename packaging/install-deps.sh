@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache
   lld  # links the daemon and the agent with the code they run first (cmake/text_order.cmake)
+  bolt-16 python3  # then moves the daemon's executed functions together, one by one (cmake/bolt_text_order.sh)
   libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 libcli11-dev libspdlog-dev libfmt-dev catch2
   libhwloc-dev

@@ -110,6 +110,17 @@ TEST_CASE("gpusched --version prints the same line alone as after other options,
   CHECK(alone.err.empty());
 }
 
+TEST_CASE("gpuschedd prints its version and names a flag it does not know", "[integration]") {
+  // Its command line answers both by throwing and catching a C++ exception,
+  // through the unwinder that llvm-bolt once broke (cmake/bolt_text_order.sh).
+  auto version = gpusched::testing::RunCommand({GPUSCHEDD_BIN, "--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.rfind("gpuschedd ", 0) == 0);
+  auto unknown = gpusched::testing::RunCommand({GPUSCHEDD_BIN, "serve", "--no-such-flag"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("--no-such-flag") != std::string::npos);
+}
+
 TEST_CASE("ListNodes gives nodes a page at a time in name order, or the one node asked for", "[integration]") {
   TestCluster cluster({{"node-c", 1}, {"node-a", 1}, {"node-b", 2}});
   auto list = [&](const v1::ListNodesRequest& request, v1::ListNodesResponse& response) {
