@@ -2,7 +2,8 @@
 # Makes the order files that put the code gpuschedd and gpusched-agent run
 # first in their text (cmake/text_order.cmake): daemon/text.order and
 # agent/text.order, each the functions of its program that one run executed,
-# in the order the profile first names them.
+# in the order the profile first names them; the daemon's then the functions
+# a native run of it executed that callgrind's did not see.
 #
 #   cmake/make_text_order.sh [BUILD_DIR]      (default build; needs valgrind)
 #
@@ -16,6 +17,10 @@
 # only rarer paths run is faulted in when they run, as before. (Valgrind
 # 3.19 does not know pidfd_open: under it the agent's launches fail at that
 # step, so the jobs end failed and the launch beyond it is not in the order.)
+#
+# The native run (with llvm-bolt, on the build's $BUILD_DIR/daemon/gpuschedd.prebolt):
+# the same commands on 16 agents, as tests/bench/vs_slurm.sh runs them, the
+# daemon instrumented by BOLT, no valgrind.
 #
 # Run it again when the programs have changed much (a stale file only orders
 # less), rebuild, and compare resident memory: tests/bench/agent_cost.sh,
@@ -37,35 +42,74 @@ trap cleanup EXIT
 # The shim beside the agent, as installed.
 cp "$build/daemon/gpuschedd" "$build/agent/gpusched-agent" "$build/agent/gpusched-shim" "$work/"
 : >"$work/empty.toml"
-port=$((20000 + RANDOM % 20000))
-cli() { "$build/cli/gpusched" --addr "unix:$work/d.sock" "$@"; }
-profile() {  # NAME PROGRAM ARGS...
+start() {  # NAME PROGRAM ARGS...: in the background, under callgrind in the first run
   local name=$1
   shift
-  valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" "$@" >"$work/$name.log" 2>&1 &
+  if [[ $run == callgrind ]]; then
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" "$@" >"$work/$name.log" 2>&1 &
+  else
+    "$@" >"$work/$name.$run.log" 2>&1 &
+  fi
   pids+=($!)
 }
 
-profile daemon "$work/gpuschedd" serve --config "$work/empty.toml" --listen "127.0.0.1:$port" \
-  --state-dir "$work/state" --init --allow-unauthenticated-tcp --allow-root-jobs --socket "$work/d.sock"
-for _ in $(seq 120); do cli nodes >/dev/null 2>&1 && break; sleep 0.5; done
-profile agent "$work/gpusched-agent" --config "$work/empty.toml" --daemon "127.0.0.1:$port" --node-name order1 \
-  --fake-gpus 8 --log-dir "$work/logs" --cpu-bind none --calibrate-on-start false --keep-jobs-on-stop false
-for _ in $(seq 120); do cli nodes 2>/dev/null | grep -q "order1 *UP" && break; sleep 0.5; done
-cli nodes | grep -q "order1 *UP" || { echo "make_text_order: the agent never came UP; its log:" >&2; tail "$work/agent.log" >&2; exit 1; }
+scenario() {  # DAEMON_PROGRAM AGENTS
+  local dir=$work/$run held n
+  mkdir -p "$dir"
+  port=$((20000 + RANDOM % 20000))
+  cli() { "$build/cli/gpusched" --addr "unix:$dir/d.sock" "$@"; }
+  start daemon "$1" serve --config "$work/empty.toml" --listen "127.0.0.1:$port" \
+    --state-dir "$dir/state" --init --allow-unauthenticated-tcp --allow-root-jobs --socket "$dir/d.sock"
+  for _ in $(seq 120); do cli nodes >/dev/null 2>&1 && break; sleep 0.5; done
+  for n in $(seq "$2"); do
+    start "agent$n" "$work/gpusched-agent" --config "$work/empty.toml" --daemon "127.0.0.1:$port" \
+      --node-name "order$n" --fake-gpus 8 --log-dir "$dir/logs$n" --cpu-bind none --calibrate-on-start false \
+      --keep-jobs-on-stop false
+  done
+  for _ in $(seq 120); do (($(cli nodes 2>/dev/null | grep -c -E "^order[0-9]+ +UP") == $2)) && break; sleep 0.5; done
+  (($(cli nodes | grep -c -E "^order[0-9]+ +UP") == $2)) || {
+    echo "make_text_order: not all $2 agents came UP ($run run); the first one's log:" >&2
+    tail "$work"/agent1*.log >&2
+    exit 1
+  }
 
-held=$(cli submit --hold -- true | awk '{print $NF}')
-cli status "$held" >/dev/null
-cli status >/dev/null
-cli submit --gpus 2 --wait -- sh -c 'echo order' >/dev/null || true  # see pidfd_open above
-cli cancel "$held" >/dev/null
-"$build/cli/gpusched" --addr "127.0.0.1:$port" nodes >/dev/null
-cli submit --gpus 1 --wait -- true >/dev/null || true
-sleep 12  # a few heartbeats and idle passes
+  held=$(cli submit --hold -- true | awk '{print $NF}')
+  cli status "$held" >/dev/null
+  cli status >/dev/null
+  cli submit --gpus 2 --wait -- sh -c 'echo order' >/dev/null || true  # see pidfd_open above
+  cli cancel "$held" >/dev/null
+  "$build/cli/gpusched" --addr "127.0.0.1:$port" nodes >/dev/null
+  cli submit --gpus 1 --wait -- true >/dev/null || true
+  sleep 12  # a few heartbeats and idle passes
 
-kill -TERM "${pids[@]}"
-wait "${pids[@]}" 2>/dev/null || true
-pids=()
+  kill -TERM "${pids[@]}"
+  wait "${pids[@]}" 2>/dev/null || true
+  pids=()
+}
+
+# A daemon rewritten by BOLT is profiled as it was linked (valgrind cannot
+# read the debug info BOLT writes); the functions are the same.
+if [[ -f $build/daemon/gpuschedd.prebolt ]]; then cp "$build/daemon/gpuschedd.prebolt" "$work/gpuschedd"; fi
+run=callgrind
+scenario "$work/gpuschedd" 1
+# The daemon's run again, natively, with BOLT's instrumentation (its
+# counters are written at exit): callgrind's CPU is not the machine's, and
+# code chosen by CPU features (epoll, hashing, CRC) differs. Its functions
+# that callgrind did not see follow callgrind's in daemon/text.order.
+bolt=$(command -v llvm-bolt-16 || command -v llvm-bolt || true)
+if [[ -n $bolt && -f $build/daemon/gpuschedd.prebolt ]]; then
+  # Through the link, BOLT finds its runtime library beside itself.
+  "$(readlink -f "$bolt")" "$build/daemon/gpuschedd.prebolt" -instrument -o "$work/gpuschedd.instrumented" \
+    --instrumentation-file="$work/daemon.fdata" >"$work/instrument.log" 2>&1 || {
+    grep -v '^BOLT-WARNING' "$work/instrument.log" | tail >&2
+    echo "make_text_order: llvm-bolt could not instrument the daemon" >&2
+    exit 1
+  }
+  run=native
+  scenario "$work/gpuschedd.instrumented" 16
+else
+  echo "make_text_order: no llvm-bolt or no $build/daemon/gpuschedd.prebolt: callgrind's run alone" >&2
+fi
 
 # Callgrind names each function once with its id, "fn=(ID) NAME", and by id
 # alone after that; "ob=" says whose object the functions that follow are.
@@ -90,6 +134,12 @@ executed() {  # CALLGRIND_FILE PROGRAM_PATH
       if (ob == program && f !~ /^\(/ && !(f in seen)) { seen[f] = 1; print f }
     }' "$1"
 }
+# BOLT's profile: "FROM_IS_SYMBOL FROM OFFSET TO_IS_SYMBOL TO OFFSET
+# MISPREDICTS COUNT" per branch or call taken; a local function's name ends
+# in /N. Printed: the functions that ran, as the order file names them.
+instrumented() {  # FDATA
+  awk '$NF > 0 { if ($1 == 1) print $2; if ($4 == 1) print $5 }' "$1" | sed 's|/[0-9]*$||' | awk '!seen[$0]++'
+}
 write_order() {  # NAME PROGRAM OUT
   local out=$3
   {
@@ -97,8 +147,12 @@ write_order() {  # NAME PROGRAM OUT
     echo "# the linker (cmake/text_order.cmake). Made by cmake/make_text_order.sh; run it"
     echo "# again rather than editing this file."
     executed "$work/$1.callgrind" "$work/$2"
+    if [[ -f $work/$1.fdata ]]; then
+      executed "$work/$1.callgrind" "$work/$2" | sort -u >"$work/$1.seen"
+      instrumented "$work/$1.fdata" | grep -vxF -f "$work/$1.seen" || true
+    fi
   } >"$out"
   echo "make_text_order: $out: $(($(wc -l <"$out") - 3)) functions"
 }
 write_order daemon gpuschedd daemon/text.order
-write_order agent gpusched-agent agent/text.order
+write_order agent1 gpusched-agent agent/text.order
