@@ -9,7 +9,7 @@
 # file: the daemon, whose executed code is mostly gRPC's, protobuf's and
 # SQLite's, is rewritten after its link by llvm-bolt, which moves single
 # functions (cmake/bolt_text_order.sh: a fresh daemon with 16 agents and one
-# job 13.0 -> 9.2 MiB resident).
+# job 12.7 -> 9.0 MiB resident).
 #
 # An order file that has gone stale only orders less: functions it no longer
 # names are placed as the linker would place them anyway. Needs the lld,
