@@ -14,9 +14,11 @@
 # moved, the order file's first (--lite=0: rewriting only those leaves a
 # jump at each one's old place, and callers through vtables come through
 # it, touching the old text again), but for the ones whose jump tables BOLT
-# 16 would cut short (cmake/bolt_unsafe_functions.py), which stay byte for
-# byte where the link put them. BOLT's optimisations are off: the code is
-# moved, not changed. Other options:
+# 16 would cut short, and their .cold fragments
+# (cmake/bolt_unsafe_functions.py), which stay where the link put them. Should
+# BOLT meet such a function that the list missed, it says so ("due to cold
+# fragments") and the build fails. BOLT's optimisations are off: the code is
+# re-encoded and moved, not reordered or rewritten. Other options:
 #   --no-huge-pages: the new text aligned to pages, not to 2 MiB (the daemon
 #     wants its code small, not on huge pages).
 #   --update-debug-sections: the debug info follows the moved code (without
@@ -34,16 +36,24 @@
 # Also left beside PROGRAM: PROGRAM.bolt.log (BOLT's many per-function
 # warnings, printed only when it fails) and PROGRAM.prebolt, the program as
 # linked without its debug info, which cmake/make_text_order.sh instruments
-# (BOLT does not take its own output again).
+# (BOLT does not take its own output again). On any failure PROGRAM and
+# PROGRAM.release are removed, so that nothing half made is run or
+# installed, and the next build links again.
 set -euo pipefail
 bolt=$1 order=$2 program=$3
 here=$(cd "$(dirname "$0")" && pwd)
 log=$program.bolt.log
+done=
+cleanup() {
+  rm -f "$program.bolting"
+  [[ -n $done ]] || rm -f "$program" "$program.release"
+}
+trap cleanup EXIT
 fail() {
   echo "bolt_text_order: $1 (BOLT's output in $log)" >&2
-  rm -f "$program.bolted" "$program.release" "$program"  # the next build links again
   exit 1
 }
+rm -f "$program.release"
 
 objcopy --strip-debug "$program" "$program.prebolt"
 python3 "$here/bolt_unsafe_functions.py" "$program.prebolt" >"$program.bolt-unsafe"
@@ -54,15 +64,19 @@ sed 's/\./\\./g; s|.*|^&(/[0-9]+)?$|' "$program.bolt-unsafe" >"$program.bolt-ski
 rewrite() {  # IN OUT BOLT_OPTIONS...
   local in=$1 out=$2
   shift 2
-  if ! "$bolt" "$in" -o "$out" --lite=0 --reorder-functions=user --function-order="$order" \
+  if ! "$bolt" "$in" -o "$program.bolting" --lite=0 --reorder-functions=user --function-order="$order" \
     --skip-funcs-file="$program.bolt-skip" --peepholes=none --simplify-conditional-tail-calls=0 \
     --eliminate-unreachable=0 --align-macro-fusion=none --strip-rep-ret=0 --reorder-blocks=none \
     --split-functions=0 --no-huge-pages "$@" >"$log" 2>&1; then
     grep -v '^BOLT-WARNING' "$log" | tail -20 >&2
     fail "llvm-bolt failed on $in"
   fi
-  "$out" --version >/dev/null 2>&1 || fail "$in as BOLT rewrote it cannot print its version"
+  if grep 'due to cold fragments' "$log" >&2; then
+    fail "BOLT met functions whose jump tables it would cut short that bolt_unsafe_functions.py did not name"
+  fi
+  timeout 60 "$program.bolting" --version >/dev/null 2>&1 || fail "$in as BOLT rewrote it cannot print its version"
+  mv -f "$program.bolting" "$out"
 }
 rewrite "$program.prebolt" "$program.release"
-rewrite "$program" "$program.bolted" --update-debug-sections
-mv -f "$program.bolted" "$program"
+rewrite "$program" "$program" --update-debug-sections
+done=1

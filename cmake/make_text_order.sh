@@ -88,8 +88,13 @@ scenario() {  # DAEMON_PROGRAM AGENTS
 }
 
 # A daemon rewritten by BOLT is profiled as it was linked (valgrind cannot
-# read the debug info BOLT writes); the functions are the same.
-if [[ -f $build/daemon/gpuschedd.prebolt ]]; then cp "$build/daemon/gpuschedd.prebolt" "$work/gpuschedd"; fi
+# read the debug info BOLT writes); the functions are the same. The copy as
+# linked is only this build's when the daemon is BOLT's output.
+prebolt=
+if [[ -f $build/daemon/gpuschedd.prebolt ]] && readelf -SW "$build/daemon/gpuschedd" | grep '\.note\.bolt_info' >/dev/null; then
+  prebolt=$build/daemon/gpuschedd.prebolt
+  cp "$prebolt" "$work/gpuschedd"
+fi
 run=callgrind
 scenario "$work/gpuschedd" 1
 # The daemon's run again, natively, with BOLT's instrumentation (its
@@ -97,9 +102,9 @@ scenario "$work/gpuschedd" 1
 # code chosen by CPU features (epoll, hashing, CRC) differs. Its functions
 # that callgrind did not see follow callgrind's in daemon/text.order.
 bolt=$(command -v llvm-bolt-16 || command -v llvm-bolt || true)
-if [[ -n $bolt && -f $build/daemon/gpuschedd.prebolt ]]; then
+if [[ -n $bolt && -n $prebolt ]]; then
   # Through the link, BOLT finds its runtime library beside itself.
-  "$(readlink -f "$bolt")" "$build/daemon/gpuschedd.prebolt" -instrument -o "$work/gpuschedd.instrumented" \
+  "$(readlink -f "$bolt")" "$prebolt" -instrument -o "$work/gpuschedd.instrumented" \
     --instrumentation-file="$work/daemon.fdata" >"$work/instrument.log" 2>&1 || {
     grep -v '^BOLT-WARNING' "$work/instrument.log" | tail >&2
     echo "make_text_order: llvm-bolt could not instrument the daemon" >&2
@@ -108,7 +113,7 @@ if [[ -n $bolt && -f $build/daemon/gpuschedd.prebolt ]]; then
   run=native
   scenario "$work/gpuschedd.instrumented" 16
 else
-  echo "make_text_order: no llvm-bolt or no $build/daemon/gpuschedd.prebolt: callgrind's run alone" >&2
+  echo "make_text_order: no llvm-bolt, or $build/daemon/gpuschedd is not BOLT's: callgrind's run alone" >&2
 fi
 
 # Callgrind names each function once with its id, "fn=(ID) NAME", and by id

@@ -17,6 +17,7 @@
 # bolt-16 the link is the usual one, or lld's order alone, and configure says so.
 find_program(GPUSCHED_LLD_BIN ld.lld)
 find_program(GPUSCHED_BOLT_BIN NAMES llvm-bolt-16 llvm-bolt)
+find_program(GPUSCHED_PYTHON3_BIN python3)
 
 # Each of our functions in a section of its own, so that the linker can move
 # it alone. Debian's archives (gRPC, protobuf, Abseil) have a section per
@@ -44,11 +45,15 @@ function(gpusched_order_text target order_file)
   if(NOT "BOLT" IN_LIST ARGN)
     return()
   endif()
-  if(NOT GPUSCHED_BOLT_BIN)
-    message(WARNING "llvm-bolt not found (Debian: bolt-16): ${target} keeps lld's order, whose blocks "
-                    "are whole object files, and holds more memory resident")
+  if(NOT GPUSCHED_BOLT_BIN OR NOT GPUSCHED_PYTHON3_BIN)
+    message(WARNING "llvm-bolt or python3 not found (Debian: bolt-16, python3): ${target} keeps lld's "
+                    "order, whose blocks are whole object files, and holds more memory resident")
     return()
   endif()
+  set_property(
+    TARGET ${target}
+    APPEND
+    PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/bolt_text_order.sh ${PROJECT_SOURCE_DIR}/cmake/bolt_unsafe_functions.py)
   target_link_options(${target} PRIVATE "LINKER:--emit-relocs")
   # What packaging/CMakeLists.txt installs (cmake/bolt_text_order.sh says why).
   set_target_properties(${target} PROPERTIES GPUSCHED_RELEASE_FILE $<TARGET_FILE:${target}>.release)
