@@ -46,7 +46,7 @@ start() {  # NAME PROGRAM ARGS...: in the background, under callgrind in the fir
   local name=$1
   shift
   if [[ $run == callgrind ]]; then
-    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" "$@" >"$work/$name.log" 2>&1 &
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.callgrind" "$@" >"$work/$name.$run.log" 2>&1 &
   else
     "$@" >"$work/$name.$run.log" 2>&1 &
   fi
@@ -69,7 +69,7 @@ scenario() {  # DAEMON_PROGRAM AGENTS
   for _ in $(seq 120); do (($(cli nodes 2>/dev/null | grep -c -E "^order[0-9]+ +UP") == $2)) && break; sleep 0.5; done
   (($(cli nodes | grep -c -E "^order[0-9]+ +UP") == $2)) || {
     echo "make_text_order: not all $2 agents came UP ($run run); the first one's log:" >&2
-    tail "$work"/agent1*.log >&2
+    tail "$work/agent1.$run.log" >&2
     exit 1
   }
 
@@ -151,9 +151,8 @@ write_order() {  # NAME PROGRAM OUT
     echo "# The functions of $2 that one run executed, put first in its text by"
     echo "# the linker (cmake/text_order.cmake). Made by cmake/make_text_order.sh; run it"
     echo "# again rather than editing this file."
-    executed "$work/$1.callgrind" "$work/$2"
+    executed "$work/$1.callgrind" "$work/$2" | tee "$work/$1.seen"
     if [[ -f $work/$1.fdata ]]; then
-      executed "$work/$1.callgrind" "$work/$2" | sort -u >"$work/$1.seen"
       instrumented "$work/$1.fdata" | grep -vxF -f "$work/$1.seen" || true
     fi
   } >"$out"
