@@ -1,7 +1,5 @@
 #include "agent/gpu/hwloc_host.h"
 
-#include <hwloc.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -13,21 +11,31 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/gpu/libhwloc.h"
 #include "agent/gpu/nic_link_speed.h"
 
 namespace gpusched::agent {
 
 struct HwlocHost::Impl {
+  const Libhwloc* hw = nullptr;
   hwloc_topology_t topology = nullptr;
   HostOptions options;
 
   ~Impl() {
-    if (topology != nullptr) hwloc_topology_destroy(topology);
+    if (topology != nullptr) hw->hwloc_topology_destroy(topology);
+  }
+
+  // hwloc_get_next_obj_by_type of hwloc.h, on the loaded library: the
+  // objects of `type` in order, the first when `prev` is null.
+  hwloc_obj_t Next(hwloc_obj_type_t type, hwloc_obj_t prev) const {
+    if (prev != nullptr) return prev->next_cousin;
+    const int depth = hw->hwloc_get_type_depth(topology, type);
+    if (depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE) return nullptr;
+    return hw->hwloc_get_obj_by_depth(topology, depth, 0);
   }
 
   hwloc_obj_t FindPci(const PciAddress& a) const {
-    for (hwloc_obj_t obj = hwloc_get_next_pcidev(topology, nullptr); obj != nullptr;
-         obj = hwloc_get_next_pcidev(topology, obj)) {
+    for (hwloc_obj_t obj = Next(HWLOC_OBJ_PCI_DEVICE, nullptr); obj != nullptr; obj = Next(HWLOC_OBJ_PCI_DEVICE, obj)) {
       const auto& pci = obj->attr->pcidev;
       if (pci.domain == a.domain && pci.bus == a.bus && pci.dev == a.device && pci.func == a.function) return obj;
     }
@@ -37,13 +45,13 @@ struct HwlocHost::Impl {
 
 namespace {
 
-std::vector<int> ToList(hwloc_const_bitmap_t set) {
+std::vector<int> ToList(const Libhwloc& hw, hwloc_const_bitmap_t set) {
   std::vector<int> ids;
   if (set == nullptr) return ids;
-  int id = hwloc_bitmap_first(set);
+  int id = hw.hwloc_bitmap_first(set);
   while (id >= 0) {
     ids.push_back(id);
-    id = hwloc_bitmap_next(set, id);
+    id = hw.hwloc_bitmap_next(set, id);
   }
   return ids;
 }
@@ -99,23 +107,27 @@ HwlocHost::HwlocHost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HwlocHost::~HwlocHost() = default;
 
 absl::StatusOr<std::unique_ptr<HwlocHost>> HwlocHost::Load(const HostOptions& options) {
+  auto hw = LoadLibhwloc();
+  if (!hw.ok()) return hw.status();
   auto impl = std::make_unique<Impl>();
+  impl->hw = *hw;
   impl->options = options;
-  if (hwloc_topology_init(&impl->topology) != 0) {
+  if ((*hw)->hwloc_topology_init(&impl->topology) != 0) {
     impl->topology = nullptr;
     return absl::InternalError(absl::StrCat("hwloc_topology_init: ", std::strerror(errno)));
   }
   // I/O discovery is off by default. "Important" keeps GPUs, NICs and the
   // bridges above them, which is all the PCIe classes need.
-  hwloc_topology_set_io_types_filter(impl->topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if (!options.hwloc_xml_path.empty() && hwloc_topology_set_xml(impl->topology, options.hwloc_xml_path.c_str()) != 0) {
+  (*hw)->hwloc_topology_set_io_types_filter(impl->topology, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (!options.hwloc_xml_path.empty() &&
+      (*hw)->hwloc_topology_set_xml(impl->topology, options.hwloc_xml_path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("hwloc cannot read ", options.hwloc_xml_path, ": ", std::strerror(errno)));
   }
   if (options.hwloc_xml_path.empty() && !options.hwloc_synthetic.empty() &&
-      hwloc_topology_set_synthetic(impl->topology, options.hwloc_synthetic.c_str()) != 0) {
+      (*hw)->hwloc_topology_set_synthetic(impl->topology, options.hwloc_synthetic.c_str()) != 0) {
     return absl::InvalidArgumentError(absl::StrCat("bad hwloc synthetic topology \"", options.hwloc_synthetic, "\""));
   }
-  if (hwloc_topology_load(impl->topology) != 0) {
+  if ((*hw)->hwloc_topology_load(impl->topology) != 0) {
     return absl::InternalError(
         absl::StrCat("hwloc_topology_load",
                      options.hwloc_xml_path.empty() ? std::string() : absl::StrCat(" (", options.hwloc_xml_path, ")"),
@@ -126,11 +138,11 @@ absl::StatusOr<std::unique_ptr<HwlocHost>> HwlocHost::Load(const HostOptions& op
 
 std::vector<topology::NumaNode> HwlocHost::NumaNodes() const {
   std::vector<topology::NumaNode> nodes;
-  for (hwloc_obj_t obj = hwloc_get_next_obj_by_type(impl_->topology, HWLOC_OBJ_NUMANODE, nullptr); obj != nullptr;
-       obj = hwloc_get_next_obj_by_type(impl_->topology, HWLOC_OBJ_NUMANODE, obj)) {
+  for (hwloc_obj_t obj = impl_->Next(HWLOC_OBJ_NUMANODE, nullptr); obj != nullptr;
+       obj = impl_->Next(HWLOC_OBJ_NUMANODE, obj)) {
     topology::NumaNode node;
     node.id = static_cast<int>(obj->os_index);
-    node.cpus = ToList(obj->cpuset);
+    node.cpus = ToList(*impl_->hw, obj->cpuset);
     node.memory_mb = static_cast<int64_t>(obj->attr->numanode.local_memory / (1024 * 1024));
     nodes.push_back(std::move(node));
   }
@@ -140,8 +152,8 @@ std::vector<topology::NumaNode> HwlocHost::NumaNodes() const {
 
 std::vector<topology::NicInfo> HwlocHost::Nics() const {
   std::map<PciAddress, NicCandidate> by_function;
-  for (hwloc_obj_t os = hwloc_get_next_osdev(impl_->topology, nullptr); os != nullptr;
-       os = hwloc_get_next_osdev(impl_->topology, os)) {
+  for (hwloc_obj_t os = impl_->Next(HWLOC_OBJ_OS_DEVICE, nullptr); os != nullptr;
+       os = impl_->Next(HWLOC_OBJ_OS_DEVICE, os)) {
     const hwloc_obj_osdev_type_t type = os->attr->osdev.type;
     if (type != HWLOC_OBJ_OSDEV_OPENFABRICS && type != HWLOC_OBJ_OSDEV_NETWORK) continue;
     if (os->name == nullptr || os->parent == nullptr || os->parent->type != HWLOC_OBJ_PCI_DEVICE) continue;
@@ -194,23 +206,23 @@ std::optional<topology::Link> HwlocHost::PciLink(const PciAddress& a, const PciA
   if (common->type == HWLOC_OBJ_PCI_DEVICE) return topology::Link{LinkKind::kPix, 0};
   // Different host bridges: the common ancestor is a CPU-side object.
   hwloc_obj_t where = Locality(common);
-  bool one_node = where != nullptr && where->nodeset != nullptr && hwloc_bitmap_weight(where->nodeset) <= 1;
+  bool one_node = where != nullptr && where->nodeset != nullptr && impl_->hw->hwloc_bitmap_weight(where->nodeset) <= 1;
   return topology::Link{one_node ? LinkKind::kNode : LinkKind::kSys, 0};
 }
 
 std::optional<int> HwlocHost::NumaNodeOf(const PciAddress& address) const {
   hwloc_obj_t dev = impl_->FindPci(address);
   hwloc_obj_t where = dev == nullptr ? nullptr : Locality(dev);
-  if (where == nullptr || where->nodeset == nullptr || hwloc_bitmap_weight(where->nodeset) != 1) {
+  if (where == nullptr || where->nodeset == nullptr || impl_->hw->hwloc_bitmap_weight(where->nodeset) != 1) {
     return std::nullopt;
   }
-  return hwloc_bitmap_first(where->nodeset);
+  return impl_->hw->hwloc_bitmap_first(where->nodeset);
 }
 
 std::vector<int> HwlocHost::CpusNear(const PciAddress& address) const {
   hwloc_obj_t dev = impl_->FindPci(address);
   hwloc_obj_t where = dev == nullptr ? nullptr : Locality(dev);
-  return where == nullptr ? std::vector<int>() : ToList(where->cpuset);
+  return where == nullptr ? std::vector<int>() : ToList(*impl_->hw, where->cpuset);
 }
 
 }  // namespace gpusched::agent

@@ -100,6 +100,14 @@ if [[ $static_cli != 1 ]]; then
   [[ $(dpkg-deb -f "${deb[daemon]}" Depends) == *libsqlite3* ]] || fail "gpusched-daemon does not depend on libsqlite3"
 fi
 [[ $(dpkg-deb -f "${deb[daemon]}" Depends) != *libpq5* ]] || fail "gpusched-daemon links libpq5"
+# hwloc (and its libudev) is loaded only when an agent reads a real host:
+# the agent's package depends on it, neither program links it.
+[[ $(dpkg-deb -f "${deb[agent]}" Depends) == *libhwloc15* ]] || fail "gpusched-agent does not depend on libhwloc15"
+for package in daemon agent; do
+  dpkg-deb -x "${deb[$package]}" "$work/$package-files"
+  program=$work/$package-files/usr/sbin/$([[ $package == daemon ]] && echo gpuschedd || echo gpusched-agent)
+  ! readelf -d "$program" | grep -q 'NEEDED.*libhwloc' || fail "the packaged ${program##*/} links libhwloc"
+done
 [[ $(dpkg-deb -f "${deb[daemon]}" Recommends) == *libpq5* ]] ||
   fail "gpusched-daemon does not recommend libpq5 (its PostgreSQL store loads it)"
 declare -A config=([daemon]=gpuschedd.toml [agent]=agent.toml [cli]=cli.toml)
