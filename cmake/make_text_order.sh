@@ -2,8 +2,10 @@
 # Makes the order files that put the code gpuschedd and gpusched-agent run
 # first in their text (cmake/text_order.cmake): daemon/text.order and
 # agent/text.order, each the functions of its program that one run executed,
-# in the order the profile first names them; the daemon's then the functions
-# a native run of it executed that callgrind's did not see.
+# in the order the profile first names them. The daemon's: first what it ran
+# while serving, then what a native run of it executed that callgrind's did
+# not see, then what only start-up and shutdown ran (the pages it unmaps
+# once it serves, common/io/program_pages, then stay unmapped).
 #
 #   cmake/make_text_order.sh [BUILD_DIR]      (default build; needs valgrind)
 #
@@ -53,6 +55,12 @@ start() {  # NAME PROGRAM ARGS...: in the background, under callgrind in the fir
   pids+=($!)
 }
 
+# Callgrind writes the counts so far to the next part of its profile
+# (FILE.1, FILE.2, ...; the rest at exit to FILE itself).
+phase_mark() {  # PID
+  [[ $run != callgrind ]] || callgrind_control --dump "$1" >/dev/null 2>&1
+}
+
 scenario() {  # DAEMON_PROGRAM AGENTS
   local dir=$work/$run held n
   mkdir -p "$dir"
@@ -60,6 +68,11 @@ scenario() {  # DAEMON_PROGRAM AGENTS
   cli() { "$build/cli/gpusched" --addr "unix:$dir/d.sock" "$@"; }
   start daemon "$1" serve --config "$work/empty.toml" --listen "127.0.0.1:$port" \
     --state-dir "$dir/state" --init --allow-unauthenticated-tcp --allow-root-jobs --socket "$dir/d.sock"
+  # Once it logs that it serves, the daemon unmaps its pages
+  # (daemon/main.cc): what it runs from here on is its steady state, even
+  # what it runs only once (the first call's lazy set-up).
+  for _ in $(seq 1200); do grep -q "serving on" "$work/daemon.$run.log" && break; sleep 0.1; done
+  phase_mark "${pids[0]}"
   for _ in $(seq 120); do cli nodes >/dev/null 2>&1 && break; sleep 0.5; done
   for n in $(seq "$2"); do
     start "agent$n" "$work/gpusched-agent" --config "$work/empty.toml" --daemon "127.0.0.1:$port" \
@@ -82,6 +95,7 @@ scenario() {  # DAEMON_PROGRAM AGENTS
   cli submit --gpus 1 --wait -- true >/dev/null || true
   sleep 12  # a few heartbeats and idle passes
 
+  phase_mark "${pids[0]}"  # what follows is shutdown
   kill -TERM "${pids[@]}"
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
@@ -146,15 +160,29 @@ instrumented() {  # FDATA
   awk '$NF > 0 { if ($1 == 1) print $2; if ($4 == 1) print $5 }' "$1" | sed 's|/[0-9]*$||' | awk '!seen[$0]++'
 }
 write_order() {  # NAME PROGRAM OUT
-  local out=$3
+  local out=$3 profile=$work/$1.callgrind
   {
     echo "# The functions of $2 that one run executed, put first in its text by"
     echo "# the linker (cmake/text_order.cmake). Made by cmake/make_text_order.sh; run it"
     echo "# again rather than editing this file."
-    executed "$work/$1.callgrind" "$work/$2" | tee "$work/$1.seen"
-    if [[ -f $work/$1.fdata ]]; then
-      instrumented "$work/$1.fdata" | grep -vxF -f "$work/$1.seen" || true
-    fi
+    {
+      if [[ -f $profile.2 ]]; then
+        # The daemon's run in three parts: start-up ($profile.1), serving
+        # (.2) and shutdown (the last). What it runs while serving comes
+        # first, then what only the native run saw (most of it is serving
+        # code chosen by CPU features), then what only start-up and
+        # shutdown ran: the block the daemon unmaps once it serves
+        # (daemon/server/startup_pages.h).
+        executed "$profile.2" "$work/$2"
+        [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata" |
+          grep -vxF -f <(executed "$profile.1" "$work/$2"; executed "$profile" "$work/$2") || true
+        executed "$profile.1" "$work/$2"
+        executed "$profile" "$work/$2"
+      else
+        executed "$profile" "$work/$2"
+        [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata"
+      fi
+    } | awk '!seen[$0]++'
   } >"$out"
   echo "make_text_order: $out: $(($(wc -l <"$out") - 3)) functions"
 }
