@@ -91,6 +91,7 @@ class Driver {
     submit_request_.mutable_spec()->add_argv("/bin/true");
     submit_request_.mutable_spec()->set_user("bench");
     submit_request_.mutable_spec()->mutable_resources()->set_gpus(1);
+    submit_request_.mutable_spec()->set_hold(spec.hold);
     get_request_.set_job_id(spec.job_id);
     for (int state : spec.states) list_request_.add_states(static_cast<v1::JobState>(state));
     nonce_ = "bench-" + std::to_string(getpid()) + "-" +

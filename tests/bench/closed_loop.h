@@ -36,6 +36,7 @@ struct LoadSpec {
   uint64_t job_id = 0;      // kGetJob
   std::vector<int> states;  // kListJobs (JobState numbers; empty = all)
   bool record_completions = false;
+  bool hold = false;  // kSubmitJob: submitted held, so that connected agents leave them pending
 };
 
 struct LoadResult {

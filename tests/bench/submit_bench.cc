@@ -1,7 +1,9 @@
 // submit_bench: durable submits per second through gRPC, against a bare gRPC
 // unary call on the same daemon, and `status` latency with a large store.
 //
-//   1. starts a real `gpuschedd serve` (no agents: every job stays PENDING);
+//   1. starts a real `gpuschedd serve`, with no agents (every job stays
+//      PENDING) or with --agents real agents on fake GPUs, connected
+//      throughout (then every job is submitted held, and stays PENDING too);
 //   2. for each client count C: Health.Check (the bare unary call) and
 //      SubmitJob, closed loop, C outstanding calls, warm-up then a timed window;
 //   3. fills the store to --fill-jobs jobs with SubmitJob;
@@ -18,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "CLI/CLI.hpp"
@@ -25,6 +28,7 @@
 #include "gpusched/v1/types.pb.h"
 #include "tests/bench/bench_daemon.h"
 #include "tests/bench/closed_loop.h"
+#include "tests/bench/load_agents.h"
 #include "tests/bench/report.h"
 
 namespace gpusched::bench {
@@ -48,6 +52,8 @@ struct Options {
   std::string daemon_bin = GPUSCHEDD_BIN;
   std::vector<std::string> serve_args;  // e.g. --store=postgresql://...
   std::string cli_bin = GPUSCHED_CLI_BIN;
+  int agents = 0;
+  std::string agent_bin = GPUSCHED_AGENT_BIN;
 };
 
 std::string Ms(double us) { return Fixed(us / 1000.0, 2); }
@@ -104,13 +110,25 @@ int Run(const Options& o) {
   const auto bench_start = std::chrono::steady_clock::now();
   const std::string load_start = LoadAverage();
   BenchDaemon daemon(o.daemon_bin, o.keep_state, o.serve_args);
+  std::unique_ptr<BenchAgents> agents;
+  if (o.agents > 0) {
+    agents = std::make_unique<BenchAgents>(AgentsSpec{o.agent_bin, daemon.address(), daemon.dir(), o.agents, 8, ""});
+    if (absl::Status up = agents->WaitUntilUp(absl::Seconds(60)); !up.ok()) {
+      std::cerr << "submit_bench: " << up.message() << "\n";
+      return 1;
+    }
+  }
+  const bool hold = o.agents > 0;
   std::cout << "gpuschedd pid " << daemon.pid() << " on " << daemon.address() << ", state in " << daemon.dir()
             << "/state\n"
             << "machine: " << sysconf(_SC_NPROCESSORS_ONLN) << " CPUs online, loadavg at start " << load_start
             << "\nbench client: " << o.client_threads << " client thread(s), completion-queue API, "
             << (o.channels == 0 ? std::string("one channel (own TCP connection) per client")
                                 : std::to_string(o.channels) + " channel(s) (own TCP connection each), shared")
-            << "; it shares the CPUs with the daemon\n\n"
+            << "; it shares the CPUs with the daemon\n"
+            << (o.agents > 0 ? std::to_string(o.agents) +
+                                   " agents with 8 fake GPUs each connected throughout; every job submitted held\n\n"
+                             : std::string("no agents\n\n"))
             << std::flush;
 
   Table throughput(
@@ -154,6 +172,7 @@ int Run(const Options& o) {
     for (CallKind kind : {CallKind::kHealthCheck, CallKind::kSubmitJob}) {
       LoadSpec spec;
       spec.kind = kind;
+      spec.hold = hold;
       spec.clients = c;
       spec.threads = o.client_threads;
       spec.warmup_s = o.warmup_s;
@@ -174,6 +193,7 @@ int Run(const Options& o) {
     std::cout << "fill: " << n << " submits with C=" << fill_c << "\n" << std::flush;
     LoadSpec spec;
     spec.kind = CallKind::kSubmitJob;
+    spec.hold = hold;
     spec.clients = fill_c;
     spec.threads = o.client_threads;
     spec.max_calls = n;
@@ -273,6 +293,7 @@ int Run(const Options& o) {
     for (CallKind kind : {CallKind::kHealthCheck, CallKind::kSubmitJob}) {
       LoadSpec spec;
       spec.kind = kind;
+      spec.hold = hold;
       spec.clients = fill_c;
       spec.threads = o.client_threads;
       spec.warmup_s = o.warmup_s;
@@ -290,6 +311,7 @@ int Run(const Options& o) {
   summary.Add({"loadavg at end", LoadAverage()});
   summary.Add({"bench wall s",
                Fixed(std::chrono::duration<double>(std::chrono::steady_clock::now() - bench_start).count(), 1)});
+  summary.Add({"agents connected", std::to_string(o.agents)});
   summary.Add({"client threads", std::to_string(o.client_threads)});
   summary.Add({"channels", o.channels == 0 ? "one per client" : std::to_string(o.channels)});
   summary.Add({"bench absl deadlock detection", o.absl_deadlock_detection ? "on" : "off"});
@@ -347,6 +369,10 @@ int main(int argc, char** argv) {
   app.add_option("--serve-arg", o.serve_args,
                  "one more `gpuschedd serve` argument, as --serve-arg=--store=postgresql://... (repeatable)");
   app.add_option("--cli", o.cli_bin, "gpusched binary")->capture_default_str();
+  app.add_option("--agents", o.agents, "real agents (8 fake GPUs each) connected throughout; jobs are then held")
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
+  app.add_option("--agent", o.agent_bin, "gpusched-agent binary")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (o.clients.empty()) {
     std::cerr << "--clients: give at least one count\n";
