@@ -5,30 +5,19 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/io/shared_library/shared_library.h"
 
 namespace gpusched::agent {
 namespace {
 
 constexpr char kLibrary[] = "libhwloc.so.15";
 
-// Sets `out` to the library's `name`; the first name it lacks goes to `missing`.
-template <typename Function>
-void Resolve(void* handle, const char* name, Function* out, std::string* missing) {
-  *out = reinterpret_cast<Function>(dlsym(handle, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-}
-
 absl::StatusOr<Libhwloc> Open() {
-  void* handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return absl::FailedPreconditionError(
-        absl::StrCat("reading the host's topology needs ", kLibrary,
-                     " (Debian: libhwloc15): ", why != nullptr ? why : "it could not be loaded"));
-  }
+  auto handle = io::OpenSharedLibrary(kLibrary, "reading the host's topology", "libhwloc15");
+  if (!handle.ok()) return handle.status();
   Libhwloc hw{};
   std::string missing;
-#define GPUSCHED_RESOLVE(name) Resolve(handle, #name, &hw.name, &missing)
+#define GPUSCHED_RESOLVE(name) io::ResolveFunction(*handle, #name, &hw.name, &missing)
   GPUSCHED_RESOLVE(hwloc_get_api_version);
   GPUSCHED_RESOLVE(hwloc_topology_init);
   GPUSCHED_RESOLVE(hwloc_topology_destroy);
@@ -43,7 +32,7 @@ absl::StatusOr<Libhwloc> Open() {
   GPUSCHED_RESOLVE(hwloc_bitmap_weight);
 #undef GPUSCHED_RESOLVE
   if (!missing.empty()) {
-    dlclose(handle);
+    dlclose(*handle);
     return absl::FailedPreconditionError(
         absl::StrCat(kLibrary, " has no ", missing, ", which reading the host's topology needs"));
   }
@@ -51,7 +40,7 @@ absl::StatusOr<Libhwloc> Open() {
   // must be the one the program was compiled with.
   const unsigned version = hw.hwloc_get_api_version();
   if ((version >> 16) != (HWLOC_API_VERSION >> 16)) {
-    dlclose(handle);
+    dlclose(*handle);
     return absl::FailedPreconditionError(absl::StrCat(kLibrary, " has hwloc API 0x", absl::Hex(version), ", not the 0x",
                                                       absl::Hex(HWLOC_API_VERSION), " gpusched-agent was built with"));
   }

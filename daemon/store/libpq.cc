@@ -3,29 +3,19 @@
 #include <dlfcn.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/io/shared_library/shared_library.h"
 
 namespace gpusched::store {
 namespace {
 
 constexpr char kLibrary[] = "libpq.so.5";
 
-// Sets `out` to the library's `name`; the first name it lacks goes to `missing`.
-template <typename Function>
-void Resolve(void* handle, const char* name, Function* out, std::string* missing) {
-  *out = reinterpret_cast<Function>(dlsym(handle, name));
-  if (*out == nullptr && missing->empty()) *missing = name;
-}
-
 absl::StatusOr<Libpq> Open() {
-  void* handle = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    return absl::FailedPreconditionError(absl::StrCat("the PostgreSQL store needs ", kLibrary, " (Debian: libpq5): ",
-                                                      why != nullptr ? why : "it could not be loaded"));
-  }
+  auto handle = io::OpenSharedLibrary(kLibrary, "the PostgreSQL store", "libpq5");
+  if (!handle.ok()) return handle.status();
   Libpq pq{};
   std::string missing;
-#define GPUSCHED_RESOLVE(name) Resolve(handle, #name, &pq.name, &missing)
+#define GPUSCHED_RESOLVE(name) io::ResolveFunction(*handle, #name, &pq.name, &missing)
   GPUSCHED_RESOLVE(PQconninfoParse);
   GPUSCHED_RESOLVE(PQconninfoFree);
   GPUSCHED_RESOLVE(PQfreemem);
@@ -49,7 +39,7 @@ absl::StatusOr<Libpq> Open() {
   GPUSCHED_RESOLVE(PQgetvalue);
 #undef GPUSCHED_RESOLVE
   if (!missing.empty()) {
-    dlclose(handle);
+    dlclose(*handle);
     return absl::FailedPreconditionError(
         absl::StrCat("the PostgreSQL store needs ", kLibrary, " with ", missing, ", which the one found lacks"));
   }
