@@ -2,10 +2,11 @@
 # Makes the order files that put the code gpuschedd and gpusched-agent run
 # first in their text (cmake/text_order.cmake): daemon/text.order and
 # agent/text.order, each the functions of its program that one run executed,
-# in the order the profile first names them. The daemon's: first what it ran
-# while serving, then what a native run of it executed that callgrind's did
-# not see, then what only start-up and shutdown ran (the pages it unmaps
-# once it serves, common/io/program_pages, then stay unmapped).
+# in the order the profile first names them: first what it ran while
+# serving, then (the daemon's) what a native run of it executed that
+# callgrind's did not see, then what only start-up and shutdown ran (the
+# pages each unmaps once it serves, common/io/program_pages, then stay
+# unmapped).
 #
 #   cmake/make_text_order.sh [BUILD_DIR]      (default build; needs valgrind)
 #
@@ -80,6 +81,9 @@ scenario() {  # DAEMON_PROGRAM AGENTS
       --keep-jobs-on-stop false
   done
   for _ in $(seq 120); do (($(cli nodes 2>/dev/null | grep -c -E "^order[0-9]+ +UP") == $2)) && break; sleep 0.5; done
+  # Registered, the agent unmaps its pages too (agent/main.cc, within a
+  # second); the first agent's profile is split there as the daemon's is.
+  phase_mark "${pids[1]}"
   (($(cli nodes | grep -c -E "^order[0-9]+ +UP") == $2)) || {
     echo "make_text_order: not all $2 agents came UP ($run run); the first one's log:" >&2
     tail "$work/agent1.$run.log" >&2
@@ -96,6 +100,7 @@ scenario() {  # DAEMON_PROGRAM AGENTS
   sleep 12  # a few heartbeats and idle passes
 
   phase_mark "${pids[0]}"  # what follows is shutdown
+  phase_mark "${pids[1]}"
   kill -TERM "${pids[@]}"
   wait "${pids[@]}" 2>/dev/null || true
   pids=()
@@ -167,12 +172,12 @@ write_order() {  # NAME PROGRAM OUT
     echo "# again rather than editing this file."
     {
       if [[ -f $profile.2 ]]; then
-        # The daemon's run in three parts: start-up ($profile.1), serving
-        # (.2) and shutdown (the last). What it runs while serving comes
-        # first, then what only the native run saw (most of it is serving
+        # A run in three parts: start-up ($profile.1), serving (.2) and
+        # shutdown (the last). What it runs while serving comes first,
+        # then what only the daemon's native run saw (most of it is serving
         # code chosen by CPU features), then what only start-up and
-        # shutdown ran: the block the daemon unmaps once it serves
-        # (daemon/server/startup_pages.h).
+        # shutdown ran: the block the program unmaps once it serves
+        # (common/io/program_pages).
         executed "$profile.2" "$work/$2"
         [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata" |
           grep -vxF -f <(executed "$profile.1" "$work/$2"; executed "$profile" "$work/$2") || true
