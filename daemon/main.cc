@@ -23,7 +23,7 @@
 #include "common/flags/setting_flags.h"
 #include "common/io/logging/grpc_logging.h"
 #include "common/io/logging/logging.h"
-#include "common/io/program_pages/program_pages.h"
+#include "common/io/program_pages/startup_pages.h"
 #include "common/io/systemd/systemd_notifier.h"
 #include "common/io/tls/tls_files.h"
 #include "common/net/network_topology_conf.h"
@@ -71,19 +71,6 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-// Once serving: the code and read-only data only start-up ran stop being
-// resident (common/io/program_pages/program_pages.h; a fresh daemon with 16
-// agents held about 1 MiB less). Not being able to is no reason to stop.
-void ReleaseStartupPages() {
-  auto released = gpusched::io::ReleaseProgramPages();
-  if (!released.ok()) {
-    gpusched::GetLogger("daemon")->warn("start-up pages kept resident: {}", std::string(released.status().message()));
-    return;
-  }
-  gpusched::GetLogger("daemon")->debug("unmapped {} KiB of start-up pages ({} patched pages kept)",
-                                       released->bytes / 1024, released->kept_pages);
-}
-
 // Exits the process: another replica leads now, and this one's memory is
 // behind the store. systemd (Restart=always) brings it back as a standby.
 constexpr int kSteppedDownExit = 75;
@@ -106,7 +93,7 @@ int RunReplicaServe(DaemonOptions options, const gpusched::server::ReplicaOption
   };
   hooks.ready = [&systemd](const std::string& status) {
     systemd.Ready(status);
-    ReleaseStartupPages();
+    gpusched::io::ReleaseStartupPages("daemon");
   };
   hooks.alive = [&systemd] { systemd.PingWatchdogIfDue(); };
   absl::Status ran = gpusched::server::RunReplica(std::move(options), replica, clock, hooks);
@@ -143,7 +130,9 @@ int RunServe(DaemonOptions options, const gpusched::server::ReplicaOptions& repl
   if (!(*daemon)->metrics_url().empty()) {
     gpusched::GetLogger("daemon")->info("metrics on {}", (*daemon)->metrics_url());
   }
-  ReleaseStartupPages();
+  // Start-up's code and read-only data stop being resident (a fresh daemon
+  // with 16 agents held about 1 MiB less).
+  gpusched::io::ReleaseStartupPages("daemon");
   int sig = WaitForStopSignal(signals);
   gpusched::GetLogger("daemon")->info("signal {}: shutting down", sig);
   systemd.Stopping();
