@@ -119,14 +119,14 @@ int WaitForStopSignal(const sigset_t& signals, const gpusched::agent::Agent& age
   while (true) {
     const int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig > 0) return sig;
-    const bool connected = agent.connected();
-    if (connected && !started) {
+    if (!started && agent.connected()) {
       // Discovery, settings and the first connection are done: their pages
       // stop being resident (an idle agent 4.9 -> 3.1 MiB).
       gpusched::io::ReleaseStartupPages("agent");
       started = true;
     }
     if (!systemd.enabled()) continue;
+    const bool connected = agent.connected();
     if (connected != was_connected) {
       systemd.Status(absl::StrCat(connected ? "registered with " : "connecting to ", daemon));
       was_connected = connected;

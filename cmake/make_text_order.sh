@@ -59,7 +59,12 @@ start() {  # NAME PROGRAM ARGS...: in the background, under callgrind in the fir
 # Callgrind writes the counts so far to the next part of its profile
 # (FILE.1, FILE.2, ...; the rest at exit to FILE itself).
 phase_mark() {  # PID
-  [[ $run != callgrind ]] || callgrind_control --dump "$1" >/dev/null 2>&1
+  [[ $run == callgrind ]] || return 0
+  callgrind_control --dump "$1" >"$work/dump.log" 2>&1 || {
+    cat "$work/dump.log" >&2
+    echo "make_text_order: callgrind_control could not split the profile of process $1" >&2
+    exit 1
+  }
 }
 
 scenario() {  # DAEMON_PROGRAM AGENTS
@@ -73,6 +78,11 @@ scenario() {  # DAEMON_PROGRAM AGENTS
   # (daemon/main.cc): what it runs from here on is its steady state, even
   # what it runs only once (the first call's lazy set-up).
   for _ in $(seq 1200); do grep -q "serving on" "$work/daemon.$run.log" && break; sleep 0.1; done
+  grep -q "serving on" "$work/daemon.$run.log" || {
+    tail "$work/daemon.$run.log" >&2
+    echo "make_text_order: the daemon never said it serves ($run run)" >&2
+    exit 1
+  }
   phase_mark "${pids[0]}"
   for _ in $(seq 120); do cli nodes >/dev/null 2>&1 && break; sleep 0.5; done
   for n in $(seq "$2"); do
@@ -179,6 +189,9 @@ write_order() {  # NAME PROGRAM OUT
         # shutdown ran: the block the program unmaps once it serves
         # (common/io/program_pages).
         executed "$profile.2" "$work/$2"
+        # BOLT's profile has no phases: what callgrind saw only at start-up
+        # stays with start-up even where the native run may have served
+        # with it too.
         [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata" |
           grep -vxF -f <(executed "$profile.1" "$work/$2"; executed "$profile" "$work/$2") || true
         executed "$profile.1" "$work/$2"

@@ -25,10 +25,10 @@ struct HwlocHost::Impl {
     if (topology != nullptr) hw->hwloc_topology_destroy(topology);
   }
 
-  // hwloc_get_next_obj_by_type of hwloc.h, on the loaded library: the
-  // objects of `type` in order, the first when `prev` is null.
+  // hwloc_get_next_obj_by_type (hwloc/inlines.h) on the loaded library:
+  // the objects of `type` in order, the first when `prev` is null.
   hwloc_obj_t Next(hwloc_obj_type_t type, hwloc_obj_t prev) const {
-    if (prev != nullptr) return prev->next_cousin;
+    if (prev != nullptr) return prev->type == type ? prev->next_cousin : nullptr;
     const int depth = hw->hwloc_get_type_depth(topology, type);
     if (depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE) return nullptr;
     return hw->hwloc_get_obj_by_depth(topology, depth, 0);

@@ -106,7 +106,9 @@ fi
 for package in daemon agent; do
   dpkg-deb -x "${deb[$package]}" "$work/$package-files"
   program=$work/$package-files/usr/sbin/$([[ $package == daemon ]] && echo gpuschedd || echo gpusched-agent)
-  ! readelf -d "$program" | grep -q 'NEEDED.*libhwloc' || fail "the packaged ${program##*/} links libhwloc"
+  dynamic=$(readelf -d "$program") || fail "readelf cannot read the packaged ${program##*/}"
+  [[ $dynamic == *NEEDED* ]] || fail "the packaged ${program##*/} has no NEEDED entries: is it the program?"
+  [[ $dynamic != *libhwloc* ]] || fail "the packaged ${program##*/} links libhwloc"
 done
 [[ $(dpkg-deb -f "${deb[daemon]}" Recommends) == *libpq5* ]] ||
   fail "gpusched-daemon does not recommend libpq5 (its PostgreSQL store loads it)"

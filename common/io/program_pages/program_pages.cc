@@ -91,8 +91,12 @@ absl::Status ReleaseRange(int pagemap, const PageRange& range, std::size_t page_
       }
     }
     chunk += pages * page_size;
+    // Dropped chunk by chunk, so that a page written after its entry was
+    // read (a breakpoint set meanwhile) has at most one chunk's time to be.
+    if (absl::Status s = Drop(run_begin, chunk); !s.ok()) return s;
+    run_begin = chunk;
   }
-  return Drop(run_begin, range.end);
+  return absl::OkStatus();
 }
 
 }  // namespace

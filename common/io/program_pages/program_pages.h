@@ -23,7 +23,9 @@ namespace gpusched::io {
 // Safe to drop are the pages the process never wrote: a page of a
 // read-only segment that it did write (a debugger's breakpoint, a uprobe,
 // a text relocation) is a private copy, and dropping it would lose the
-// write, so /proc/self/pagemap is read first and such pages are kept.
+// write, so /proc/self/pagemap is read first and such pages are kept. A
+// breakpoint set in the moment between that read and the drop (at most 512
+// pages later) would be lost: call it once, not while being debugged.
 
 // A span of whole pages, [begin, end).
 struct PageRange {
@@ -52,8 +54,9 @@ struct ReleasedPages {
 };
 
 // Drops the running program's read-only pages (above). Fails, saying what
-// it could not read, when /proc/self/pagemap cannot be read; nothing has
-// been dropped then.
+// it could not do, when /proc/self/pagemap cannot be opened (nothing has
+// been dropped then) or read, or madvise refuses (some pages may have been
+// dropped before, which is harmless).
 absl::StatusOr<ReleasedPages> ReleaseProgramPages();
 
 }  // namespace gpusched::io

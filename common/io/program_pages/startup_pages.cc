@@ -11,8 +11,8 @@ void ReleaseStartupPages(const std::string& logger) {
     GetLogger(logger)->warn("start-up pages kept resident: {}", std::string(released.status().message()));
     return;
   }
-  GetLogger(logger)->debug("unmapped {} KiB of start-up pages ({} patched pages kept)", released->bytes / 1024,
-                           released->kept_pages);
+  GetLogger(logger)->debug("unmapped {} KiB of its read-only pages, to map back what it uses ({} patched pages kept)",
+                           released->bytes / 1024, released->kept_pages);
 }
 
 }  // namespace gpusched::io
