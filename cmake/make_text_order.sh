@@ -175,31 +175,30 @@ instrumented() {  # FDATA
   awk '$NF > 0 { if ($1 == 1) print $2; if ($4 == 1) print $5 }' "$1" | sed 's|/[0-9]*$||' | awk '!seen[$0]++'
 }
 write_order() {  # NAME PROGRAM OUT
-  local out=$3 profile=$work/$1.callgrind
+  local out=$3 profile=$work/$1.callgrind served=$work/$1.served rest=$work/$1.rest
+  if [[ -f $profile.2 ]]; then
+    # A run in three parts: start-up ($profile.1), serving (.2) and
+    # shutdown (the last). What it runs while serving comes first, then
+    # what only the daemon's native run saw (most of it is serving code
+    # chosen by CPU features), then what only start-up and shutdown ran:
+    # the block the program unmaps once it serves (common/io/program_pages).
+    # BOLT's profile has no phases: what callgrind saw only at start-up
+    # stays with start-up even where the native run may have served with it
+    # too.
+    executed "$profile.2" "$work/$2" >"$served"
+    { executed "$profile.1" "$work/$2"; executed "$profile" "$work/$2"; } >"$rest"
+  else
+    executed "$profile" "$work/$2" >"$served"
+    : >"$rest"
+  fi
   {
     echo "# The functions of $2 that one run executed, put first in its text by"
     echo "# the linker (cmake/text_order.cmake). Made by cmake/make_text_order.sh; run it"
     echo "# again rather than editing this file."
     {
-      if [[ -f $profile.2 ]]; then
-        # A run in three parts: start-up ($profile.1), serving (.2) and
-        # shutdown (the last). What it runs while serving comes first,
-        # then what only the daemon's native run saw (most of it is serving
-        # code chosen by CPU features), then what only start-up and
-        # shutdown ran: the block the program unmaps once it serves
-        # (common/io/program_pages).
-        executed "$profile.2" "$work/$2"
-        # BOLT's profile has no phases: what callgrind saw only at start-up
-        # stays with start-up even where the native run may have served
-        # with it too.
-        [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata" |
-          grep -vxF -f <(executed "$profile.1" "$work/$2"; executed "$profile" "$work/$2") || true
-        executed "$profile.1" "$work/$2"
-        executed "$profile" "$work/$2"
-      else
-        executed "$profile" "$work/$2"
-        [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata"
-      fi
+      cat "$served"
+      [[ ! -f $work/$1.fdata ]] || instrumented "$work/$1.fdata" | grep -vxF -f "$rest" || true
+      cat "$rest"
     } | awk '!seen[$0]++'
   } >"$out"
   echo "make_text_order: $out: $(($(wc -l <"$out") - 3)) functions"
