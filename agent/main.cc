@@ -104,26 +104,26 @@ int CheckConfig(const std::string& path) {
   return 0;
 }
 
-// Waits for SIGINT/SIGTERM (blocked in every thread).
-// Once registered, it unmaps its start-up pages. Meanwhile, under
-// systemd, keeps `systemctl status` saying whether the node is registered and
-// pings the watchdog; asking the agent first means that a deadlock on its
-// state lock stops the pings and gets the agent restarted.
+// Waits for SIGINT/SIGTERM (blocked in every thread). Meanwhile it unmaps
+// its start-up pages once registered and, under systemd, keeps `systemctl
+// status` saying whether the node is registered and pings the watchdog;
+// asking the agent first means that a deadlock on its state lock stops the
+// pings and gets the agent restarted.
 int WaitForStopSignal(const sigset_t& signals, const gpusched::agent::Agent& agent, const std::string& daemon,
                       gpusched::service::SystemdNotifier& systemd) {
   absl::Duration wake = absl::Seconds(1);
   if (systemd.watchdog_interval()) wake = std::min(wake, *systemd.watchdog_interval());
   const timespec timeout = absl::ToTimespec(wake);
   std::optional<bool> was_connected;
-  bool started = false;
+  bool pages_released = false;
   while (true) {
     const int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig > 0) return sig;
-    if (!started && agent.connected()) {
+    if (!pages_released && agent.connected()) {
       // Discovery, settings and the first connection are done: their pages
       // stop being resident (an idle agent 4.9 -> 3.1 MiB).
       gpusched::io::ReleaseStartupPages("agent");
-      started = true;
+      pages_released = true;
     }
     if (!systemd.enabled()) continue;
     const bool connected = agent.connected();

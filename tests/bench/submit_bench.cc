@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "gpusched/v1/types.pb.h"
 #include "tests/bench/bench_daemon.h"
@@ -55,6 +56,8 @@ struct Options {
   int agents = 0;
   std::string agent_bin = GPUSCHED_AGENT_BIN;
 };
+
+constexpr int kGpusPerAgent = 8;  // --agents' fake GPUs
 
 std::string Ms(double us) { return Fixed(us / 1000.0, 2); }
 
@@ -112,7 +115,8 @@ int Run(const Options& o) {
   BenchDaemon daemon(o.daemon_bin, o.keep_state, o.serve_args);
   std::unique_ptr<BenchAgents> agents;
   if (o.agents > 0) {
-    agents = std::make_unique<BenchAgents>(AgentsSpec{o.agent_bin, daemon.address(), daemon.dir(), o.agents, 8, ""});
+    agents = std::make_unique<BenchAgents>(
+        AgentsSpec{o.agent_bin, daemon.address(), daemon.dir(), o.agents, kGpusPerAgent, ""});
     if (absl::Status up = agents->WaitUntilUp(absl::Seconds(60)); !up.ok()) {
       std::cerr << "submit_bench: " << up.message() << "\n";
       return 1;
@@ -126,8 +130,8 @@ int Run(const Options& o) {
             << (o.channels == 0 ? std::string("one channel (own TCP connection) per client")
                                 : std::to_string(o.channels) + " channel(s) (own TCP connection each), shared")
             << "; it shares the CPUs with the daemon\n"
-            << (o.agents > 0 ? std::to_string(o.agents) +
-                                   " agents with 8 fake GPUs each connected throughout; every job submitted held\n\n"
+            << (o.agents > 0 ? absl::StrCat(o.agents, " agents with ", kGpusPerAgent,
+                                            " fake GPUs each connected throughout; every job submitted held\n\n")
                              : std::string("no agents\n\n"))
             << std::flush;
 
@@ -369,7 +373,9 @@ int main(int argc, char** argv) {
   app.add_option("--serve-arg", o.serve_args,
                  "one more `gpuschedd serve` argument, as --serve-arg=--store=postgresql://... (repeatable)");
   app.add_option("--cli", o.cli_bin, "gpusched binary")->capture_default_str();
-  app.add_option("--agents", o.agents, "real agents (8 fake GPUs each) connected throughout; jobs are then held")
+  app.add_option("--agents", o.agents,
+                 absl::StrCat("real agents (", gpusched::bench::kGpusPerAgent,
+                              " fake GPUs each) connected throughout; jobs are then held"))
       ->check(CLI::Range(0, 256))
       ->capture_default_str();
   app.add_option("--agent", o.agent_bin, "gpusched-agent binary")->capture_default_str();
