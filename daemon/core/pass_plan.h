@@ -55,11 +55,15 @@ struct PlannedWait {
   std::optional<absl::Time> estimated_start;
 };
 
-// Gangs of lower tiers stopped so that `job_id` can start where they were.
+// Gangs of lower tiers (or demoted gangs of its tier) stopped so that
+// `job_id` can start where they were.
 struct PlannedPreemption {
   uint64_t job_id = 0;
   std::vector<uint64_t> victims;
   std::string why;  // the victims' reason
+  // Those of the victims stopped for having run past their queue's
+  // demote_after (QueueSpec::demote_after_s), not for a higher tier.
+  std::vector<uint64_t> demoted;
 };
 
 // A reservation and the queues (NodeSlot::queue_mask bits) whose jobs

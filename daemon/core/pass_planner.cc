@@ -2,10 +2,12 @@
 
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/proto_time.h"
+#include "daemon/core/queue/attained_service.h"
 #include "daemon/core/queue/dependencies.h"
 #include "daemon/core/queue/preemption.h"
 #include "daemon/core/released_jobs.h"
@@ -115,10 +117,11 @@ bool PassPlanner::BackfillOntoReserved(const v1::Job& job, const GangRequest& re
 
 void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, const std::string& why) {
   if (const PlannedReservation* r = CompetingReservation(request.queue_bit)) {
+    if (Preempts(job, request, /*behind_reservation=*/true)) return;
     return Wait(job, WaitCause::kBehindReservation,
                 absl::StrCat(why, "; job ", r->reservation.job_id, " holds a reservation"));
   }
-  if (Preempts(job, request)) return;
+  if (Preempts(job, request, /*behind_reservation=*/false)) return;
   if (std::optional<Reservation> reservation =
           PlanReservation(in_.cluster, in_.policy, job.id(), request, ExpectedEnds(EndForecast::Which::kHigh))) {
     const absl::Time start = reservation->start;
@@ -149,15 +152,28 @@ void PassPlanner::WaitOrReserve(const v1::Job& job, const GangRequest& request, 
   blocked_ |= in_.cluster.CompetingQueues(request.queue_bit);
 }
 
-bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
+bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool behind_reservation) {
   const QueueSpec* queue = in_.queues.Find(job.spec().queue());
-  if (queue == nullptr || queue->tier == 0 || in_.preemption_in_flight(job.id())) return false;
+  if (queue == nullptr || in_.preemption_in_flight(job.id())) return false;
+  // Least attained service first: a job its queue has not demoted may stop
+  // demoted jobs of its tier, as a higher tier stops lower ones.
+  const bool fresh = queue->demote_after_s > 0 && !Demoted(job, queue, now_);
+  if (!fresh && (queue->tier == 0 || behind_reservation)) return false;
   std::vector<PreemptionCandidate> candidates;
+  absl::flat_hash_set<uint64_t> demoted;  // candidates of its own tier
   for (const v1::Job* placed : in_.placed) {
     if (placed->stopping_as() != v1::JOB_STATE_UNSPECIFIED || stopping_.contains(placed->id())) continue;
     const QueueSpec* theirs = in_.queues.Find(placed->spec().queue());
-    if (theirs == nullptr || theirs->tier >= queue->tier || theirs->preempt_mode == PreemptMode::kOff) continue;
-    const double ran = placed->has_start_time() ? absl::ToDoubleSeconds(now_ - FromProtoTime(placed->start_time())) : 0;
+    if (theirs == nullptr || theirs->preempt_mode == PreemptMode::kOff) continue;
+    const bool demoted_peer = fresh && theirs->tier == queue->tier && Demoted(*placed, theirs, now_);
+    if ((behind_reservation || theirs->tier >= queue->tier) && !demoted_peer) continue;
+    if (behind_reservation && HeldForReservation(placed->allocation(), request.queue_bit)) continue;
+    const google::protobuf::Timestamp& since = demoted_peer ? placed->submit_time() : placed->start_time();
+    if (demoted_peer) demoted.insert(placed->id());
+    // A lower tier's: the work since its start, which it loses at worst. A
+    // demoted job checkpoints, so each loses only its restart: the youngest
+    // are stopped first, and the oldest finish.
+    const double ran = IsSet(since) ? absl::ToDoubleSeconds(now_ - FromProtoTime(since)) : 0;
     candidates.push_back(
         {placed->id(), &placed->allocation(), std::max(0.0, ran) * placed->spec().resources().gpus(), theirs->tier});
   }
@@ -165,14 +181,24 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request) {
   if (!preemption.has_value()) return false;
   stopping_.insert(preemption->victims.begin(), preemption->victims.end());
   placed_ends_ = {};  // its victims end sooner
+  std::vector<uint64_t> demoted_victims;
+  for (uint64_t id : preemption->victims) {
+    if (demoted.contains(id)) demoted_victims.push_back(id);
+  }
+  const bool any_demoted = !demoted_victims.empty();
   Reservation reservation{job.id(), in_.forecast.StoppedBy(), std::move(preemption->allocation)};
   Wait(job, WaitCause::kPreempting,
-       absl::StrCat("preempting ", preemption->victims.size() == 1 ? "job " : "jobs ",
-                    absl::StrJoin(preemption->victims, ", "), " of lower tiers to make room"),
+       absl::StrCat(
+           "preempting ", preemption->victims.size() == 1 ? "job " : "jobs ", absl::StrJoin(preemption->victims, ", "),
+           any_demoted ? " (run past their queue's demote_after) to make room" : " of lower tiers to make room"),
        reservation.start);
-  plan_.preemptions.push_back(
-      {job.id(), std::move(preemption->victims),
-       absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")")});
+  std::string why =
+      any_demoted
+          ? absl::StrCat(
+                "preempted by job ", job.id(), " of queue ", queue->name, ", which has run less (demoted after ",
+                absl::FormatDuration(absl::Seconds(queue->demote_after_s)), " run: least attained service first)")
+          : absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")");
+  plan_.preemptions.push_back({job.id(), std::move(preemption->victims), std::move(why), std::move(demoted_victims)});
   // Held like a reservation, so that nothing else takes the GPUs they free.
   Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false, /*yields_to_small=*/false);
   return true;
@@ -250,6 +276,21 @@ void PassPlanner::Reserve(const v1::Job& job, Reservation reservation, uint64_t 
 bool PassPlanner::YieldsToSmall(const v1::Job& job) const {
   return job.spec().resources().gpus() >= largest_node_gpus_ && in_.forecast.WaitedPastBound(job, largest_node_gpus_) &&
          !in_.forecast.WaitedPastBound(job, largest_node_gpus_, kOverdueFactor);
+}
+
+bool PassPlanner::HeldForReservation(const v1::Allocation& allocation, uint64_t queue_bit) const {
+  for (const PlannedReservation& r : reservations_) {
+    if ((r.competing_queues & queue_bit) == 0) continue;
+    for (const v1::NodeAllocation& reserved : r.reservation.allocation.nodes()) {
+      for (const v1::NodeAllocation& part : allocation.nodes()) {
+        if (part.node() != reserved.node()) continue;
+        for (int32_t gpu : part.gpu_indices()) {
+          if (absl::c_linear_search(reserved.gpu_indices(), gpu)) return true;
+        }
+      }
+    }
+  }
+  return false;
 }
 
 const PlannedReservation* PassPlanner::CompetingReservation(uint64_t queue_bit) const {

@@ -84,8 +84,14 @@ class PassPlanner {
   void WaitOrReserve(const v1::Job& job, const GangRequest& request, const std::string& why);
   // Wait or spread: true when the job waits for a better placement.
   bool WaitsForBetter(const v1::Job& job, const GangRequest& request, const PlacementResult& free_now);
-  // Stops lower tiers to make room for the job, when that is enough.
-  bool Preempts(const v1::Job& job, const GangRequest& request);
+  // Stops lower tiers to make room for the job, when that is enough; or,
+  // where its queue demotes (QueueSpec::demote_after_s) and has not demoted
+  // it, demoted jobs of its tier. Behind a reservation of its nodes, only
+  // demoted jobs on GPUs that no such reservation counts on.
+  bool Preempts(const v1::Job& job, const GangRequest& request, bool behind_reservation);
+  // Whether a reservation that competes with `queue_bit` counts on any GPU
+  // of `allocation`.
+  bool HeldForReservation(const v1::Allocation& allocation, uint64_t queue_bit) const;
 
   void Start(const v1::Job& job, const v1::Allocation& allocation);
   void Wait(const v1::Job& job, WaitCause cause, std::string reason,

@@ -5,6 +5,7 @@
 #include "absl/strings/string_view.h"
 #include "daemon/core/end_forecast.h"
 #include "daemon/core/pass_plan.h"
+#include "daemon/core/queue/attained_service.h"
 #include "daemon/core/queue/fair_share.h"
 
 namespace gpusched::core {
@@ -83,7 +84,8 @@ void PendingRanking::FollowQueue(JobTable& jobs, const RankInputs& in) {
 
 void PendingRanking::Insert(ActiveJob* a, const RankInputs& in) {
   const v1::Job& job = a->job;
-  Member m{Entry{0, QueueKey::Of(job), a, false, job.array().max_running() > 0, job.spec().resources().gpus()},
+  Member m{Entry{0, QueueKey::Of(job), a, false, job.array().max_running() > 0, job.spec().resources().gpus(),
+                 Demoted(job, in.queues->Find(job.spec().queue()), in.now)},
            job.spec().user(), std::string(AccountOf(job.spec().user(), job.spec().account()))};
   // Scored now only when the reference holds: a refresh scores it anyway,
   // and hands all the scores on.

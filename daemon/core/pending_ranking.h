@@ -90,9 +90,14 @@ class PendingRanking {
     bool gang;     // more GPUs than the largest node has: may become due
     bool limited;  // an array task with a running limit
     int64_t gpus;  // its bound's size, kept for Erase
+    // Its queue has demoted it (QueueSpec::demote_after_s): it ranks after
+    // every job that is not. Pending, a job's service changes only when it
+    // is requeued, and so joins the queue again.
+    bool demoted;
   };
   struct ByRank {
     bool operator()(const Entry& a, const Entry& b) const {
+      if (a.demoted != b.demoted) return b.demoted;
       return a.total > b.total || (a.total == b.total && a.key < b.key);
     }
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -630,7 +631,11 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
   for (const PlannedPreemption& p : plan.preemptions) {
     // Told when they must be gone, so that they can checkpoint first.
     const StopNotice notice{options_.kill_grace, clock_.Now() + options_.kill_grace};
-    for (uint64_t victim : p.victims) BeginStop(jobs_.at(victim), v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
+    for (uint64_t victim : p.victims) {
+      ActiveJob& a = jobs_.at(victim);
+      if (absl::c_linear_search(p.demoted, victim)) a.job.set_stop_cause(v1::STOP_CAUSE_DEMOTED);
+      BeginStop(a, v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
+    }
     preempting_[p.job_id] = p.victims;
   }
   for (const PlannedWait& w : plan.waits) {

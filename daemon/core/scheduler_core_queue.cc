@@ -7,6 +7,7 @@
 #include "common/gpu_fraction.h"
 #include "common/job_states.h"
 #include "common/proto_time.h"
+#include "daemon/core/queue/attained_service.h"
 #include "daemon/core/scheduler_core.h"
 
 namespace gpusched::core {
@@ -51,6 +52,9 @@ absl::StatusOr<v1::Job> SchedulerCore::Release(uint64_t job_id, Effects& fx) {
 }
 
 bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
+  // Demotion is the queue's own time-sharing, not a failure that repeats:
+  // max_requeues does not bound it.
+  if (a.job.stopping_as() == v1::JOB_STATE_PREEMPTED && a.job.stop_cause() == v1::STOP_CAUSE_DEMOTED) return true;
   if (a.job.attempt() >= options_.queues.max_requeues) return false;
   switch (a.job.stopping_as()) {
     case v1::JOB_STATE_PREEMPTED: {
@@ -83,6 +87,9 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   a.job.clear_stopping_as();
   a.job.clear_stop_cause();
   a.job.clear_allocation();
+  // What it ran stays with it: a queue that demotes ranks it by all its
+  // attempts together.
+  a.job.set_earlier_run_s(absl::ToInt64Seconds(AttainedService(a.job, clock_.Now())));
   a.job.clear_start_time();
   a.job.set_exit_code(0);
   a.job.set_attempt(a.job.attempt() + 1);

@@ -45,6 +45,11 @@ absl::Status QueuePolicy::Compile() {
     if (q.max_gpus < 0) return Invalid(where, "max_gpus must be >= 0");
     if (q.max_gpus_per_user < 0) return Invalid(where, "max_gpus_per_user must be >= 0");
     if (q.default_time_limit_s < 0 || q.max_time_limit_s < 0) return Invalid(where, "time limits must be >= 0");
+    if (q.demote_after_s < 0) return Invalid(where, "demote_after must be >= 0");
+    if (q.demote_after_s > 0 && q.preempt_mode != PreemptMode::kRequeue) {
+      return Invalid(where, absl::StrCat("demote_after needs preemption = \"requeue\" (its demoted jobs are requeued ",
+                                         "for fresher ones), not \"", PreemptModeName(q.preempt_mode), "\""));
+    }
     if (q.max_time_limit_s > 0 && q.default_time_limit_s > q.max_time_limit_s) {
       return Invalid(where, absl::StrCat("default_time_limit ", FormatTimeLimit(q.default_time_limit_s),
                                          " is above max_time_limit ", FormatTimeLimit(q.max_time_limit_s)));

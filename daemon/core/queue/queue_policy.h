@@ -43,6 +43,15 @@ struct QueueSpec {
   bool preflight = false;
   // Its jobs may run on spot nodes (false: every job of it as with --no-spot).
   bool spot = true;
+  // Least attained service first (0 = off). A job that has run this long,
+  // its attempts together, is demoted: it ranks after every job that is not,
+  // and a job of the queue not yet demoted that cannot be placed preempts
+  // demoted jobs of queues of its tier that demote too (requeued, whole
+  // gangs, as a higher tier would; never past max_requeues). Short jobs then
+  // finish soon without anyone knowing their run times. For queues whose
+  // jobs checkpoint on SIGTERM and resume (GPUSCHED_RESTART_COUNT): each
+  // preemption costs a demoted job its restart.
+  int64_t demote_after_s = 0;
 
   // The expanded `nodes`, filled by QueuePolicy::Compile.
   absl::flat_hash_set<std::string> node_names;

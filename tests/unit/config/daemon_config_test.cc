@@ -93,6 +93,16 @@ TEST_CASE("gpuschedd.toml: the example [[queue]] tables, uncommented, are valid"
   CHECK_THAT(DescribeDaemonConfig(*config), Contains("2 queues (batch tier 0, urgent tier 1)"));
 }
 
+TEST_CASE("gpuschedd.toml: a queue's demote_after is read in Slurm's time notation") {
+  auto config = ParseDaemonConfig("[[queue]]\nname = \"train\"\ndemote_after = \"8:00:00\"\n", "t.toml");
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  CHECK(config->queues->queues[0].demote_after_s == 8 * 3600);
+  auto plain = ParseDaemonConfig("[[queue]]\nname = \"batch\"\n", "t.toml");
+  REQUIRE(plain.ok());
+  CHECK(plain->queues->queues[0].demote_after_s == 0);
+}
+
 TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\n\n[[queue]]\nname = \"a\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:4:") && Contains("\"a\" is defined twice"));
@@ -102,6 +112,10 @@ TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("preemption"));
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndefault_time_limit = \"2:00:00\"\nmax_time_limit = \"1:00:00\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("above max_time_limit"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndemote_after = \"8:00:00\"\npreemption = \"off\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:") && Contains("demote_after needs preemption = \"requeue\""));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndemote_after = \"soon\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("demote_after"));
   CHECK_THAT(ErrorOf("[[queue]]\ntier = 1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("name"));
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\nmax_gpu = 3\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("unknown key max_gpu"));

@@ -1,5 +1,6 @@
 // Randomized runs with the queue policy in play: queues on disjoint nodes, a
-// higher tier that preempts, arrays with a running limit, holds and
+// higher tier that preempts, a queue that demotes its long jobs for its fresh
+// ones, arrays with a running limit, holds and
 // dependencies, jobs with CPU and memory requests and time limits, the
 // reservations backfill makes and run times learned as jobs end. After every
 // step the accounting invariants hold (core_invariants.h) and so do the
@@ -25,6 +26,8 @@ core::CoreOptions ThreeQueues() {
   core::CoreOptions o = CoreHarness::Options();
   core::QueueSpec batch = core::QueueSpec::Named("batch");
   batch.nodes = "n[1-2]";
+  // Its long jobs are preempted by its fresh ones: half the seeds get there.
+  batch.demote_after_s = 30;
   core::QueueSpec side = core::QueueSpec::Named("side");
   side.nodes = "n[3-4]";
   core::QueueSpec urgent = core::QueueSpec::Named("urgent", 1);  // every node; preempts the others
@@ -42,6 +45,7 @@ void CheckQueueRules(const CoreHarness& h, const std::set<uint64_t>& ids) {
     if (job == nullptr) continue;
     INFO("job " << id << " " << v1::JobState_Name(job->state()) << ": " << job->reason());
     if (job->held()) CHECK(job->state() == v1::JOB_STATE_PENDING);
+    if (job->stop_cause() == v1::STOP_CAUSE_DEMOTED) CHECK(job->spec().queue() == "batch");
     if (job->state() == v1::JOB_STATE_PENDING) continue;
     for (const auto& part : job->allocation().nodes()) {
       if (job->spec().queue() == "batch") CHECK((part.node() == "n1" || part.node() == "n2"));

@@ -1,0 +1,167 @@
+// Least attained service first (QueueSpec::demote_after_s), told as short
+// stories on a manual clock against the real SchedulerCore.
+#include <catch2/catch.hpp>
+
+#include "tests/unit/core/core_harness.h"
+
+using namespace gpusched;
+using core::CoreOptions;
+using core::QueueSpec;
+using core::testing::CoreHarness;
+using core::testing::GpuJob;
+using JobUpdate = v1::JobUpdate;
+
+namespace {
+
+// One queue, "train", whose jobs are demoted after an hour's run.
+CoreOptions Demoting(int max_requeues = 5) {
+  CoreOptions o = CoreHarness::Options();
+  QueueSpec train = QueueSpec::Named("train");
+  train.demote_after_s = 3600;
+  o.queues.queues = {train};
+  o.queues.max_requeues = max_requeues;
+  REQUIRE(o.queues.Compile().ok());
+  return o;
+}
+
+// Submits a 4-GPU job, starts it on node "a" (its `attempt`) and lets it run
+// for `ran`, the node heartbeating.
+void RunFor(CoreHarness& h, uint64_t id, absl::Duration ran, int attempt = 0) {
+  h.Pass();
+  REQUIRE(h.StateOf(id) == v1::JOB_STATE_STARTING);
+  h.StartOnAllNodes(id, attempt);
+  h.clock.Advance(ran);
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Drain();
+}
+
+bool KillSentFor(const CoreHarness& h, uint64_t id) {
+  for (const v1::DaemonMessage& m : h.Sent("a", v1::DaemonMessage::kKill)) {
+    if (m.kill().job_id() == id) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("demotion: a job run past demote_after is preempted for a fresh one, keeps its service, ranks last") {
+  CoreHarness h(Demoting());
+  h.AddNode("a", 4);
+  const uint64_t long_job = h.Submit(GpuJob(4));
+  RunFor(h, long_job, absl::Hours(2));
+
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  // Told to stop with the grace for a checkpoint, as a lower tier would be.
+  REQUIRE(KillSentFor(h, long_job));
+  CHECK(h.Sent("a", v1::DaemonMessage::kKill)[0].kill().grace_ms() == 5000);
+  CHECK(h.Persisted(long_job).stopping_as() == v1::JOB_STATE_PREEMPTED);
+  CHECK(h.Persisted(long_job).stop_cause() == v1::STOP_CAUSE_DEMOTED);
+  CHECK_THAT(h.Persisted(long_job).reason(),
+             Catch::Contains("preempted by job " + std::to_string(fresh)) && Catch::Contains("demoted after 1h"));
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
+  CHECK_THAT(h.Persisted(fresh).reason(),
+             Catch::Contains("preempting job " + std::to_string(long_job)) && Catch::Contains("demote_after"));
+
+  h.clock.Advance(absl::Seconds(3));
+  h.Report("a", long_job, JobUpdate::KIND_EXITED, 143);
+  REQUIRE(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(long_job).attempt() == 1);
+  // Its two hours and the seconds it took to stop stay with it.
+  CHECK(h.Persisted(long_job).earlier_run_s() == 2 * 3600 + 3);
+
+  h.Drain();
+  h.Pass();
+  REQUIRE(h.StateOf(fresh) == v1::JOB_STATE_STARTING);
+  h.StartOnAllNodes(fresh);
+  // A job submitted after the demoted one still goes before it.
+  h.clock.Advance(absl::Minutes(1));
+  h.core.AgentHeartbeat("a", h.fx);
+  const uint64_t later = h.Submit(GpuJob(4));
+  h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(later) == v1::JOB_STATE_STARTING);
+  CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+  h.StartOnAllNodes(later);
+  h.Report("a", later, JobUpdate::KIND_EXITED, 0);
+  h.Drain();
+  h.Pass();
+  // Then it runs again, as its next attempt.
+  REQUIRE(h.StateOf(long_job) == v1::JOB_STATE_STARTING);
+  CHECK(h.Sent("a", v1::DaemonMessage::kLaunch)[0].launch().attempt() == 1);
+}
+
+TEST_CASE("demotion: a job that has not run demote_after yet is never preempted for a fresh one") {
+  CoreHarness h(Demoting());
+  h.AddNode("a", 4);
+  const uint64_t running = h.Submit(GpuJob(4));
+  RunFor(h, running, absl::Minutes(59));
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  CHECK_FALSE(KillSentFor(h, running));
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
+  // Past the hour, the next pass stops it.
+  h.clock.Advance(absl::Minutes(2));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Pass();
+  CHECK(KillSentFor(h, running));
+}
+
+TEST_CASE("demotion: a demoted job never preempts another demoted job") {
+  CoreHarness h(Demoting());
+  h.AddNode("a", 4);
+  const uint64_t first = h.Submit(GpuJob(4));
+  RunFor(h, first, absl::Hours(2));
+  // The second is preempted by nobody: only the fresh third stops the first.
+  const uint64_t second = h.Submit(GpuJob(4));
+  h.Pass();
+  REQUIRE(KillSentFor(h, first));
+  h.Report("a", first, JobUpdate::KIND_EXITED, 143);
+  h.Drain();
+  h.Pass();
+  RunFor(h, second, absl::Hours(2));
+  // Both demoted now: `first`, pending, waits for `second` to end.
+  h.Pass();
+  CHECK_FALSE(KillSentFor(h, second));
+  CHECK(h.StateOf(first) == v1::JOB_STATE_PENDING);
+  h.Report("a", second, JobUpdate::KIND_EXITED, 0);
+  h.Pass();
+  CHECK(h.StateOf(first) == v1::JOB_STATE_STARTING);
+}
+
+TEST_CASE("demotion: its requeues are not bounded by max_requeues") {
+  CoreHarness h(Demoting(/*max_requeues=*/0));
+  h.AddNode("a", 4);
+  const uint64_t long_job = h.Submit(GpuJob(4));
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    INFO("attempt " << attempt);
+    RunFor(h, long_job, absl::Hours(2), attempt);
+    const uint64_t fresh = h.Submit(GpuJob(4));
+    h.Pass();
+    REQUIRE(KillSentFor(h, long_job));
+    h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, attempt);
+    REQUIRE(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+    h.Drain();
+    h.Pass();
+    h.StartOnAllNodes(fresh);
+    h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
+    h.Drain();
+  }
+  CHECK(h.Persisted(long_job).attempt() == 3);
+  CHECK(h.Persisted(long_job).earlier_run_s() == 3 * 2 * 3600);
+}
+
+TEST_CASE("demotion: demote_after needs its demoted jobs requeued, and must not be negative") {
+  core::QueuePolicy policy;
+  QueueSpec q = QueueSpec::Named("train");
+  q.demote_after_s = 3600;
+  q.preempt_mode = core::PreemptMode::kCancel;
+  policy.queues = {q};
+  absl::Status s = policy.Compile();
+  CHECK(s.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(s.message()), Catch::Contains("train") && Catch::Contains("demote_after") &&
+                                           Catch::Contains("requeue") && Catch::Contains("cancel"));
+  policy.queues[0].preempt_mode = core::PreemptMode::kRequeue;
+  policy.queues[0].demote_after_s = -1;
+  CHECK_THAT(std::string(policy.Compile().message()), Catch::Contains("demote_after must be >= 0"));
+}
