@@ -58,6 +58,7 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
     absl::StrAppend(&out, "arrivals ", run.arrival_speedup, "x as fast as in the trace (run times as they are)\n");
   }
   if (!run.job_topology.empty()) absl::StrAppend(&out, "jobs     --topology ", run.job_topology, "\n");
+  if (!run.preemption.empty()) absl::StrAppend(&out, "preempt  ", run.preemption, "\n");
   if (!run.share_packing.empty()) absl::StrAppend(&out, "shares   of a GPU packed by ", run.share_packing, "\n");
   absl::StrAppend(&out, "order    ",
                   run.multifactor ? "multifactor (the daemon's default: short work first, fair share, age, size)"
@@ -142,6 +143,9 @@ std::string FormatComparison(const RunDescription& run, const Trace& trace,
     t.Row("  waste (idle share of paid)", [](const PolicyMetrics& p) { return Percent(p.waste); });
     t.Row("  cost", [](const PolicyMetrics& p) { return Fixed(p.cost, 0); });
     t.Row("  spot interruptions", [](const PolicyMetrics& p) { return absl::StrCat(p.spot_interruptions); });
+    t.Row("  job runs requeued", [](const PolicyMetrics& p) { return absl::StrCat(p.requeues); });
+  } else if (!run.preemption.empty()) {
+    t.Section("preemption");
     t.Row("  job runs requeued", [](const PolicyMetrics& p) { return absl::StrCat(p.requeues); });
   }
   absl::StrAppend(&out, t.Take());

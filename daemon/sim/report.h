@@ -24,6 +24,7 @@ struct RunDescription {
   bool multifactor = false;    // the daemon's ranking, or submission order
   std::string pools;           // "" = no elastic pools: no cost section
   double arrival_speedup = 1;  // SimulateOptions::arrival_speedup
+  std::string preemption;      // demotion and checkpoints (SimulateOptions); "" = neither
   std::string share_packing;   // how shares pick their GPUs; "" = the trace has no shares
 };
 

@@ -103,6 +103,8 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.pools = pools.pools;
     sim.power = pools.power;
     sim.share_packing = options.share_packing;
+    sim.demote_after = absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600));
+    if (options.checkpoint_restore_s >= 0) sim.checkpoint_restore = absl::Seconds(options.checkpoint_restore_s);
     const bool fresh_peak = ResetPeakRss();
     const absl::Time wall_start = absl::Now();
     const double cpu_start = CpuSeconds();
@@ -126,6 +128,16 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.head_blocks_after = head_blocks_after;
   run.multifactor = options.multifactor;
   run.arrival_speedup = options.arrival_speedup;
+  if (options.demote_after_h > 0) {
+    run.preemption =
+        absl::StrCat("least attained service first: demoted after ",
+                     absl::FormatDuration(absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600))), " run");
+  }
+  if (options.checkpoint_restore_s >= 0) {
+    absl::StrAppend(&run.preemption, run.preemption.empty() ? "" : "; ",
+                    "requeued jobs resume from where they stopped after ", options.checkpoint_restore_s,
+                    " s restoring");
+  }
   if (std::any_of(trace->jobs.begin(), trace->jobs.end(), [](const TraceJob& j) { return j.gpu_milli < 1000; })) {
     run.share_packing = std::string(core::SharePackingName(options.share_packing));
   }

@@ -23,10 +23,12 @@ struct SimulateOptions {
   size_t queue_depth = 500;
   v1::TopologyMode topology_mode = v1::TOPOLOGY_MODE_PREFER;
   int64_t topology_wait_s = 0;
-  double time_limit_factor = 0;     // SimOptions::time_limit_factor
-  bool multifactor = true;          // SimOptions::multifactor (--order)
-  double head_blocks_after_h = -1;  // SimOptions::head_blocks_after in hours; negative: the daemon's default
-  int64_t limit = 0;                // replay only the first N selected jobs; 0 = all
+  double time_limit_factor = 0;      // SimOptions::time_limit_factor
+  bool multifactor = true;           // SimOptions::multifactor (--order)
+  double head_blocks_after_h = -1;   // SimOptions::head_blocks_after in hours; negative: the daemon's default
+  double demote_after_h = 0;         // SimOptions::demote_after in hours; 0 = off
+  double checkpoint_restore_s = -1;  // SimOptions::checkpoint_restore; negative: requeued jobs start over
+  int64_t limit = 0;                 // replay only the first N selected jobs; 0 = all
   // Arrivals this many times as fast (submit times divided by it), run
   // times as they are: the offered load grows as much.
   double arrival_speedup = 1;

@@ -67,6 +67,18 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                    "daemon's)")
       ->check(CLI::Range(0.0, 100000.0));
   command_
+      ->add_option("--demote-after-h", options_.demote_after_h,
+                   "least attained service first, as a queue's demote_after: a job that has run this many hours "
+                   "ranks after the jobs that have not, and those preempt it when they cannot be placed (0 = off); "
+                   "with --checkpoint-restore-s, as its jobs would checkpoint")
+      ->check(CLI::Range(0.0, 100000.0))
+      ->capture_default_str();
+  command_
+      ->add_option("--checkpoint-restore-s", options_.checkpoint_restore_s,
+                   "requeued jobs (preempted, or their spot node taken back) resume where they were stopped, as "
+                   "jobs that checkpoint on SIGTERM, after this many seconds restoring (default: they start over)")
+      ->check(CLI::Range(0.0, 1e6));
+  command_
       ->add_option("--arrival-speedup", options_.arrival_speedup,
                    "jobs arrive this many times as fast (submit times divided by it), each running as long as in "
                    "the trace: the offered load grows as much (e.g. the openb pods, which hold 1% of their cluster "

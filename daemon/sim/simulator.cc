@@ -60,6 +60,7 @@ class Replay {
     result_.policy = options.policy;
     result_.total_gpus = cluster.total_gpus;
     result_.jobs.resize(trace.jobs.size());
+    progress_.resize(trace.jobs.size());
     clock_.Set(kZero);
     core::Effects fx;
     for (const core::PoolSpec& pool : options.pools) {
@@ -133,6 +134,7 @@ class Replay {
     }
     o.queue_depth = options.queue_depth;
     if (options.head_blocks_after >= absl::ZeroDuration()) o.head_blocks_after = options.head_blocks_after;
+    o.queues.queues.front().demote_after_s = absl::ToInt64Seconds(options.demote_after);
     // The core weighs wait-or-spread with the model the replay runs by.
     o.spread_comm_share = options.model.slowdown ? options.model.comm_share : 0;
     // Simulated agents never fall silent; heartbeats every few seconds of
@@ -199,7 +201,11 @@ class Replay {
       update.set_log_dir("/sim/logs");
       // The job runs from now on, for as long as its placement makes it.
       const JobOutcome& out = Outcome(e.job_id);
-      const int64_t run_ns = std::llround(out.trace_duration_s * out.slowdown * 1e3) * int64_t{1'000'000};
+      Progress& progress = progress_[trace_of_job_[e.job_id - 1]];
+      progress.started_s = static_cast<double>(now) / 1e9;
+      progress.restoring_s = progress.saved_s > 0 ? absl::ToDoubleSeconds(options_.checkpoint_restore) : 0;
+      const double run_s = (out.trace_duration_s - progress.saved_s) * out.slowdown + progress.restoring_s;
+      const int64_t run_ns = std::llround(run_s * 1e3) * int64_t{1'000'000};
       events_.push(
           {now + run_ns, seq_++, e.node, e.job_id, v1::JobUpdate::KIND_EXITED, 0, AgentEvent::kNoPower, 0, e.attempt});
       if (const v1::Job* job = core_.FindActive(e.job_id); job != nullptr && job->spec().time_limit_s() > 0) {
@@ -298,8 +304,10 @@ class Replay {
       attempt->second = job.attempt();
       JobOutcome& out = Outcome(id);
       if (out.nodes == 0) continue;
-      // Requeued (its spot node taken back): it gives its GPUs up and is
-      // placed again, from the beginning (below, if it starts in this pass).
+      // Requeued (preempted, or its spot node taken back): it gives its GPUs
+      // up and is placed again (below, if it starts in this pass), from the
+      // beginning or from what it saved.
+      SaveProgress(trace_of_job_[id - 1], out, now);
       busy_milli_ -= out.gpus * out.gpu_milli;
       out.nodes = 0;
       ++pending_;
@@ -331,6 +339,16 @@ class Replay {
       // Its nodes may go idle: a pass when they have been idle long enough.
       if (!elastic_.empty()) Wake(now + absl::ToInt64Nanoseconds(idle_wake_));
     }
+  }
+
+  // A stopped attempt's work, in the trace's seconds, kept where jobs
+  // checkpoint: what it ran past its restore, at its placement's pace.
+  void SaveProgress(size_t i, const JobOutcome& out, int64_t now) {
+    if (options_.checkpoint_restore < absl::ZeroDuration()) return;
+    Progress& progress = progress_[i];
+    const double worked = static_cast<double>(now) / 1e9 - progress.started_s - progress.restoring_s;
+    if (worked <= 0) return;
+    progress.saved_s = std::min(out.trace_duration_s, progress.saved_s + worked / out.slowdown);
   }
 
   void Placed(uint64_t id, JobOutcome& out) {
@@ -399,6 +417,13 @@ class Replay {
   std::set<std::string> spot_;
   std::map<std::string, uint64_t> life_;
   std::map<uint64_t, int32_t> attempt_of_;  // each job's attempt as last seen
+  // Each trace job's running attempt and the work its stopped ones saved.
+  struct Progress {
+    double started_s = 0;    // when the running attempt started
+    double restoring_s = 0;  // its restore from the checkpoint, at its start
+    double saved_s = 0;      // trace seconds of work done by stopped attempts
+  };
+  std::vector<Progress> progress_;
   std::map<std::string, double> cost_of_;
   std::map<std::string, const v1::NodeInfo*> info_of_;
   std::map<uint64_t, core::PowerRequest> requests_;

@@ -24,7 +24,7 @@ struct SimPower {
   // Spot nodes (pools of class spot) are taken back at this rate per node
   // and hour that they are up, at random (exponential), with this notice
   // (SchedulerCore::InterruptNode). Their jobs start again from the
-  // beginning: a trace says nothing of checkpoints.
+  // beginning unless SimOptions::checkpoint_restore says they resume.
   double spot_interruptions_per_node_hour = 0;
   absl::Duration spot_notice = absl::Minutes(2);
 };
@@ -53,6 +53,12 @@ struct SimOptions {
   std::vector<core::PoolSpec> pools;
   SimPower power;
   core::SharePacking share_packing = core::SharePacking::kBestFit;  // CoreOptions::share_packing
+  // Least attained service: the queue's QueueSpec::demote_after_s (0: off).
+  absl::Duration demote_after = absl::ZeroDuration();
+  // A requeued job resumes where it was stopped (it checkpointed in its kill
+  // grace), after this long restoring; negative: it starts over, since a
+  // trace says nothing of checkpoints.
+  absl::Duration checkpoint_restore = -absl::InfiniteDuration();
 };
 
 // What became of one trace job. Times are virtual seconds after the first
@@ -103,6 +109,8 @@ struct SimResult {
 // later, at the same virtual time, as a real agent's report would arrive in
 // a later batch), and "exited 0" follows after the trace duration times the
 // runtime model's factor; a KillJob is answered with "exited 143" at once.
+// A requeued job runs again from the beginning, or with
+// SimOptions::checkpoint_restore from where it was stopped.
 // A job with a time limit also gets a wake-up at start + limit, so that the
 // core's Tick sees the limit pass at the second the daemon's periodic tick
 // would (to within its period).

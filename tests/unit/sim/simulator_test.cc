@@ -277,6 +277,35 @@ TEST_CASE("simulate --pools: spot nodes taken back requeue their jobs, within ma
   CHECK(again->jobs[1].end_s == result->jobs[1].end_s);
 }
 
+TEST_CASE("simulate --demote-after-h: a long job yields to a short one and resumes from its checkpoint") {
+  // One 4-GPU node. `long` has run 5,000 s when `short` arrives; demoted
+  // after an hour, it is stopped at once, and `short` runs 5,000-5,100.
+  const Trace trace = Jobs({Job("long", 0, 4, 10'000), Job("short", 5'000, 4, 100)});
+  SimOptions options;
+  auto plain = Simulate(trace, Tiny(1), options);
+  REQUIRE(plain.ok());
+  CHECK(plain->jobs[1].start_s == 10'000);  // without demotion it waits
+  CHECK(plain->requeues == 0);
+
+  options.demote_after = absl::Hours(1);
+  options.checkpoint_restore = absl::Seconds(60);
+  auto resumed = Simulate(trace, Tiny(1), options);
+  REQUIRE(resumed.ok());
+  CHECK(resumed->requeues == 1);
+  CHECK(resumed->jobs[1].start_s == 5'000);
+  CHECK(resumed->jobs[1].end_s == 5'100);
+  // `long` resumes with 5,000 s of work left and a minute to restore.
+  CHECK(resumed->jobs[0].start_s == 5'100);
+  CHECK(resumed->jobs[0].end_s == 5'100 + 60 + 5'000);
+  for (const JobOutcome& j : resumed->jobs) CHECK(j.state == v1::JOB_STATE_COMPLETED);
+
+  // Jobs that do not checkpoint start over.
+  options.checkpoint_restore = -absl::InfiniteDuration();
+  auto restarted = Simulate(trace, Tiny(1), options);
+  REQUIRE(restarted.ok());
+  CHECK(restarted->jobs[0].end_s == 5'100 + 10'000);
+}
+
 TEST_CASE("simulate --pools: a pool naming a node the cluster lacks is refused") {
   SimOptions options = WithBurstPool(0);
   options.pools[0].nodes = {"n9"};
