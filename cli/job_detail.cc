@@ -144,9 +144,15 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
     Field(out, "Priority", absl::StrCat(spec.priority()));
   }
   if (job.has_priority()) Field(out, "Expected run", DescribeExpectedRun(job.priority(), spec));
-  if (job.attempt() > 0)
+  if (job.attempt() > 0) {
+    // What the earlier attempts ran is the service a demoting queue ranks by.
     Field(out, "Attempt",
-          absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time)" : " times)"));
+          absl::StrCat(job.attempt() + 1, " (requeued ", job.attempt(), job.attempt() == 1 ? " time" : " times",
+                       job.earlier_run_s() > 0
+                           ? absl::StrCat(", ran ", absl::FormatDuration(absl::Seconds(job.earlier_run_s())), " before")
+                           : "",
+                       ")"));
+  }
   if (job.held()) Field(out, "Held", "yes: it waits until `gpusched release " + std::to_string(job.id()) + "`");
   if (spec.dependencies_size() > 0) {
     std::vector<std::string> deps;

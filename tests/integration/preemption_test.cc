@@ -1,10 +1,12 @@
 // Queues from gpuschedd.toml, end to end: a tier-1 job preempts a running
 // tier-0 gang whose real processes get SIGTERM (and checkpoint), the gang is
 // requeued and runs again as its next attempt, and a job naming an unknown
-// queue is refused.
+// queue is refused; a queue that demotes its long jobs does the same for a
+// fresh job of its own.
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "absl/time/clock.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -57,7 +59,7 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
       cluster.Cli({"logs", std::to_string(gang), "--rank", "0"}).out +
       cluster.Cli({"logs", std::to_string(gang), "--rank", "4"}).out;  // per-node: node 1 is rank 4
   CHECK_THAT(logs, Catch::Contains("attempt 0") && Catch::Contains("checkpoint saved") && Catch::Contains("attempt 1"));
-  CHECK_THAT(cluster.Cli({"status", std::to_string(gang)}).out, Catch::Contains("2 (requeued 1 time)"));
+  CHECK_THAT(cluster.Cli({"status", std::to_string(gang)}).out, Catch::Contains("2 (requeued 1 time"));
   cluster.Cli({"cancel", std::to_string(gang)});
   CHECK(cluster.WaitForEnd(gang).state() == v1::JOB_STATE_CANCELLED);
 
@@ -67,6 +69,40 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
   CHECK_THAT(history.out, Catch::Contains(std::to_string(urgent) + " ") && Catch::Contains("COMPLETED") &&
                               Catch::Contains(std::to_string(gang) + " ") && Catch::Contains("CANCELLED") &&
                               Catch::Contains("2 jobs, "));
+}
+
+TEST_CASE("a queue's demote_after: a long job yields to a fresh one, checkpoints and resumes", "[integration]") {
+  TempDir config_dir;
+  const std::string config =
+      config_dir.Write("gpuschedd.toml", "[[queue]]\nname = \"train\"\ndemote_after = \"0:00:02\"\n");
+  TestCluster cluster({{"node-a", 4}}, {"--config", config});
+  const uint64_t long_job = cluster.Submit(
+      {"--gpus", "4", "--", "sh", "-c",
+       "echo attempt $GPUSCHED_RESTART_COUNT; trap 'echo checkpoint saved; exit 143' TERM; sleep 300 & wait"});
+  cluster.WaitForState(long_job, v1::JOB_STATE_RUNNING);
+  // Past its two seconds of service, a fresh job of the queue stops it.
+  absl::SleepFor(absl::Seconds(3));
+  const uint64_t fresh = cluster.Submit({"--gpus", "4", "--", "/bin/true"});
+  CHECK(cluster.WaitForEnd(fresh, 30).state() == v1::JOB_STATE_COMPLETED);
+
+  v1::Job again = cluster.WaitForState(long_job, v1::JOB_STATE_RUNNING, 30);
+  CHECK(again.attempt() == 1);
+  CHECK(again.earlier_run_s() >= 3);
+  bool demoted_event = false;
+  const v1::Job with_events = cluster.GetJob(long_job);
+  for (const v1::JobEvent& e : with_events.events()) {
+    if (e.state() != v1::JOB_STATE_PREEMPTED) continue;
+    demoted_event = true;
+    CHECK_THAT(e.reason(), Catch::Contains("preempted by job " + std::to_string(fresh)) &&
+                               Catch::Contains("least attained service first"));
+  }
+  CHECK(demoted_event);
+  CHECK_THAT(cluster.Cli({"logs", std::to_string(long_job)}).out,
+             Catch::Contains("attempt 0") && Catch::Contains("checkpoint saved") && Catch::Contains("attempt 1"));
+  CHECK_THAT(cluster.Cli({"status", std::to_string(long_job)}).out,
+             Catch::Contains("requeued 1 time, ran ") && Catch::Contains("s before)"));
+  cluster.Cli({"cancel", std::to_string(long_job)});
+  CHECK(cluster.WaitForEnd(long_job).state() == v1::JOB_STATE_CANCELLED);
 }
 
 TEST_CASE("dependencies and hold/release through the CLI", "[integration]") {
