@@ -62,8 +62,10 @@ struct PlannedPreemption {
   std::vector<uint64_t> victims;
   std::string why;  // the victims' reason
   // Those of the victims stopped for having run past their queue's
-  // demote_after (QueueSpec::demote_after_s), not for a higher tier.
+  // demote_after (QueueSpec::demote_after_s), not for a higher tier, and
+  // their reason.
   std::vector<uint64_t> demoted;
+  std::string why_demoted;
 };
 
 // A reservation and the queues (NodeSlot::queue_mask bits) whose jobs

@@ -170,9 +170,11 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
     if (behind_reservation && HeldForReservation(placed->allocation(), request.queue_bit)) continue;
     const google::protobuf::Timestamp& since = demoted_peer ? placed->submit_time() : placed->start_time();
     if (demoted_peer) demoted.insert(placed->id());
-    // A lower tier's: the work since its start, which it loses at worst. A
-    // demoted job checkpoints, so each loses only its restart: the youngest
-    // are stopped first, and the oldest finish.
+    // The cost PlanPreemption minimizes. A lower tier's job: the work since
+    // its start, which it loses at worst. A demoted job checkpoints and loses
+    // only its restart, so its GPUs times its time since submission: the
+    // youngest are stopped first, and the oldest finish. A plan mixing both
+    // kinds compares the two measures as they are.
     const double ran = IsSet(since) ? absl::ToDoubleSeconds(now_ - FromProtoTime(since)) : 0;
     candidates.push_back(
         {placed->id(), &placed->allocation(), std::max(0.0, ran) * placed->spec().resources().gpus(), theirs->tier});
@@ -185,20 +187,22 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
   for (uint64_t id : preemption->victims) {
     if (demoted.contains(id)) demoted_victims.push_back(id);
   }
-  const bool any_demoted = !demoted_victims.empty();
+  const char* whose = demoted_victims.empty()                                ? " of lower tiers"
+                      : demoted_victims.size() == preemption->victims.size() ? " (run past their queue's demote_after)"
+                                                                             : " (of lower tiers, or run past their "
+                                                                               "queue's demote_after)";
   Reservation reservation{job.id(), in_.forecast.StoppedBy(), std::move(preemption->allocation)};
   Wait(job, WaitCause::kPreempting,
-       absl::StrCat(
-           "preempting ", preemption->victims.size() == 1 ? "job " : "jobs ", absl::StrJoin(preemption->victims, ", "),
-           any_demoted ? " (run past their queue's demote_after) to make room" : " of lower tiers to make room"),
+       absl::StrCat("preempting ", preemption->victims.size() == 1 ? "job " : "jobs ",
+                    absl::StrJoin(preemption->victims, ", "), whose, " to make room"),
        reservation.start);
-  std::string why =
-      any_demoted
-          ? absl::StrCat(
-                "preempted by job ", job.id(), " of queue ", queue->name, ", which has run less (demoted after ",
-                absl::FormatDuration(absl::Seconds(queue->demote_after_s)), " run: least attained service first)")
-          : absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")");
-  plan_.preemptions.push_back({job.id(), std::move(preemption->victims), std::move(why), std::move(demoted_victims)});
+  plan_.preemptions.push_back(
+      {job.id(), std::move(preemption->victims),
+       absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")"),
+       std::move(demoted_victims),
+       absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, ", which has run less (demoted after ",
+                    absl::FormatDuration(absl::Seconds(queue->demote_after_s)),
+                    " run: least attained service first)")});
   // Held like a reservation, so that nothing else takes the GPUs they free.
   Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false, /*yields_to_small=*/false);
   return true;

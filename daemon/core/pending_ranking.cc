@@ -189,7 +189,9 @@ void PendingRanking::Score(Entry& e, const RankInputs& in, FairShareCache* fair_
     score.estimate = estimate;
   }
   e.total = score.total;
-  e.gang = weighted_ && spec.resources().gpus() > in.largest_node_gpus;
+  // A demoted gang has had its service: the starvation bound is for waiting
+  // before it, and would put it back ahead of the fresh jobs that stopped it.
+  e.gang = weighted_ && !e.demoted && spec.resources().gpus() > in.largest_node_gpus;
   scores_[e.job->job.id()] = score;
 }
 

@@ -91,8 +91,8 @@ class PendingRanking {
     bool limited;  // an array task with a running limit
     int64_t gpus;  // its bound's size, kept for Erase
     // Its queue has demoted it (QueueSpec::demote_after_s): it ranks after
-    // every job that is not. Pending, a job's service changes only when it
-    // is requeued, and so joins the queue again.
+    // every job that is not, and is never due. Pending, a job's service
+    // changes only when it is requeued, and so joins the queue again.
     bool demoted;
   };
   struct ByRank {

@@ -214,7 +214,16 @@ absl::StatusOr<v1::Job> SchedulerCore::Cancel(uint64_t job_id, const std::string
   ActiveJob& a = *found;
   const std::string why = reason.empty() ? "cancelled by user" : absl::StrCat("cancelled: ", reason);
   if (a.job.state() == v1::JOB_STATE_PENDING) return EndPending(a, v1::JOB_STATE_CANCELLED, why, fx);
-  if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
+  if (a.job.stopping_as() == v1::JOB_STATE_UNSPECIFIED) {
+    BeginStop(a, v1::JOB_STATE_CANCELLED, why, fx);
+  } else if (a.job.stopping_as() == v1::JOB_STATE_PREEMPTED || a.job.stopping_as() == v1::JOB_STATE_NODE_FAIL) {
+    // Already told to stop, and bound back to the queue: the cancel wins, so
+    // it ends once its processes are gone.
+    a.job.set_stopping_as(v1::JOB_STATE_CANCELLED);
+    a.job.clear_stop_cause();
+    a.job.set_reason(why);
+    Touch(a, fx);
+  }
   return a.job;
 }
 
@@ -633,8 +642,9 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
     const StopNotice notice{options_.kill_grace, clock_.Now() + options_.kill_grace};
     for (uint64_t victim : p.victims) {
       ActiveJob& a = jobs_.at(victim);
-      if (absl::c_linear_search(p.demoted, victim)) a.job.set_stop_cause(v1::STOP_CAUSE_DEMOTED);
-      BeginStop(a, v1::JOB_STATE_PREEMPTED, p.why, fx, notice);
+      const bool demoted = absl::c_linear_search(p.demoted, victim);
+      if (demoted) a.job.set_stop_cause(v1::STOP_CAUSE_DEMOTED);
+      BeginStop(a, v1::JOB_STATE_PREEMPTED, demoted ? p.why_demoted : p.why, fx, notice);
     }
     preempting_[p.job_id] = p.victims;
   }

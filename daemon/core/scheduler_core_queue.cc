@@ -55,7 +55,7 @@ bool SchedulerCore::ShouldRequeue(const ActiveJob& a) const {
   // Demotion is the queue's own time-sharing, not a failure that repeats:
   // max_requeues does not bound it.
   if (a.job.stopping_as() == v1::JOB_STATE_PREEMPTED && a.job.stop_cause() == v1::STOP_CAUSE_DEMOTED) return true;
-  if (a.job.attempt() >= options_.queues.max_requeues) return false;
+  if (a.job.attempt() - a.job.demotions() >= options_.queues.max_requeues) return false;
   switch (a.job.stopping_as()) {
     case v1::JOB_STATE_PREEMPTED: {
       // Its node was taken back, not its GPUs given to a higher tier.
@@ -84,6 +84,7 @@ void SchedulerCore::Requeue(ActiveJob& a, Effects& fx) {
   for (const auto& part : a.job.allocation().nodes()) NoteUsage(part.node(), fx);
   // The event history shows how this run ended before the job waits again.
   Transition(a, a.job.stopping_as(), reason, fx);
+  if (a.job.stop_cause() == v1::STOP_CAUSE_DEMOTED) a.job.set_demotions(a.job.demotions() + 1);
   a.job.clear_stopping_as();
   a.job.clear_stop_cause();
   a.job.clear_allocation();
@@ -140,6 +141,8 @@ bool SchedulerCore::PreemptionInFlight(uint64_t job_id) const {
   auto it = preempting_.find(job_id);
   if (it == preempting_.end()) return false;
   // A victim still placed is still stopping; placed jobs are always active.
+  // One placed again since (its preemptor waited on, for a better placement)
+  // counts too: stopping it again could go on for ever in one instant.
   for (uint64_t victim : it->second) {
     if (jobs_.IsPlaced(victim)) return true;
   }

@@ -318,6 +318,10 @@ class Replay {
         const uint64_t id = command.message.launch().job_id();
         JobOutcome& out = Outcome(id);
         if (out.nodes == 0) Placed(id, out);
+        // Until its start is reported, the attempt has done no work.
+        Progress& progress = progress_[trace_of_job_[id - 1]];
+        progress.started_s = static_cast<double>(now) / 1e9;
+        progress.restoring_s = 0;
         events_.push({now, seq_++, command.node, id, v1::JobUpdate::KIND_STARTED, 0, AgentEvent::kNoPower, 0,
                       command.message.launch().attempt()});
       } else if (command.message.has_kill()) {

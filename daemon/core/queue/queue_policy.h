@@ -47,10 +47,10 @@ struct QueueSpec {
   // its attempts together, is demoted: it ranks after every job that is not,
   // and a job of the queue not yet demoted that cannot be placed preempts
   // demoted jobs of queues of its tier that demote too (requeued, whole
-  // gangs, as a higher tier would; never past max_requeues). Short jobs then
-  // finish soon without anyone knowing their run times. For queues whose
-  // jobs checkpoint on SIGTERM and resume (GPUSCHED_RESTART_COUNT): each
-  // preemption costs a demoted job its restart.
+  // gangs, as a higher tier would; these requeues are not counted toward
+  // max_requeues). Short jobs then finish soon without anyone knowing their
+  // run times. For queues whose jobs checkpoint on SIGTERM and resume
+  // (GPUSCHED_RESTART_COUNT): each preemption costs a demoted job its restart.
   int64_t demote_after_s = 0;
 
   // The expanded `nodes`, filled by QueuePolicy::Compile.

@@ -151,6 +151,101 @@ TEST_CASE("demotion: its requeues are not bounded by max_requeues") {
   CHECK(h.Persisted(long_job).earlier_run_s() == 3 * 2 * 3600);
 }
 
+TEST_CASE("demotion: its requeues leave a job its max_requeues for other causes") {
+  // "train" demotes after an hour; "urgent" (tier 1) preempts it.
+  CoreOptions o = Demoting(/*max_requeues=*/1);
+  o.queues.queues.push_back(QueueSpec::Named("urgent", 1));
+  REQUIRE(o.queues.Compile().ok());
+  CoreHarness h(o);
+  h.AddNode("a", 4);
+  const uint64_t long_job = h.Submit(GpuJob(4));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    RunFor(h, long_job, absl::Hours(2), attempt);
+    const uint64_t fresh = h.Submit(GpuJob(4));
+    h.Pass();
+    h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, attempt);
+    h.Pass();
+    h.StartOnAllNodes(fresh);
+    h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
+  }
+  REQUIRE(h.Persisted(long_job).demotions() == 2);
+  RunFor(h, long_job, absl::Minutes(1), 2);
+  v1::JobSpec urgent = GpuJob(4);
+  urgent.set_queue("urgent");
+  h.Submit(urgent);
+  h.Pass();
+  REQUIRE(KillSentFor(h, long_job));
+  h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, 2);
+  // Its one requeue for another cause is still there.
+  CHECK(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+  CHECK(h.Persisted(long_job).attempt() == 3);
+}
+
+TEST_CASE("demotion: a job cancelled while it stops for a fresh one ends cancelled") {
+  CoreHarness h(Demoting());
+  h.AddNode("a", 4);
+  const uint64_t long_job = h.Submit(GpuJob(4));
+  RunFor(h, long_job, absl::Hours(2));
+  h.Submit(GpuJob(4));
+  h.Pass();
+  REQUIRE(h.Persisted(long_job).stopping_as() == v1::JOB_STATE_PREEMPTED);
+  REQUIRE(h.core.Cancel(long_job, "", h.fx).ok());
+  h.Report("a", long_job, JobUpdate::KIND_EXITED, 143);
+  CHECK(h.StateOf(long_job) == v1::JOB_STATE_CANCELLED);
+  CHECK(h.Persisted(long_job).reason() == "cancelled by user");
+}
+
+TEST_CASE("demotion: behind a reservation, a fresh job preempts only demoted jobs off the reserved GPUs") {
+  // "train" demotes, "eval" does not; both use nodes a, b and c.
+  CoreOptions o = Demoting();
+  o.queues.queues.push_back(QueueSpec::Named("eval"));
+  REQUIRE(o.queues.Compile().ok());
+  CoreHarness h(o);
+  for (const char* node : {"a", "b", "c"}) h.AddNode(node, 4);
+  auto heartbeats = [&] {
+    for (const char* node : {"a", "b", "c"}) h.core.AgentHeartbeat(node, h.fx);
+  };
+  auto start = [&](v1::JobSpec spec) {
+    const uint64_t id = h.Submit(std::move(spec));
+    h.Pass();
+    REQUIRE(h.StateOf(id) == v1::JOB_STATE_STARTING);
+    h.StartOnAllNodes(id);
+    return id;
+  };
+  v1::JobSpec limited = GpuJob(4);
+  limited.set_time_limit_s(3 * 3600);
+  // The younger of the two demoted jobs would be preempted first, but a
+  // reservation counts on its GPUs.
+  const uint64_t demoted_open = start(GpuJob(4));  // no limit: no reservation counts on it
+  h.clock.Advance(absl::Seconds(1));
+  const uint64_t demoted_limited = start(limited);  // ends within 3 h: a reservation counts on it
+  h.clock.Advance(absl::Hours(2));
+  heartbeats();
+  const uint64_t young = start(limited);  // not demoted, ends within 3 h
+  const std::string young_node = h.Persisted(young).allocation().nodes(0).node();
+  const std::string limited_node = h.Persisted(demoted_limited).allocation().nodes(0).node();
+  const std::string open_node = h.Persisted(demoted_open).allocation().nodes(0).node();
+  h.clock.Advance(absl::Minutes(1));
+  heartbeats();
+  h.Drain();
+
+  // An eval gang cannot preempt (its queue does not demote): it is reserved
+  // the two nodes whose jobs end first.
+  v1::JobSpec gang = GpuJob(8, 2, 4);
+  gang.set_queue("eval");
+  const uint64_t reserved = h.Submit(gang);
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  INFO(h.Persisted(reserved).reason() << " / " << h.Persisted(fresh).reason());
+  REQUIRE(h.Persisted(reserved).wait_cause() == v1::WAIT_CAUSE_RESERVED);
+  CHECK(h.Sent(limited_node, v1::DaemonMessage::kKill).empty());
+  CHECK(h.Sent(young_node, v1::DaemonMessage::kKill).empty());
+  const auto kills = h.Sent(open_node, v1::DaemonMessage::kKill);
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].kill().job_id() == demoted_open);
+  CHECK_THAT(h.Persisted(fresh).reason(), Catch::Contains("preempting job " + std::to_string(demoted_open)));
+}
+
 TEST_CASE("demotion: demote_after needs its demoted jobs requeued, and must not be negative") {
   core::QueuePolicy policy;
   QueueSpec q = QueueSpec::Named("train");

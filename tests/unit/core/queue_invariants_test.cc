@@ -26,7 +26,7 @@ core::CoreOptions ThreeQueues() {
   core::CoreOptions o = CoreHarness::Options();
   core::QueueSpec batch = core::QueueSpec::Named("batch");
   batch.nodes = "n[1-2]";
-  // Its long jobs are preempted by its fresh ones: half the seeds get there.
+  // Its long jobs may be preempted by its fresh ones (within a run).
   batch.demote_after_s = 30;
   core::QueueSpec side = core::QueueSpec::Named("side");
   side.nodes = "n[3-4]";

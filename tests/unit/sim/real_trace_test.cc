@@ -79,3 +79,29 @@ TEST_CASE("real traces: the ITP header and a slice; one cluster replays") {
   CHECK(std::string(missing.status().message()).find("no row is in queue \"cluster99\" (queues: cluster01, ") !=
         std::string::npos);
 }
+
+TEST_CASE("real traces: cluster08's first 300 jobs with demotion all end, the long ones preempted and resumed") {
+  if (!std::filesystem::exists(kItp)) {
+    GPUSCHED_SKIP("no " << kItp);
+  }
+  auto trace = LoadTrace(kItp, TraceFormat::kCsv, TraceOptions{"cluster08"});
+  REQUIRE(trace.ok());
+  trace->jobs.resize(300);
+  auto spec = ParseClusterSpec(ReadFile(std::string(GPUSCHED_SIM_CLUSTERS) + "/dgx-h100-12.toml"));
+  REQUIRE(spec.ok());
+  auto cluster = BuildCluster(*spec, GPUSCHED_SIM_CLUSTERS);
+  REQUIRE(cluster.ok());
+  SimOptions options;
+  options.multifactor = true;
+  options.demote_after = absl::Hours(8);
+  options.checkpoint_restore = absl::Seconds(300);
+  // A preempting job that waits for a better placement once its victim is
+  // gone must not stop that victim again and again at one instant: this
+  // replay did not end when it could.
+  auto result = Simulate(*trace, *cluster, options);
+  REQUIRE(result.ok());
+  const PolicyMetrics m = ComputeMetrics(*result);
+  CHECK(m.completed == 300);
+  CHECK(result->requeues > 0);
+  CHECK(result->requeues < 300);
+}
