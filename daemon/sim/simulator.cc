@@ -201,7 +201,7 @@ class Replay {
       update.set_log_dir("/sim/logs");
       // The job runs from now on, for as long as its placement makes it.
       const JobOutcome& out = Outcome(e.job_id);
-      Progress& progress = progress_[trace_of_job_[e.job_id - 1]];
+      Progress& progress = ProgressOf(e.job_id);
       progress.started_s = static_cast<double>(now) / 1e9;
       progress.restoring_s = progress.saved_s > 0 ? absl::ToDoubleSeconds(options_.checkpoint_restore) : 0;
       const double run_s = (out.trace_duration_s - progress.saved_s) * out.slowdown + progress.restoring_s;
@@ -295,6 +295,14 @@ class Replay {
 
   JobOutcome& Outcome(uint64_t job_id) { return result_.jobs[trace_of_job_[job_id - 1]]; }
 
+  // Each trace job's running attempt and the work its stopped ones saved.
+  struct Progress {
+    double started_s = 0;    // when the running attempt started
+    double restoring_s = 0;  // its restore from the checkpoint, at its start
+    double saved_s = 0;      // trace seconds of work done by stopped attempts
+  };
+  Progress& ProgressOf(uint64_t job_id) { return progress_[trace_of_job_[job_id - 1]]; }
+
   // Plays the agents' side of what the core asked for, and notes what ended.
   void Apply(core::Effects& fx, int64_t now) {
     StartPrograms(fx, now);
@@ -307,7 +315,7 @@ class Replay {
       // Requeued (preempted, or its spot node taken back): it gives its GPUs
       // up and is placed again (below, if it starts in this pass), from the
       // beginning or from what it saved.
-      SaveProgress(trace_of_job_[id - 1], out, now);
+      SaveProgress(id, out, now);
       busy_milli_ -= out.gpus * out.gpu_milli;
       out.nodes = 0;
       ++pending_;
@@ -319,7 +327,7 @@ class Replay {
         JobOutcome& out = Outcome(id);
         if (out.nodes == 0) Placed(id, out);
         // Until its start is reported, the attempt has done no work.
-        Progress& progress = progress_[trace_of_job_[id - 1]];
+        Progress& progress = ProgressOf(id);
         progress.started_s = static_cast<double>(now) / 1e9;
         progress.restoring_s = 0;
         events_.push({now, seq_++, command.node, id, v1::JobUpdate::KIND_STARTED, 0, AgentEvent::kNoPower, 0,
@@ -347,9 +355,9 @@ class Replay {
 
   // A stopped attempt's work, in the trace's seconds, kept where jobs
   // checkpoint: what it ran past its restore, at its placement's pace.
-  void SaveProgress(size_t i, const JobOutcome& out, int64_t now) {
+  void SaveProgress(uint64_t job_id, const JobOutcome& out, int64_t now) {
     if (options_.checkpoint_restore < absl::ZeroDuration()) return;
-    Progress& progress = progress_[i];
+    Progress& progress = ProgressOf(job_id);
     const double worked = static_cast<double>(now) / 1e9 - progress.started_s - progress.restoring_s;
     if (worked <= 0) return;
     progress.saved_s = std::min(out.trace_duration_s, progress.saved_s + worked / out.slowdown);
@@ -421,12 +429,6 @@ class Replay {
   std::set<std::string> spot_;
   std::map<std::string, uint64_t> life_;
   std::map<uint64_t, int32_t> attempt_of_;  // each job's attempt as last seen
-  // Each trace job's running attempt and the work its stopped ones saved.
-  struct Progress {
-    double started_s = 0;    // when the running attempt started
-    double restoring_s = 0;  // its restore from the checkpoint, at its start
-    double saved_s = 0;      // trace seconds of work done by stopped attempts
-  };
   std::vector<Progress> progress_;
   std::map<std::string, double> cost_of_;
   std::map<std::string, const v1::NodeInfo*> info_of_;
