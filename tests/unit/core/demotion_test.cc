@@ -42,6 +42,23 @@ bool KillSentFor(const CoreHarness& h, uint64_t id) {
   return false;
 }
 
+// Runs `long_job` (its `attempt`) for two hours, then submits a fresh job
+// that stops it, and lets the fresh job run and end.
+void DemoteForFreshJob(CoreHarness& h, uint64_t long_job, int attempt) {
+  INFO("attempt " << attempt);
+  RunFor(h, long_job, absl::Hours(2), attempt);
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  REQUIRE(KillSentFor(h, long_job));
+  h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, attempt);
+  REQUIRE(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
+  h.Drain();
+  h.Pass();
+  h.StartOnAllNodes(fresh);
+  h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
+  h.Drain();
+}
+
 }  // namespace
 
 TEST_CASE("demotion: a job run past demote_after is preempted for a fresh one, keeps its service, ranks last") {
@@ -133,20 +150,7 @@ TEST_CASE("demotion: its requeues are not bounded by max_requeues") {
   CoreHarness h(Demoting(/*max_requeues=*/0));
   h.AddNode("a", 4);
   const uint64_t long_job = h.Submit(GpuJob(4));
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    INFO("attempt " << attempt);
-    RunFor(h, long_job, absl::Hours(2), attempt);
-    const uint64_t fresh = h.Submit(GpuJob(4));
-    h.Pass();
-    REQUIRE(KillSentFor(h, long_job));
-    h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, attempt);
-    REQUIRE(h.StateOf(long_job) == v1::JOB_STATE_PENDING);
-    h.Drain();
-    h.Pass();
-    h.StartOnAllNodes(fresh);
-    h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
-    h.Drain();
-  }
+  for (int attempt = 0; attempt < 3; ++attempt) DemoteForFreshJob(h, long_job, attempt);
   CHECK(h.Persisted(long_job).attempt() == 3);
   CHECK(h.Persisted(long_job).earlier_run_s() == 3 * 2 * 3600);
 }
@@ -159,15 +163,7 @@ TEST_CASE("demotion: its requeues leave a job its max_requeues for other causes"
   CoreHarness h(o);
   h.AddNode("a", 4);
   const uint64_t long_job = h.Submit(GpuJob(4));
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    RunFor(h, long_job, absl::Hours(2), attempt);
-    const uint64_t fresh = h.Submit(GpuJob(4));
-    h.Pass();
-    h.Report("a", long_job, JobUpdate::KIND_EXITED, 143, attempt);
-    h.Pass();
-    h.StartOnAllNodes(fresh);
-    h.Report("a", fresh, JobUpdate::KIND_EXITED, 0);
-  }
+  for (int attempt = 0; attempt < 2; ++attempt) DemoteForFreshJob(h, long_job, attempt);
   REQUIRE(h.Persisted(long_job).demotions() == 2);
   RunFor(h, long_job, absl::Minutes(1), 2);
   v1::JobSpec urgent = GpuJob(4);
