@@ -28,7 +28,8 @@ std::optional<core::PreemptMode> Preemption(TomlTableReader& reader) {
 core::QueueSpec ReadQueue(const TomlValue& table, const std::string& source, TomlTableReader& top) {
   TomlTableReader r(table, source, "[[queue]]");
   r.AllowOnly({"name", "tier", "nodes", "node_labels", "max_gpus", "max_gpus_per_user", "default_time_limit",
-               "max_time_limit", "preemption", "requeue_on_node_fail", "preflight", "spot", "demote_after"});
+               "max_time_limit", "preemption", "requeue_on_node_fail", "preflight", "spot", "demote_after",
+               "demote_after_per_gpu"});
   core::QueueSpec q;
   q.name = r.RequiredString("name");
   q.tier = r.Int("tier", 0, 1'000'000).value_or(0);
@@ -52,6 +53,7 @@ core::QueueSpec ReadQueue(const TomlValue& table, const std::string& source, Tom
   q.preflight = r.Bool("preflight").value_or(false);
   q.spot = r.Bool("spot").value_or(true);
   q.demote_after_s = ReadDuration(r, "demote_after").value_or(0);
+  q.demote_after_per_gpu = r.Bool("demote_after_per_gpu").value_or(true);
   top.Absorb(r);
   return q;
 }

@@ -202,7 +202,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
        std::move(demoted_victims),
        absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, ", which has run less (demoted after ",
                     absl::FormatDuration(absl::Seconds(queue->demote_after_s)),
-                    " run: least attained service first)")});
+                    queue->demote_after_per_gpu ? " run per GPU" : " run", ": least attained service first)")});
   // Held like a reservation, so that nothing else takes the GPUs they free.
   Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false, /*yields_to_small=*/false);
   return true;

@@ -74,20 +74,21 @@ TEST_CASE("a higher tier preempts a running gang whole; it checkpoints, is reque
 TEST_CASE("a queue's demote_after: a long job yields to a fresh one, checkpoints and resumes", "[integration]") {
   TempDir config_dir;
   const std::string config =
-      config_dir.Write("gpuschedd.toml", "[[queue]]\nname = \"train\"\ndemote_after = \"0:00:02\"\n");
+      config_dir.Write("gpuschedd.toml", "[[queue]]\nname = \"train\"\ndemote_after = \"0:00:01\"\n");
   TestCluster cluster({{"node-a", 4}}, {"--config", config});
   const uint64_t long_job = cluster.Submit(
       {"--gpus", "4", "--", "sh", "-c",
        "echo attempt $GPUSCHED_RESTART_COUNT; trap 'echo checkpoint saved; exit 143' TERM; sleep 300 & wait"});
   cluster.WaitForState(long_job, v1::JOB_STATE_RUNNING);
-  // Past its two seconds of service, a fresh job of the queue stops it.
-  absl::SleepFor(absl::Seconds(3));
+  // Past its four seconds of service (a second per GPU), a fresh job of the
+  // queue stops it.
+  absl::SleepFor(absl::Seconds(5));
   const uint64_t fresh = cluster.Submit({"--gpus", "4", "--", "/bin/true"});
   CHECK(cluster.WaitForEnd(fresh, 30).state() == v1::JOB_STATE_COMPLETED);
 
   v1::Job again = cluster.WaitForState(long_job, v1::JOB_STATE_RUNNING, 30);
   CHECK(again.attempt() == 1);
-  CHECK(again.earlier_run_s() >= 3);
+  CHECK(again.earlier_run_s() >= 5);
   bool demoted_event = false;
   const v1::Job with_events = cluster.GetJob(long_job);
   for (const v1::JobEvent& e : with_events.events()) {

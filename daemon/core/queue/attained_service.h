@@ -10,9 +10,13 @@ namespace gpusched::core {
 // attempts ran (Job.earlier_run_s) plus the running one's time until `now`.
 absl::Duration AttainedService(const v1::Job& job, absl::Time now);
 
+// How long `queue` (the job's) lets the job run before demoting it:
+// demote_after_s, times its GPUs where QueueSpec::demote_after_per_gpu says
+// so; InfiniteDuration where the queue does not demote.
+absl::Duration DemoteAfter(const v1::Job& job, const QueueSpec& queue);
+
 // Whether `queue` (the job's) has demoted it by `now`: it has run
-// demote_after_s or longer (QueueSpec::demote_after_s; never where that is 0
-// or the queue is unknown).
+// DemoteAfter or longer (never where the queue is unknown).
 bool Demoted(const v1::Job& job, const QueueSpec* queue, absl::Time now);
 
 }  // namespace gpusched::core

@@ -52,6 +52,15 @@ struct QueueSpec {
   // run times. For queues whose jobs checkpoint on SIGTERM and resume
   // (GPUSCHED_RESTART_COUNT): each preemption costs a demoted job its restart.
   int64_t demote_after_s = 0;
+  // demote_after is per GPU of the job: a job of 4 GPUs is demoted after 4x
+  // demote_after (false: one threshold for every size). Why: a gang once
+  // stopped must find all its GPUs free at once, on one node where it fits
+  // one, behind every fresh job; a whole-node job demoted as early as a
+  // 1-GPU job gives its node to 1-GPU jobs and waits for a whole node again.
+  // Scaled, whole-node jobs mostly run out their time, and a fresh one gets
+  // its node by stopping small jobs that have run long. On ITP cluster07 the
+  // 8-GPU jobs' mean JCT is 70 h instead of 109 h (README, Queues).
+  bool demote_after_per_gpu = true;
 
   // The expanded `nodes`, filled by QueuePolicy::Compile.
   absl::flat_hash_set<std::string> node_names;

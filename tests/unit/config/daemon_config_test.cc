@@ -93,14 +93,19 @@ TEST_CASE("gpuschedd.toml: the example [[queue]] tables, uncommented, are valid"
   CHECK_THAT(DescribeDaemonConfig(*config), Contains("2 queues (batch tier 0, urgent tier 1)"));
 }
 
-TEST_CASE("gpuschedd.toml: a queue's demote_after is read in Slurm's time notation") {
+TEST_CASE("gpuschedd.toml: a queue's demote_after is read in Slurm's time notation, per GPU unless it says not") {
   auto config = ParseDaemonConfig("[[queue]]\nname = \"train\"\ndemote_after = \"8:00:00\"\n", "t.toml");
   INFO(config.status().ToString());
   REQUIRE(config.ok());
   CHECK(config->queues->queues[0].demote_after_s == 8 * 3600);
+  CHECK(config->queues->queues[0].demote_after_per_gpu);
   auto plain = ParseDaemonConfig("[[queue]]\nname = \"batch\"\n", "t.toml");
   REQUIRE(plain.ok());
   CHECK(plain->queues->queues[0].demote_after_s == 0);
+  auto flat = ParseDaemonConfig(
+      "[[queue]]\nname = \"train\"\ndemote_after = \"8:00:00\"\ndemote_after_per_gpu = false\n", "t.toml");
+  REQUIRE(flat.ok());
+  CHECK_FALSE(flat->queues->queues[0].demote_after_per_gpu);
 }
 
 TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
@@ -116,6 +121,8 @@ TEST_CASE("gpuschedd.toml: queue mistakes name the line") {
              StartsWith("/etc/gpusched/gpuschedd.toml:") && Contains("demote_after needs preemption = \"requeue\""));
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndemote_after = \"soon\"\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("demote_after"));
+  CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\ndemote_after = \"8:00:00\"\ndemote_after_per_gpu = \"no\"\n"),
+             StartsWith("/etc/gpusched/gpuschedd.toml:4:") && Contains("demote_after_per_gpu"));
   CHECK_THAT(ErrorOf("[[queue]]\ntier = 1\n"), StartsWith("/etc/gpusched/gpuschedd.toml:1:") && Contains("name"));
   CHECK_THAT(ErrorOf("[[queue]]\nname = \"a\"\nmax_gpu = 3\n"),
              StartsWith("/etc/gpusched/gpuschedd.toml:3:") && Contains("unknown key max_gpu"));

@@ -2,6 +2,7 @@
 // stories on a manual clock against the real SchedulerCore.
 #include <catch2/catch.hpp>
 
+#include "daemon/core/queue/attained_service.h"
 #include "tests/unit/core/core_harness.h"
 
 using namespace gpusched;
@@ -13,11 +14,13 @@ using JobUpdate = v1::JobUpdate;
 
 namespace {
 
-// One queue, "train", whose jobs are demoted after an hour's run.
-CoreOptions Demoting(int max_requeues = 5) {
+// One queue, "train", whose jobs are demoted after an hour's run, whatever
+// their size, or per GPU.
+CoreOptions Demoting(int max_requeues = 5, bool per_gpu = false) {
   CoreOptions o = CoreHarness::Options();
   QueueSpec train = QueueSpec::Named("train");
   train.demote_after_s = 3600;
+  train.demote_after_per_gpu = per_gpu;
   o.queues.queues = {train};
   o.queues.max_requeues = max_requeues;
   REQUIRE(o.queues.Compile().ok());
@@ -122,6 +125,40 @@ TEST_CASE("demotion: a job that has not run demote_after yet is never preempted 
   h.core.AgentHeartbeat("a", h.fx);
   h.Pass();
   CHECK(KillSentFor(h, running));
+}
+
+TEST_CASE("demotion: per GPU, a job of 4 GPUs is demoted after 4x demote_after") {
+  CoreHarness h(Demoting(/*max_requeues=*/5, /*per_gpu=*/true));
+  h.AddNode("a", 4);
+  const uint64_t gang = h.Submit(GpuJob(4));
+  RunFor(h, gang, absl::Minutes(239));
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  CHECK_FALSE(KillSentFor(h, gang));
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
+  // Past four hours, the next pass stops it.
+  h.clock.Advance(absl::Minutes(2));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Pass();
+  REQUIRE(KillSentFor(h, gang));
+  CHECK(h.Persisted(gang).stop_cause() == v1::STOP_CAUSE_DEMOTED);
+  CHECK_THAT(h.Persisted(gang).reason(), Catch::Contains("demoted after 1h run per GPU"));
+}
+
+TEST_CASE("demotion: DemoteAfter scales with the job's GPUs only where the queue says so") {
+  QueueSpec q = QueueSpec::Named("train");
+  auto job_of = [](int64_t gpus) {
+    v1::Job job;
+    job.mutable_spec()->mutable_resources()->set_gpus(gpus);
+    return job;
+  };
+  CHECK(core::DemoteAfter(job_of(4), q) == absl::InfiniteDuration());  // off
+  q.demote_after_s = 3600;
+  CHECK(core::DemoteAfter(job_of(4), q) == absl::Hours(4));
+  CHECK(core::DemoteAfter(job_of(1), q) == absl::Hours(1));
+  CHECK(core::DemoteAfter(job_of(0), q) == absl::Hours(1));  // CPU-only jobs count as one
+  q.demote_after_per_gpu = false;
+  CHECK(core::DemoteAfter(job_of(4), q) == absl::Hours(1));
 }
 
 TEST_CASE("demotion: a demoted job never preempts another demoted job") {

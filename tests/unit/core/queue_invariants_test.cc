@@ -26,8 +26,9 @@ core::CoreOptions ThreeQueues() {
   core::CoreOptions o = CoreHarness::Options();
   core::QueueSpec batch = core::QueueSpec::Named("batch");
   batch.nodes = "n[1-2]";
-  // Its long jobs may be preempted by its fresh ones (within a run).
-  batch.demote_after_s = 30;
+  // Its long jobs may be preempted by its fresh ones (within a run): 10 s
+  // per GPU.
+  batch.demote_after_s = 10;
   core::QueueSpec side = core::QueueSpec::Named("side");
   side.nodes = "n[3-4]";
   core::QueueSpec urgent = core::QueueSpec::Named("urgent", 1);  // every node; preempts the others
