@@ -104,6 +104,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.power = pools.power;
     sim.share_packing = options.share_packing;
     sim.demote_after = absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600));
+    sim.demote_after_per_gpu = !options.demote_flat;
     if (options.checkpoint_restore_s >= 0) sim.checkpoint_restore = absl::Seconds(options.checkpoint_restore_s);
     const bool fresh_peak = ResetPeakRss();
     const absl::Time wall_start = absl::Now();
@@ -131,7 +132,8 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   if (options.demote_after_h > 0) {
     run.preemption =
         absl::StrCat("least attained service first: demoted after ",
-                     absl::FormatDuration(absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600))), " run");
+                     absl::FormatDuration(absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600))),
+                     options.demote_flat ? " run" : " run per GPU");
   }
   if (options.checkpoint_restore_s >= 0) {
     absl::StrAppend(&run.preemption, run.preemption.empty() ? "" : "; ",

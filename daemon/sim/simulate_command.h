@@ -27,6 +27,7 @@ struct SimulateOptions {
   bool multifactor = true;           // SimOptions::multifactor (--order)
   double head_blocks_after_h = -1;   // SimOptions::head_blocks_after in hours; negative: the daemon's default
   double demote_after_h = 0;         // SimOptions::demote_after in hours; 0 = off
+  bool demote_flat = false;          // !SimOptions::demote_after_per_gpu
   double checkpoint_restore_s = -1;  // SimOptions::checkpoint_restore; negative: requeued jobs start over
   int64_t limit = 0;                 // replay only the first N selected jobs; 0 = all
   // Arrivals this many times as fast (submit times divided by it), run

@@ -66,13 +66,20 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
                    "it holds them back (as serve's head_blocks_after; 0 = strict queue order; default: the "
                    "daemon's)")
       ->check(CLI::Range(0.0, 100000.0));
+  CLI::Option* demote_after =
+      command_
+          ->add_option("--demote-after-h", options_.demote_after_h,
+                       "least attained service first, as a queue's demote_after: a job that has run this many hours "
+                       "per GPU (see --demote-flat) ranks after the jobs that have not, and those preempt it when they "
+                       "cannot be placed (0 = off); "
+                       "with --checkpoint-restore-s, as its jobs would checkpoint")
+          ->check(CLI::Range(0.0, 100000.0))
+          ->capture_default_str();
   command_
-      ->add_option("--demote-after-h", options_.demote_after_h,
-                   "least attained service first, as a queue's demote_after: a job that has run this many hours "
-                   "ranks after the jobs that have not, and those preempt it when they cannot be placed (0 = off); "
-                   "with --checkpoint-restore-s, as its jobs would checkpoint")
-      ->check(CLI::Range(0.0, 100000.0))
-      ->capture_default_str();
+      ->add_flag("--demote-flat", options_.demote_flat,
+                 "with --demote-after-h: every job is demoted after that many hours, as a queue's "
+                 "demote_after_per_gpu = false (default: per GPU, a job of 4 GPUs after 4x as long)")
+      ->needs(demote_after);
   command_
       ->add_option("--checkpoint-restore-s", options_.checkpoint_restore_s,
                    "requeued jobs (preempted, or their spot node taken back) resume where they were stopped, as "

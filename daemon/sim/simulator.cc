@@ -135,6 +135,7 @@ class Replay {
     o.queue_depth = options.queue_depth;
     if (options.head_blocks_after >= absl::ZeroDuration()) o.head_blocks_after = options.head_blocks_after;
     o.queues.queues.front().demote_after_s = absl::ToInt64Seconds(options.demote_after);
+    o.queues.queues.front().demote_after_per_gpu = options.demote_after_per_gpu;
     // The core weighs wait-or-spread with the model the replay runs by.
     o.spread_comm_share = options.model.slowdown ? options.model.comm_share : 0;
     // Simulated agents never fall silent; heartbeats every few seconds of

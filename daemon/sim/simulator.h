@@ -53,8 +53,10 @@ struct SimOptions {
   std::vector<core::PoolSpec> pools;
   SimPower power;
   core::SharePacking share_packing = core::SharePacking::kBestFit;  // CoreOptions::share_packing
-  // Least attained service: the queue's QueueSpec::demote_after_s (0: off).
+  // Least attained service: the queue's QueueSpec::demote_after_s (0: off)
+  // and demote_after_per_gpu.
   absl::Duration demote_after = absl::ZeroDuration();
+  bool demote_after_per_gpu = true;
   // A requeued job resumes where it was stopped (it checkpointed in its kill
   // grace), after this long restoring; negative: it starts over, since a
   // trace says nothing of checkpoints.

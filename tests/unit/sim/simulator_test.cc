@@ -289,6 +289,13 @@ TEST_CASE("simulate --demote-after-h: a long job yields to a short one and resum
 
   options.demote_after = absl::Hours(1);
   options.checkpoint_restore = absl::Seconds(60);
+  // Per GPU (the default), `long` is demoted only after 4 hours.
+  auto per_gpu = Simulate(trace, Tiny(1), options);
+  REQUIRE(per_gpu.ok());
+  CHECK(per_gpu->jobs[1].start_s == 10'000);
+  CHECK(per_gpu->requeues == 0);
+
+  options.demote_after_per_gpu = false;
   auto resumed = Simulate(trace, Tiny(1), options);
   REQUIRE(resumed.ok());
   CHECK(resumed->requeues == 1);
