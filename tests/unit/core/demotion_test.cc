@@ -62,6 +62,23 @@ void DemoteForFreshJob(CoreHarness& h, uint64_t long_job, int attempt) {
   h.Drain();
 }
 
+// On a 4-GPU node "a", a 4-GPU job that has run a minute less than `after`
+// is not preempted for a fresh job; two minutes later it is. Returns it.
+uint64_t ExpectDemotedPast(CoreHarness& h, absl::Duration after) {
+  h.AddNode("a", 4);
+  const uint64_t running = h.Submit(GpuJob(4));
+  RunFor(h, running, after - absl::Minutes(1));
+  const uint64_t fresh = h.Submit(GpuJob(4));
+  h.Pass();
+  CHECK_FALSE(KillSentFor(h, running));
+  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
+  h.clock.Advance(absl::Minutes(2));
+  h.core.AgentHeartbeat("a", h.fx);
+  h.Pass();
+  REQUIRE(KillSentFor(h, running));
+  return running;
+}
+
 }  // namespace
 
 TEST_CASE("demotion: a job run past demote_after is preempted for a fresh one, keeps its service, ranks last") {
@@ -113,34 +130,12 @@ TEST_CASE("demotion: a job run past demote_after is preempted for a fresh one, k
 
 TEST_CASE("demotion: a job that has not run demote_after yet is never preempted for a fresh one") {
   CoreHarness h(Demoting());
-  h.AddNode("a", 4);
-  const uint64_t running = h.Submit(GpuJob(4));
-  RunFor(h, running, absl::Minutes(59));
-  const uint64_t fresh = h.Submit(GpuJob(4));
-  h.Pass();
-  CHECK_FALSE(KillSentFor(h, running));
-  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
-  // Past the hour, the next pass stops it.
-  h.clock.Advance(absl::Minutes(2));
-  h.core.AgentHeartbeat("a", h.fx);
-  h.Pass();
-  CHECK(KillSentFor(h, running));
+  ExpectDemotedPast(h, absl::Hours(1));
 }
 
 TEST_CASE("demotion: per GPU, a job of 4 GPUs is demoted after 4x demote_after") {
   CoreHarness h(Demoting(/*max_requeues=*/5, /*per_gpu=*/true));
-  h.AddNode("a", 4);
-  const uint64_t gang = h.Submit(GpuJob(4));
-  RunFor(h, gang, absl::Minutes(239));
-  const uint64_t fresh = h.Submit(GpuJob(4));
-  h.Pass();
-  CHECK_FALSE(KillSentFor(h, gang));
-  CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
-  // Past four hours, the next pass stops it.
-  h.clock.Advance(absl::Minutes(2));
-  h.core.AgentHeartbeat("a", h.fx);
-  h.Pass();
-  REQUIRE(KillSentFor(h, gang));
+  const uint64_t gang = ExpectDemotedPast(h, absl::Hours(4));
   CHECK(h.Persisted(gang).stop_cause() == v1::STOP_CAUSE_DEMOTED);
   CHECK_THAT(h.Persisted(gang).reason(), Catch::Contains("demoted after 1h run per GPU"));
 }
