@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -61,11 +62,10 @@ struct PlannedPreemption {
   uint64_t job_id = 0;
   std::vector<uint64_t> victims;
   std::string why;  // the victims' reason
-  // Those of the victims stopped for having run past their queue's
-  // demote_after (QueueSpec::demote_after_s), not for a higher tier, and
-  // their reason.
-  std::vector<uint64_t> demoted;
-  std::string why_demoted;
+  // Those of the victims stopped because their queue had demoted them
+  // (Demoted, attained_service.h), not for a higher tier, each with its
+  // reason: what it ran against its own threshold.
+  std::vector<std::pair<uint64_t, std::string>> demoted;
 };
 
 // A reservation and the queues (NodeSlot::queue_mask bits) whose jobs

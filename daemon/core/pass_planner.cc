@@ -22,6 +22,20 @@ namespace {
 // job's row each time a job starts.
 constexpr absl::string_view kBlockedBehindHead = "waiting behind a higher-priority job that cannot start yet";
 
+// What a job its queue demoted is told when a fresh job stops it: its own
+// run and threshold, which depend on its size where the queue counts per GPU.
+std::string DemotedVictimReason(const v1::Job& by, const QueueSpec& by_queue, const v1::Job& victim,
+                                const QueueSpec& victim_queue, absl::Time now) {
+  std::string threshold = absl::FormatDuration(DemoteAfter(victim, victim_queue));
+  if (victim_queue.demote_after_per_gpu) {
+    absl::StrAppend(&threshold, " (", absl::FormatDuration(absl::Seconds(victim_queue.demote_after_s)), " per GPU)");
+  }
+  return absl::StrCat("preempted by job ", by.id(), " of queue ", by_queue.name,
+                      ", not demoted: least attained service first (this job has run ",
+                      absl::FormatDuration(absl::Trunc(AttainedService(victim, now), absl::Seconds(1))), ", past the ",
+                      threshold, " after which its queue demotes it)");
+}
+
 }  // namespace
 
 PassPlanner::PassPlanner(PassInputs inputs)
@@ -160,7 +174,8 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
   const bool fresh = queue->demote_after_s > 0 && !Demoted(job, queue, now_);
   if (!fresh && (queue->tier == 0 || behind_reservation)) return false;
   std::vector<PreemptionCandidate> candidates;
-  absl::flat_hash_set<uint64_t> demoted;  // candidates of its own tier
+  // Candidates of its own tier, demoted, and their queues.
+  absl::flat_hash_map<uint64_t, std::pair<const v1::Job*, const QueueSpec*>> demoted;
   for (const v1::Job* placed : in_.placed) {
     if (placed->stopping_as() != v1::JOB_STATE_UNSPECIFIED || stopping_.contains(placed->id())) continue;
     const QueueSpec* theirs = in_.queues.Find(placed->spec().queue());
@@ -169,7 +184,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
     if ((behind_reservation || theirs->tier >= queue->tier) && !demoted_peer) continue;
     if (behind_reservation && HeldForReservation(placed->allocation(), request.queue_bit)) continue;
     const google::protobuf::Timestamp& since = demoted_peer ? placed->submit_time() : placed->start_time();
-    if (demoted_peer) demoted.insert(placed->id());
+    if (demoted_peer) demoted.emplace(placed->id(), std::pair{placed, theirs});
     // The cost PlanPreemption minimizes. A lower tier's job: the work since
     // its start, which it loses at worst. A demoted job checkpoints and loses
     // only its restart, so its GPUs times its time since submission: the
@@ -183,14 +198,16 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
   if (!preemption.has_value()) return false;
   stopping_.insert(preemption->victims.begin(), preemption->victims.end());
   placed_ends_ = {};  // its victims end sooner
-  std::vector<uint64_t> demoted_victims;
+  std::vector<std::pair<uint64_t, std::string>> demoted_victims;
   for (uint64_t id : preemption->victims) {
-    if (demoted.contains(id)) demoted_victims.push_back(id);
+    if (auto d = demoted.find(id); d != demoted.end()) {
+      demoted_victims.emplace_back(id, DemotedVictimReason(job, *queue, *d->second.first, *d->second.second, now_));
+    }
   }
   const char* whose = demoted_victims.empty()                                ? " of lower tiers"
-                      : demoted_victims.size() == preemption->victims.size() ? " (run past their queue's demote_after)"
-                                                                             : " (of lower tiers, or run past their "
-                                                                               "queue's demote_after)";
+                      : demoted_victims.size() == preemption->victims.size() ? " (their queue demoted them)"
+                                                                             : " (of lower tiers, or demoted by "
+                                                                               "their queue)";
   Reservation reservation{job.id(), in_.forecast.StoppedBy(), std::move(preemption->allocation)};
   Wait(job, WaitCause::kPreempting,
        absl::StrCat("preempting ", preemption->victims.size() == 1 ? "job " : "jobs ",
@@ -199,10 +216,7 @@ bool PassPlanner::Preempts(const v1::Job& job, const GangRequest& request, bool 
   plan_.preemptions.push_back(
       {job.id(), std::move(preemption->victims),
        absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, " (tier ", queue->tier, ")"),
-       std::move(demoted_victims),
-       absl::StrCat("preempted by job ", job.id(), " of queue ", queue->name, ", which has run less (demoted after ",
-                    absl::FormatDuration(absl::Seconds(queue->demote_after_s)),
-                    queue->demote_after_per_gpu ? " run per GPU" : " run", ": least attained service first)")});
+       std::move(demoted_victims)});
   // Held like a reservation, so that nothing else takes the GPUs they free.
   Reserve(job, std::move(reservation), request.queue_bit, /*trusts_estimates=*/false, /*yields_to_small=*/false);
   return true;

@@ -90,7 +90,7 @@ class PendingRanking {
     bool gang;     // more GPUs than the largest node has: may become due
     bool limited;  // an array task with a running limit
     int64_t gpus;  // its bound's size, kept for Erase
-    // Its queue has demoted it (QueueSpec::demote_after_s): it ranks after
+    // Its queue has demoted it (Demoted, attained_service.h): it ranks after
     // every job that is not, and is never due. Pending, a job's service
     // changes only when it is requeued, and so joins the queue again.
     bool demoted;

@@ -642,9 +642,9 @@ void SchedulerCore::Apply(const PassPlan& plan, const Ranked& ranked, Effects& f
     const StopNotice notice{options_.kill_grace, clock_.Now() + options_.kill_grace};
     for (uint64_t victim : p.victims) {
       ActiveJob& a = jobs_.at(victim);
-      const bool demoted = absl::c_linear_search(p.demoted, victim);
-      if (demoted) a.job.set_stop_cause(v1::STOP_CAUSE_DEMOTED);
-      BeginStop(a, v1::JOB_STATE_PREEMPTED, demoted ? p.why_demoted : p.why, fx, notice);
+      auto demoted = absl::c_find_if(p.demoted, [victim](const auto& d) { return d.first == victim; });
+      if (demoted != p.demoted.end()) a.job.set_stop_cause(v1::STOP_CAUSE_DEMOTED);
+      BeginStop(a, v1::JOB_STATE_PREEMPTED, demoted != p.demoted.end() ? demoted->second : p.why, fx, notice);
     }
     preempting_[p.job_id] = p.victims;
   }

@@ -95,7 +95,8 @@ TEST_CASE("a queue's demote_after: a long job yields to a fresh one, checkpoints
     if (e.state() != v1::JOB_STATE_PREEMPTED) continue;
     demoted_event = true;
     CHECK_THAT(e.reason(), Catch::Contains("preempted by job " + std::to_string(fresh)) &&
-                               Catch::Contains("least attained service first"));
+                               Catch::Contains("least attained service first") &&
+                               Catch::Contains("(1s per GPU) after which its queue demotes it"));
   }
   CHECK(demoted_event);
   CHECK_THAT(cluster.Cli({"logs", std::to_string(long_job)}).out,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/gpu_fraction.h"
 #include "common/proto_time.h"
 
 namespace gpusched::core {
@@ -14,7 +15,10 @@ absl::Duration AttainedService(const v1::Job& job, absl::Time now) {
 
 absl::Duration DemoteAfter(const v1::Job& job, const QueueSpec& queue) {
   if (queue.demote_after_s <= 0) return absl::InfiniteDuration();
-  const int64_t gpus = queue.demote_after_per_gpu ? std::max<int64_t>(1, job.spec().resources().gpus()) : 1;
+  // GPUs as limits and fair share count them (a share or a MIG instance is a
+  // part of one), at least one: a job holding less than a GPU has no gang to
+  // gather again.
+  const double gpus = queue.demote_after_per_gpu ? std::max(1.0, HeldGpus(job.spec().resources())) : 1.0;
   return absl::Seconds(queue.demote_after_s) * gpus;
 }
 

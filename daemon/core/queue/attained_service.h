@@ -11,8 +11,9 @@ namespace gpusched::core {
 absl::Duration AttainedService(const v1::Job& job, absl::Time now);
 
 // How long `queue` (the job's) lets the job run before demoting it:
-// demote_after_s, times its GPUs where QueueSpec::demote_after_per_gpu says
-// so; InfiniteDuration where the queue does not demote.
+// demote_after_s, times the GPUs it holds (HeldGpus, at least 1) where
+// QueueSpec::demote_after_per_gpu says so; InfiniteDuration where the queue
+// does not demote.
 absl::Duration DemoteAfter(const v1::Job& job, const QueueSpec& queue);
 
 // Whether `queue` (the job's) has demoted it by `now`: it has run

@@ -44,7 +44,8 @@ struct QueueSpec {
   // Its jobs may run on spot nodes (false: every job of it as with --no-spot).
   bool spot = true;
   // Least attained service first (0 = off). A job that has run this long,
-  // its attempts together, is demoted: it ranks after every job that is not,
+  // its attempts together (times its GPUs: demote_after_per_gpu; DemoteAfter
+  // in attained_service.h), is demoted: it ranks after every job that is not,
   // and a job of the queue not yet demoted that cannot be placed preempts
   // demoted jobs of queues of its tier that demote too (requeued, whole
   // gangs, as a higher tier would; these requeues are not counted toward

@@ -1,4 +1,5 @@
-// Least attained service first (QueueSpec::demote_after_s), told as short
+// Least attained service first (QueueSpec::demote_after_s and
+// demote_after_per_gpu; DemoteAfter in attained_service.h), told as short
 // stories on a manual clock against the real SchedulerCore.
 #include <catch2/catch.hpp>
 
@@ -95,10 +96,11 @@ TEST_CASE("demotion: a job run past demote_after is preempted for a fresh one, k
   CHECK(h.Persisted(long_job).stopping_as() == v1::JOB_STATE_PREEMPTED);
   CHECK(h.Persisted(long_job).stop_cause() == v1::STOP_CAUSE_DEMOTED);
   CHECK_THAT(h.Persisted(long_job).reason(),
-             Catch::Contains("preempted by job " + std::to_string(fresh)) && Catch::Contains("demoted after 1h"));
+             Catch::Contains("preempted by job " + std::to_string(fresh)) &&
+                 Catch::Contains("this job has run 2h, past the 1h after which its queue demotes it"));
   CHECK(h.StateOf(fresh) == v1::JOB_STATE_PENDING);
-  CHECK_THAT(h.Persisted(fresh).reason(),
-             Catch::Contains("preempting job " + std::to_string(long_job)) && Catch::Contains("demote_after"));
+  CHECK_THAT(h.Persisted(fresh).reason(), Catch::Contains("preempting job " + std::to_string(long_job)) &&
+                                              Catch::Contains("their queue demoted them"));
 
   h.clock.Advance(absl::Seconds(3));
   h.Report("a", long_job, JobUpdate::KIND_EXITED, 143);
@@ -137,7 +139,33 @@ TEST_CASE("demotion: per GPU, a job of 4 GPUs is demoted after 4x demote_after")
   CoreHarness h(Demoting(/*max_requeues=*/5, /*per_gpu=*/true));
   const uint64_t gang = ExpectDemotedPast(h, absl::Hours(4));
   CHECK(h.Persisted(gang).stop_cause() == v1::STOP_CAUSE_DEMOTED);
-  CHECK_THAT(h.Persisted(gang).reason(), Catch::Contains("demoted after 1h run per GPU"));
+  CHECK_THAT(h.Persisted(gang).reason(), Catch::Contains("past the 4h (1h per GPU) after which its queue demotes it"));
+}
+
+TEST_CASE("demotion: per GPU, of two jobs that ran as long, the 1-GPU job is stopped and the 4-GPU job is not") {
+  CoreHarness h(Demoting(/*max_requeues=*/5, /*per_gpu=*/true));
+  h.AddNode("a", 4);
+  h.AddNode("b", 1);
+  const uint64_t gang = h.Submit(GpuJob(4));
+  h.Pass();
+  REQUIRE(h.Persisted(gang).allocation().nodes(0).node() == "a");
+  h.StartOnAllNodes(gang);
+  const uint64_t single = h.Submit(GpuJob(1));
+  h.Pass();
+  REQUIRE(h.Persisted(single).allocation().nodes(0).node() == "b");
+  h.StartOnAllNodes(single);
+  h.clock.Advance(absl::Hours(2));
+  for (const char* node : {"a", "b"}) h.core.AgentHeartbeat(node, h.fx);
+  h.Drain();
+
+  const uint64_t fresh = h.Submit(GpuJob(1));
+  h.Pass();
+  CHECK(h.Sent("a", v1::DaemonMessage::kKill).empty());
+  const auto kills = h.Sent("b", v1::DaemonMessage::kKill);
+  REQUIRE(kills.size() == 1);
+  CHECK(kills[0].kill().job_id() == single);
+  CHECK_THAT(h.Persisted(single).reason(), Catch::Contains("past the 1h (1h per GPU) after which"));
+  CHECK_THAT(h.Persisted(fresh).reason(), Catch::Contains("preempting job " + std::to_string(single)));
 }
 
 TEST_CASE("demotion: DemoteAfter scales with the job's GPUs only where the queue says so") {
@@ -152,6 +180,15 @@ TEST_CASE("demotion: DemoteAfter scales with the job's GPUs only where the queue
   CHECK(core::DemoteAfter(job_of(4), q) == absl::Hours(4));
   CHECK(core::DemoteAfter(job_of(1), q) == absl::Hours(1));
   CHECK(core::DemoteAfter(job_of(0), q) == absl::Hours(1));  // CPU-only jobs count as one
+  // Shares and MIG instances count as the GPUs they hold, at least one.
+  v1::Job shares = job_of(8);
+  shares.mutable_spec()->mutable_resources()->set_gpu_share_milli(100);
+  CHECK(core::DemoteAfter(shares, q) == absl::Hours(1));
+  v1::Job mig = job_of(2);
+  mig.mutable_spec()->mutable_resources()->set_mig_profile("7g.80gb");
+  CHECK(core::DemoteAfter(mig, q) == absl::Hours(2));
+  mig.mutable_spec()->mutable_resources()->set_mig_profile("3g.40gb");
+  CHECK(core::DemoteAfter(mig, q) == absl::Hours(1));
   q.demote_after_per_gpu = false;
   CHECK(core::DemoteAfter(job_of(4), q) == absl::Hours(1));
 }

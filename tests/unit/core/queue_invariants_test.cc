@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/job_states.h"
+#include "daemon/core/queue/attained_service.h"
 #include "tests/unit/core/core_harness.h"
 #include "tests/unit/core/core_invariants.h"
 
@@ -46,7 +47,12 @@ void CheckQueueRules(const CoreHarness& h, const std::set<uint64_t>& ids) {
     if (job == nullptr) continue;
     INFO("job " << id << " " << v1::JobState_Name(job->state()) << ": " << job->reason());
     if (job->held()) CHECK(job->state() == v1::JOB_STATE_PENDING);
-    if (job->stop_cause() == v1::STOP_CAUSE_DEMOTED) CHECK(job->spec().queue() == "batch");
+    if (job->stop_cause() == v1::STOP_CAUSE_DEMOTED) {
+      CHECK(job->spec().queue() == "batch");
+      // Stopped only once past its own threshold (10 s per GPU).
+      static const core::QueuePolicy queues = ThreeQueues().queues;
+      CHECK(core::AttainedService(*job, h.clock.Now()) >= core::DemoteAfter(*job, *queues.Find("batch")));
+    }
     if (job->state() == v1::JOB_STATE_PENDING) continue;
     for (const auto& part : job->allocation().nodes()) {
       if (job->spec().queue() == "batch") CHECK((part.node() == "n1" || part.node() == "n2"));
