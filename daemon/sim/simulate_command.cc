@@ -133,7 +133,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     run.preemption =
         absl::StrCat("least attained service first: demoted after ",
                      absl::FormatDuration(absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600))),
-                     options.demote_flat ? " run" : " run per GPU");
+                     options.demote_flat ? " run" : " run times its GPUs");
   }
   if (options.checkpoint_restore_s >= 0) {
     absl::StrAppend(&run.preemption, run.preemption.empty() ? "" : "; ",

@@ -70,9 +70,9 @@ SimulateFlags::SimulateFlags(CLI::App& app) {
       command_
           ->add_option("--demote-after-h", options_.demote_after_h,
                        "least attained service first, as a queue's demote_after: a job that has run this many hours "
-                       "per GPU (see --demote-flat) ranks after the jobs that have not, and those preempt it when they "
-                       "cannot be placed (0 = off); "
-                       "with --checkpoint-restore-s, as its jobs would checkpoint")
+                       "times its GPUs (see --demote-flat) ranks after the jobs that have not, and those preempt it "
+                       "when they cannot be placed (0 = off); with --checkpoint-restore-s, as its jobs would "
+                       "checkpoint")
           ->check(CLI::Range(0.0, 100000.0))
           ->capture_default_str();
   command_

@@ -94,6 +94,9 @@ TEST_CASE("real traces: cluster08's first 300 jobs with demotion all end, the lo
   SimOptions options;
   options.multifactor = true;
   options.demote_after = absl::Hours(8);
+  // One threshold for every size, as when the loop below was found: gangs
+  // are demoted as soon as 1-GPU jobs.
+  options.demote_after_per_gpu = false;
   options.checkpoint_restore = absl::Seconds(300);
   // A preempting job that waits for a better placement once its victim is
   // gone must not stop that victim again and again at one instant: this

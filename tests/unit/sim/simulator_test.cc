@@ -279,7 +279,8 @@ TEST_CASE("simulate --pools: spot nodes taken back requeue their jobs, within ma
 
 TEST_CASE("simulate --demote-after-h: a long job yields to a short one and resumes from its checkpoint") {
   // One 4-GPU node. `long` has run 5,000 s when `short` arrives; demoted
-  // after an hour, it is stopped at once, and `short` runs 5,000-5,100.
+  // after an hour whatever its size, it is stopped at once, and `short`
+  // runs 5,000-5,100.
   const Trace trace = Jobs({Job("long", 0, 4, 10'000), Job("short", 5'000, 4, 100)});
   SimOptions options;
   auto plain = Simulate(trace, Tiny(1), options);
@@ -289,11 +290,17 @@ TEST_CASE("simulate --demote-after-h: a long job yields to a short one and resum
 
   options.demote_after = absl::Hours(1);
   options.checkpoint_restore = absl::Seconds(60);
-  // Per GPU (the default), `long` is demoted only after 4 hours.
+  // Per GPU (the default), `long` is demoted only after 4 hours: a short
+  // job at 5,000 s waits for it, one at 15,000 s stops it.
   auto per_gpu = Simulate(trace, Tiny(1), options);
   REQUIRE(per_gpu.ok());
   CHECK(per_gpu->jobs[1].start_s == 10'000);
   CHECK(per_gpu->requeues == 0);
+  auto past_four_hours = Simulate(Jobs({Job("long", 0, 4, 20'000), Job("short", 15'000, 4, 100)}), Tiny(1), options);
+  REQUIRE(past_four_hours.ok());
+  CHECK(past_four_hours->requeues == 1);
+  CHECK(past_four_hours->jobs[1].start_s == 15'000);
+  CHECK(past_four_hours->jobs[0].end_s == 15'100 + 60 + 5'000);
 
   options.demote_after_per_gpu = false;
   auto resumed = Simulate(trace, Tiny(1), options);
