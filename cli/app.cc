@@ -191,6 +191,7 @@ CLI::App* DefineHistory(CLI::App& app, HistoryOptions& o) {
 CLI::App* DefineJobList(CLI::App& app, const char* name, const char* what, CancelOptions& o) {
   CLI::App* sub = app.add_subcommand(name, what);
   sub->add_option("JOB", o.jobs, "Jobs")->type_name("")->required();
+  sub->add_flag("--json", o.json, "Print each job as the daemon answered, one JSON line (a Job) per job");
   return sub;
 }
 

@@ -4,12 +4,13 @@
 #include "absl/strings/str_cat.h"
 #include "cli/errors.h"
 #include "cli/job_id.h"
+#include "cli/json_output.h"
 
 namespace gpusched::cli {
 
 absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::string& command,
-                               const std::string& done, CommandContext& cmd,
-                               const std::function<absl::Status(uint64_t, const JobRef&)>& act) {
+                               const std::string& done, bool json, CommandContext& cmd,
+                               const std::function<absl::StatusOr<v1::Job>(uint64_t, const JobRef&)>& act) {
   std::vector<JobRef> refs;
   for (const std::string& text : jobs) {
     auto ref = ParseJobRef(text);
@@ -36,7 +37,8 @@ absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::
   int exit_code = kExitOk;
   for (size_t i = 0; i < refs.size(); ++i) {
     const std::string& typed = jobs[i];
-    absl::Status status = act(ids[i], refs[i]);
+    absl::StatusOr<v1::Job> job = act(ids[i], refs[i]);
+    absl::Status status = job.status();
     if (IsUnreachableError(status)) return status;
     if (!status.ok()) {
       // With several ids the daemon's message must say which one it is about.
@@ -49,7 +51,11 @@ absl::StatusOr<int> ForEachJob(const std::vector<std::string>& jobs, const std::
       exit_code = kExitFailed;
       continue;
     }
-    cmd.out << done << " job " << typed << '\n';
+    if (!json) {
+      cmd.out << done << " job " << typed << '\n';
+    } else if (absl::Status printed = PrintJsonLine(cmd.out, *job); !printed.ok()) {
+      return printed;
+    }
   }
   return exit_code;
 }

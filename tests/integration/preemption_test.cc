@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "google/protobuf/util/json_util.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/support/temp_dir.h"
 
@@ -123,9 +124,12 @@ TEST_CASE("dependencies and hold/release through the CLI", "[integration]") {
   CHECK_THAT(cluster.Cli({"status", std::to_string(on_failure)}).out,
              Catch::Contains("Held:") && Catch::Contains("afternotok:" + std::to_string(first)));
   CHECK(cluster.GetJob(on_failure).state() == v1::JOB_STATE_PENDING);
-  auto release = cluster.Cli({"release", std::to_string(on_failure)});
+  auto release = cluster.Cli({"release", "--json", std::to_string(on_failure)});
   CHECK(release.exit_code == 0);
-  CHECK(release.out == "Released job " + std::to_string(on_failure) + "\n");
+  v1::Job released;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(release.out, &released).ok());
+  CHECK(released.id() == on_failure);
+  CHECK_FALSE(released.held());
   CHECK(cluster.WaitForEnd(on_failure).state() == v1::JOB_STATE_COMPLETED);
 
   auto ended = cluster.Cli({"hold", std::to_string(first)});

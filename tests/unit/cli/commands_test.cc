@@ -2,6 +2,7 @@
 // what it asks, what it prints, and the exit code scripts see.
 #include <catch2/catch.hpp>
 
+#include "absl/strings/str_split.h"
 #include "cli/errors.h"
 #include "cli/job_table.h"
 #include "cli/status_command.h"
@@ -196,6 +197,36 @@ TEST_CASE("cancel reports each job and fails if any one failed") {
   run = RunGpusched({"cancel", "7", "x8"}, client, host);
   CHECK(run.exit_code == 2);
   CHECK(client.cancels.empty());  // every id is checked before the first cancel
+}
+
+TEST_CASE("cancel, hold and release --json print each job the daemon answered, one JSON line each") {
+  FakeHost host;
+  FakeSchedulerClient client;
+  client.cancel_errors[8] = absl::FailedPreconditionError("job 8 already finished (COMPLETED)");
+  Invocation run = RunGpusched({"cancel", "--json", "7", "8", "9"}, client, host);
+  CHECK(run.exit_code == 1);
+  CHECK(run.err == "gpusched: job 8 already finished (COMPLETED)\n");
+  std::vector<std::string> lines = absl::StrSplit(run.out, '\n', absl::SkipEmpty());
+  REQUIRE(lines.size() == 2);
+  std::vector<uint64_t> ids;
+  for (const std::string& line : lines) {
+    v1::Job job;
+    REQUIRE(google::protobuf::util::JsonStringToMessage(line, &job).ok());
+    ids.push_back(job.id());
+  }
+  CHECK(ids == std::vector<uint64_t>{7, 9});
+
+  run = RunGpusched({"hold", "--json", "7"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  v1::Job held;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(run.out, &held).ok());
+  CHECK(held.id() == 7);
+  CHECK(held.held());
+  run = RunGpusched({"release", "--json", "7"}, client, host);
+  REQUIRE(run.exit_code == 0);
+  v1::Job released;
+  REQUIRE(google::protobuf::util::JsonStringToMessage(run.out, &released).ok());
+  CHECK_FALSE(released.held());
 }
 
 TEST_CASE("submit --json prints the SubmitJobResponse") {
