@@ -86,8 +86,9 @@ class PassPlanner {
   bool WaitsForBetter(const v1::Job& job, const GangRequest& request, const PlacementResult& free_now);
   // Stops lower tiers to make room for the job, when that is enough; or,
   // where its queue demotes (QueueSpec::demote_after_s) and has not demoted
-  // it (Demoted, attained_service.h), demoted jobs of its tier. Behind a reservation of its nodes, only
-  // demoted jobs on GPUs that no such reservation counts on.
+  // it (Demoted, attained_service.h), demoted jobs of its tier. Behind a
+  // reservation of its nodes, only demoted jobs on GPUs that no such
+  // reservation counts on.
   bool Preempts(const v1::Job& job, const GangRequest& request, bool behind_reservation);
   // Whether a reservation that competes with `queue_bit` counts on any GPU
   // of `allocation`.

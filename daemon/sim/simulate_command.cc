@@ -88,6 +88,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     if (!read.ok()) return read.status();
     pools = *std::move(read);
   }
+  const absl::Duration demote_after = absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600));
   std::vector<SimResult> results;
   std::vector<PolicyMetrics> metrics;
   for (const std::string& policy : options.policies) {
@@ -103,7 +104,7 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
     sim.pools = pools.pools;
     sim.power = pools.power;
     sim.share_packing = options.share_packing;
-    sim.demote_after = absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600));
+    sim.demote_after = demote_after;
     sim.demote_after_per_gpu = !options.demote_flat;
     if (options.checkpoint_restore_s >= 0) sim.checkpoint_restore = absl::Seconds(options.checkpoint_restore_s);
     const bool fresh_peak = ResetPeakRss();
@@ -129,11 +130,9 @@ absl::Status RunSimulate(const SimulateOptions& options, std::ostream& out, std:
   run.head_blocks_after = head_blocks_after;
   run.multifactor = options.multifactor;
   run.arrival_speedup = options.arrival_speedup;
-  if (options.demote_after_h > 0) {
-    run.preemption =
-        absl::StrCat("least attained service first: demoted after ",
-                     absl::FormatDuration(absl::Seconds(static_cast<int64_t>(options.demote_after_h * 3600))),
-                     options.demote_flat ? " run" : " run times its GPUs");
+  if (demote_after > absl::ZeroDuration()) {
+    run.preemption = absl::StrCat("least attained service first: demoted after ", absl::FormatDuration(demote_after),
+                                  options.demote_flat ? " run" : " run times its GPUs");
   }
   if (options.checkpoint_restore_s >= 0) {
     absl::StrAppend(&run.preemption, run.preemption.empty() ? "" : "; ",
