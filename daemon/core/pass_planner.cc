@@ -227,38 +227,46 @@ bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request,
       request.wants_mig() || in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
     return false;
   }
-  auto [verdict, fresh] = waits_for_better_.try_emplace(request, "");
-  std::optional<BetterPlacement> better;
+  auto [verdict, fresh] = waits_for_better_.try_emplace(request);
+  const absl::Duration run = in_.forecast.Run(job.spec(), /*mean=*/true);
   // A shape that spread is weighed again for the next job of it: what is
-  // free now is worse for it than it was for the first.
-  if ((fresh || verdict->second.empty()) && spread_choices_left_ > 0) {
+  // free now is worse for it than it was for the first. One that waited is
+  // weighed again for a shorter run, which a slower placement costs less.
+  const bool waited = !verdict->second.waits_why.empty();
+  std::optional<BetterPlacement> better;
+  if ((fresh || !waited || run < verdict->second.run) && spread_choices_left_ > 0) {
     --spread_choices_left_;
     better = BetterByWaiting(in_.cluster, in_.policy, job.id(), request, free_now.allocation(),
-                             SpreadCost{in_.forecast.Run(job.spec(), /*mean=*/true), in_.spread_comm_share}, now_,
+                             SpreadCost{run, in_.spread_comm_share}, now_,
                              [&] { return ExpectedEnds(EndForecast::Which::kTypical); });
+    // This one spreads; the longer ones behind it still wait as decided.
+    if (!better.has_value() && waited) return false;
   }
   if (better.has_value()) {
-    verdict->second =
+    verdict->second = {
         absl::StrCat("waiting for a better placement: on the best free now (~",
                      absl::StrFormat("%.0f", free_now.allocation().est_bus_bandwidth_gbps()), " GB/s) it would end by ",
                      UtcTime(better->finish_now), " UTC, on ~",
                      absl::StrFormat("%.0f", better->reservation.allocation.est_bus_bandwidth_gbps()), " GB/s from ",
-                     UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC");
+                     UtcTime(better->reservation.start), " by ", UtcTime(better->finish_waiting), " UTC"),
+        run};
     // The first to wait where no reservation competes gets one, so that
     // the better placement is kept for it.
     if (CompetingReservation(request.queue_bit) != nullptr) {
-      Wait(job, WaitCause::kBetterPlacement, verdict->second);
+      Wait(job, WaitCause::kBetterPlacement, verdict->second.waits_why);
     } else {
-      Wait(job, WaitCause::kBetterPlacement, verdict->second, better->reservation.start);
+      Wait(job, WaitCause::kBetterPlacement, verdict->second.waits_why, better->reservation.start);
       Reserve(job, std::move(better->reservation), request.queue_bit,
               !in_.forecast.WaitedPastBound(job, largest_node_gpus_), YieldsToSmall(job));
     }
     return true;
   }
-  if (verdict->second.empty()) return false;
-  // Jobs of the same shape behind it wait too, without a reservation: each
-  // pass weighs it again, so a wait that grows ends in spreading.
-  Wait(job, WaitCause::kBetterPlacement, absl::StrCat(verdict->second, " (as the first job of this shape)"));
+  if (!waited) return false;
+  // Jobs of the same shape behind it that run as long or longer wait too,
+  // without a reservation: each pass weighs it again, so a wait that grows
+  // ends in spreading.
+  Wait(job, WaitCause::kBetterPlacement,
+       absl::StrCat(verdict->second.waits_why, " (as weighed for a job of this shape that runs no longer)"));
   return true;
 }
 

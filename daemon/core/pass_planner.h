@@ -128,9 +128,15 @@ class PassPlanner {
   // fails again: thousands of queued jobs share a few shapes. A shape is
   // the whole request: equal requests, equal answers.
   absl::flat_hash_map<GangRequest, std::string> failed_shapes_;  // shape -> why it cannot be placed
-  // Shapes whose wait-or-spread was decided: why the first of them waits
-  // for a better placement ("" = it spread).
-  absl::flat_hash_map<GangRequest, std::string> waits_for_better_;
+  // Shapes whose wait-or-spread was decided: why the last of them weighed
+  // waits for a better placement ("" = it spread), and its expected run.
+  // Waiting wins more surely the longer the run, so a job of the shape that
+  // runs at least as long waits as that one did; a shorter one is weighed.
+  struct SpreadVerdict {
+    std::string waits_why;
+    absl::Duration run;
+  };
+  absl::flat_hash_map<GangRequest, SpreadVerdict> waits_for_better_;
   int spread_choices_left_;
   absl::flat_hash_set<uint64_t> stopping_;   // victims of this pass's preemptions
   absl::flat_hash_set<uint64_t> cancelled_;  // their dependencies never met, this pass

@@ -147,6 +147,27 @@ TEST_CASE("simulate: a gang split across nodes runs longer by the runtime model"
   CHECK(plain->jobs[2].end_s == 501);
 }
 
+TEST_CASE("simulate: wait or spread is weighed for each job, not once for its shape") {
+  // a and b leave one free GPU on each node until 1,000 s. L and S ask for
+  // the same shape, 2 GPUs, and their limits (twice their runs) are what
+  // the core expects them to run. L, 100,000 s, finishes sooner waiting for
+  // a node than spread over two for 100,000 s times its slowdown; S, 100 s,
+  // finishes sooner spread out now, though it comes after L in the queue.
+  const Trace trace = Jobs({Job("a", 0, 3, 1000), Job("b", 0, 3, 1000), Job("L", 1, 2, 100'000), Job("S", 2, 2, 100)});
+  SimOptions options;
+  options.time_limit_factor = 2.0;
+  auto result = Simulate(trace, Tiny(2), options);
+  REQUIRE(result.ok());
+  const JobOutcome& l = result->jobs[2];
+  const JobOutcome& s = result->jobs[3];
+  CHECK(l.start_s == 1000);
+  CHECK(l.nodes == 1);
+  CHECK(s.start_s == 2);
+  CHECK(s.nodes == 2);
+  CHECK(s.slowdown > 1.0);
+  for (const JobOutcome& j : result->jobs) CHECK(j.state == v1::JOB_STATE_COMPLETED);
+}
+
 TEST_CASE("simulate: a job larger than the cluster is refused, the rest run") {
   const Trace trace = Jobs({Job("huge", 0, 64, 10), Job("ok", 5, 1, 10)});
   auto result = Simulate(trace, Tiny(1), SimOptions{});
