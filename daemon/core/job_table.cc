@@ -65,13 +65,13 @@ std::optional<v1::JobState> JobTable::EndedAs(uint64_t id) const {
   return it->second;
 }
 
-void JobTable::RememberRequest(const std::string& request_id, uint64_t id) {
-  if (!request_id.empty()) request_ids_[request_id] = id;
+void JobTable::RememberRequest(const std::string& user, const std::string& request_id, uint64_t id) {
+  if (!request_id.empty()) request_ids_[{user, request_id}] = id;
 }
 
-std::optional<uint64_t> JobTable::RequestedAs(const std::string& request_id) const {
+std::optional<uint64_t> JobTable::RequestedAs(const std::string& user, const std::string& request_id) const {
   if (request_id.empty()) return std::nullopt;
-  auto it = request_ids_.find(request_id);
+  auto it = request_ids_.find(std::pair{user, request_id});
   if (it == request_ids_.end()) return std::nullopt;
   return it->second;
 }

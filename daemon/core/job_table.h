@@ -82,9 +82,10 @@ class JobTable {
   const std::set<uint64_t>& placed() const { return placed_; }
   bool IsPlaced(uint64_t id) const { return placed_.contains(id); }
 
-  // The job a client's request id submitted, for a retry of that request.
-  void RememberRequest(const std::string& request_id, uint64_t id);
-  std::optional<uint64_t> RequestedAs(const std::string& request_id) const;
+  // The job a user's client request id submitted, for a retry of that
+  // request. Each user's ids are their own (common/client_request.h).
+  void RememberRequest(const std::string& user, const std::string& request_id, uint64_t id);
+  std::optional<uint64_t> RequestedAs(const std::string& user, const std::string& request_id) const;
 
   // A job array of `count` tasks, numbered from `array_id`.
   void NoteArray(uint64_t array_id, int32_t count) { array_sizes_[array_id] = count; }
@@ -101,7 +102,7 @@ class JobTable {
   std::map<QueueKey, ActiveJob*> pending_;  // into active_, whose nodes do not move
   std::set<uint64_t> placed_;
   std::vector<uint64_t> queue_changes_;
-  absl::flat_hash_map<std::string, uint64_t> request_ids_;
+  absl::flat_hash_map<std::pair<std::string, std::string>, uint64_t> request_ids_;  // (user, request id) -> job
   absl::flat_hash_map<uint64_t, int32_t> array_sizes_;
   absl::flat_hash_map<uint64_t, v1::JobState> ended_;
 };

@@ -71,7 +71,7 @@ GangRequest SchedulerCore::RequestFor(const v1::Job& job) const {
 }
 
 void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
-                            const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
+                            const std::vector<ClientRequest>& client_requests,
                             const std::vector<std::pair<uint64_t, v1::JobState>>& ended) {
   for (const auto& [id, state] : ended) jobs_.RestoreEnded(id, state);
   for (const v1::Node& node : nodes) {
@@ -123,7 +123,9 @@ void SchedulerCore::Restore(std::vector<v1::Job> unfinished, const std::vector<v
     jobs_.Add(std::move(a));
   }
   jobs_.ContinueAfter(max_job_id);
-  for (const auto& [request_id, id] : client_request_ids) jobs_.RememberRequest(request_id, id);
+  for (const ClientRequest& request : client_requests) {
+    jobs_.RememberRequest(request.user, request.request_id, request.job_id);
+  }
 }
 
 absl::Status SchedulerCore::CheckStrictHonoured(const v1::JobSpec& spec) const {
@@ -188,12 +190,13 @@ void SchedulerCore::EnqueueJob(v1::Job job, Effects& fx) {
   Transition(a, v1::JOB_STATE_PENDING, "submitted", fx);
   a.job.set_reason(std::string(kNotYetConsidered));
   Touch(a, fx);
-  jobs_.RememberRequest(a.job.client_request_id(), id);
+  jobs_.RememberRequest(a.job.spec().user(), a.job.client_request_id(), id);
   jobs_.Add(std::move(a));
 }
 
-std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_request_id) const {
-  std::optional<uint64_t> id = jobs_.RequestedAs(client_request_id);
+std::optional<SubmitOutcome> SchedulerCore::Retried(const v1::JobSpec& spec,
+                                                    const std::string& client_request_id) const {
+  std::optional<uint64_t> id = jobs_.RequestedAs(spec.user(), client_request_id);
   if (!id.has_value()) return std::nullopt;
   return SubmitOutcome{*id, true};
 }
@@ -201,7 +204,7 @@ std::optional<SubmitOutcome> SchedulerCore::Retried(const std::string& client_re
 absl::StatusOr<SubmitOutcome> SchedulerCore::Submit(v1::JobSpec spec, const std::string& client_request_id,
                                                     Effects& fx) {
   if (absl::Status s = CheckClientRequestId(client_request_id); !s.ok()) return s;
-  if (auto earlier = Retried(client_request_id)) return *earlier;
+  if (auto earlier = Retried(spec, client_request_id)) return *earlier;
   if (absl::Status s = Admit(spec); !s.ok()) return s;
   return SubmitOutcome{Enqueue(std::move(spec), client_request_id, fx), false};
 }

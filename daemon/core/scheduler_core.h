@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/client_request.h"
 #include "common/clock.h"
 #include "common/net/network_topology_conf.h"
 #include "daemon/core/array_backlog.h"
@@ -139,7 +140,7 @@ class SchedulerCore {
   // The same at once, as of the last pass (a daemon that is stopping).
   void KeepFairShareNow(Effects& fx);
   void Restore(std::vector<v1::Job> unfinished, const std::vector<v1::Node>& nodes, uint64_t max_job_id,
-               const std::vector<std::pair<std::string, uint64_t>>& client_request_ids,
+               const std::vector<ClientRequest>& client_requests,
                const std::vector<std::pair<uint64_t, v1::JobState>>& ended = {});
 
   absl::StatusOr<SubmitOutcome> Submit(v1::JobSpec spec, const std::string& client_request_id, Effects& fx);
@@ -290,8 +291,9 @@ class SchedulerCore {
   // HoldArray and ReleaseArray: the tasks made jobs, and the array's record
   // for those still to make.
   absl::StatusOr<v1::Job> HoldOrReleaseArray(uint64_t array_id, bool hold, Effects& fx);
-  // The earlier submit a retried request id names, or nullopt.
-  std::optional<SubmitOutcome> Retried(const std::string& client_request_id) const;
+  // The earlier submit of the same user that a retried request id names, or
+  // nullopt.
+  std::optional<SubmitOutcome> Retried(const v1::JobSpec& spec, const std::string& client_request_id) const;
   // Checks a spec and fills in its defaults, as for a submit.
   absl::Status Admit(v1::JobSpec& spec) const;
   // Queues an admitted spec as a new pending job; its id.

@@ -32,7 +32,7 @@ void SetBacklogWait(v1::Job& prototype) {
 absl::StatusOr<SubmitOutcome> SchedulerCore::SubmitArray(v1::JobSpec spec, absl::string_view array,
                                                          const std::string& client_request_id, Effects& fx) {
   if (absl::Status s = CheckClientRequestId(client_request_id); !s.ok()) return s;
-  if (auto earlier = Retried(client_request_id)) return *earlier;
+  if (auto earlier = Retried(spec, client_request_id)) return *earlier;
   auto parsed = ParseJobArraySpec(array, options_.limits.max_array_tasks);
   if (!parsed.ok()) return parsed.status();
   if (absl::Status s = Admit(spec); !s.ok()) return s;

@@ -110,7 +110,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(const DaemonOptions& optio
     d->core_->LearnRunTime(run.spec(), FromProtoTime(run.end_time()) - FromProtoTime(run.start_time()));
   }
   d->core_->Restore(std::move(recovered->unfinished_jobs), recovered->nodes, recovered->max_job_id,
-                    recovered->client_request_ids, recovered->ended_jobs);
+                    recovered->client_requests, recovered->ended_jobs);
   if (absl::Status s = d->core_->RestoreArrays(std::move(recovered->arrays)); !s.ok()) return s;
   if (d->metrics_) d->metrics_->RestoreNodes(d->core_->Nodes());
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/client_request.h"
 #include "common/job_array_record.h"
 #include "gpusched/v1/types.pb.h"
 
@@ -34,7 +35,7 @@ struct RecoveredState {
   std::vector<JobArrayRecord> arrays;
   std::vector<v1::Node> nodes;
   uint64_t max_job_id = 0;
-  std::vector<std::pair<std::string, uint64_t>> client_request_ids;
+  std::vector<ClientRequest> client_requests;
   // How every finished job ended, for the dependencies of jobs to come.
   std::vector<std::pair<uint64_t, v1::JobState>> ended_jobs;
   std::optional<v1::FairShareUsage> fair_share;  // none kept yet: nullopt

@@ -56,6 +56,28 @@ const std::vector<const char*>& Steps() {
           prototype    BLOB NOT NULL  -- gpusched.v1.Job every task shares
         );
       )sql",
+      // 4: a client request id is its user's own (common/client_request.h):
+      // unique per user, no longer across users. SQLite cannot drop a
+      // column's UNIQUE, so the table is made anew and its rows copied.
+      R"sql(
+        CREATE TABLE jobs_v4 (
+          id                INTEGER PRIMARY KEY,
+          state             INTEGER NOT NULL,
+          user              TEXT NOT NULL,
+          queue             TEXT NOT NULL,
+          priority          INTEGER NOT NULL,
+          submit_time_ns    INTEGER NOT NULL,
+          client_request_id TEXT,
+          job               BLOB NOT NULL,  -- gpusched.v1.Job without events
+          UNIQUE (user, client_request_id)
+        );
+        INSERT INTO jobs_v4 SELECT id, state, user, queue, priority, submit_time_ns, client_request_id, job FROM jobs;
+        DROP TABLE jobs;
+        ALTER TABLE jobs_v4 RENAME TO jobs;
+        CREATE INDEX jobs_by_state ON jobs(state, id);
+        CREATE INDEX jobs_by_user ON jobs(user, id);
+        CREATE INDEX jobs_by_queue ON jobs(queue, id);
+      )sql",
   };
   return steps;
 }
@@ -72,7 +94,7 @@ absl::StatusOr<int> UserVersion(SqliteDb& db) {
 
 int LatestSchemaVersion() { return static_cast<int>(Steps().size()); }
 
-absl::Status ApplyMigrations(SqliteDb& db) {
+absl::Status ApplyMigrations(SqliteDb& db, int up_to) {
   auto version = UserVersion(db);
   if (!version.ok()) return version.status();
   if (*version > LatestSchemaVersion()) {
@@ -80,7 +102,7 @@ absl::Status ApplyMigrations(SqliteDb& db) {
                                                       " but this gpuschedd knows only up to ", LatestSchemaVersion(),
                                                       "; run a newer gpuschedd or restore a backup"));
   }
-  for (int v = *version; v < LatestSchemaVersion(); ++v) {
+  for (int v = *version; v < up_to; ++v) {
     std::string sql = absl::StrCat("BEGIN IMMEDIATE;", Steps()[v], "PRAGMA user_version = ", v + 1, ";COMMIT;");
     if (absl::Status s = db.Exec(sql); !s.ok()) {
       db.Exec("ROLLBACK").IgnoreError();

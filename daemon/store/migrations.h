@@ -9,8 +9,9 @@ namespace gpusched::store {
 // of a database file.
 int LatestSchemaVersion();
 
-// Brings the database up to LatestSchemaVersion(), each step in its own
-// transaction. A file written by a newer gpuschedd is refused, not touched.
-absl::Status ApplyMigrations(SqliteDb& db);
+// Brings the database up to LatestSchemaVersion() (tests: an older
+// `up_to`), each step in its own transaction. A file written by a newer
+// gpuschedd is refused, not touched.
+absl::Status ApplyMigrations(SqliteDb& db, int up_to = LatestSchemaVersion());
 
 }  // namespace gpusched::store

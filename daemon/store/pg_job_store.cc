@@ -67,10 +67,11 @@ absl::StatusOr<RecoveredState> PgJobStore::Recover() {
   if (!max_id.ok()) return max_id.status();
   state.max_job_id = static_cast<uint64_t>(max_id->Int(0, 0));
 
-  auto requests = db_->Query("SELECT client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
+  auto requests = db_->Query("SELECT \"user\", client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
   if (!requests.ok()) return requests.status();
   for (int r = 0; r < requests->size(); ++r) {
-    state.client_request_ids.emplace_back(requests->Bytes(r, 0), static_cast<uint64_t>(requests->Int(r, 1)));
+    state.client_requests.push_back(
+        {requests->Bytes(r, 0), requests->Bytes(r, 1), static_cast<uint64_t>(requests->Int(r, 2))});
   }
   auto ends = db_->Query(absl::StrCat("SELECT id, state FROM jobs WHERE state IN (", ended, ")"));
   if (!ends.ok()) return ends.status();

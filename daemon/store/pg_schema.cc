@@ -74,6 +74,12 @@ const std::vector<const char*>& Steps() {
           prototype    BYTEA NOT NULL  -- gpusched.v1.Job every task shares
         );
       )sql",
+      // 4: a client request id is its user's own (common/client_request.h):
+      // unique per user, no longer across users.
+      R"sql(
+        ALTER TABLE jobs DROP CONSTRAINT jobs_client_request_id_key;
+        ALTER TABLE jobs ADD CONSTRAINT jobs_request_per_user UNIQUE ("user", client_request_id);
+      )sql",
   };
   return steps;
 }
@@ -92,7 +98,7 @@ absl::StatusOr<int> PgSchemaVersion(PgConnection& db) {
   return rows->size() == 1 ? static_cast<int>(rows->Int(0, 0)) : 0;
 }
 
-absl::Status ApplyPgMigrations(PgConnection& db) {
+absl::Status ApplyPgMigrations(PgConnection& db, int up_to) {
   while (true) {
     if (absl::Status s = db.Exec("BEGIN"); !s.ok()) return s;
     absl::Status step = db.Query(absl::StrCat("SELECT pg_advisory_xact_lock(", kMigrationLock, ")")).status();
@@ -108,7 +114,7 @@ absl::Status ApplyPgMigrations(PgConnection& db) {
           absl::StrCat("the PostgreSQL database at ", db.shown(), " has gpusched schema version ", *version,
                        " but this gpuschedd knows only up to ", LatestPgSchemaVersion(), "; run a newer gpuschedd"));
     }
-    if (*version == LatestPgSchemaVersion()) return db.Exec("COMMIT");
+    if (*version >= up_to) return db.Exec("COMMIT");
     const std::string sql = absl::StrCat(Steps()[*version], "DELETE FROM gpusched_schema; INSERT INTO gpusched_schema ",
                                          "VALUES (", *version + 1, ");");
     step = db.Exec(sql);

@@ -86,10 +86,11 @@ absl::StatusOr<RecoveredState> SqliteJobStore::Recover() {
   if (auto row = max_id->Step(); !row.ok()) return row.status();
   state.max_job_id = static_cast<uint64_t>(max_id->ColumnInt(0));
 
-  auto requests = db_->Prepare("SELECT client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
+  auto requests = db_->Prepare("SELECT user, client_request_id, id FROM jobs WHERE client_request_id IS NOT NULL");
   if (!requests.ok()) return requests.status();
   read = requests->ForEachRow([&] {
-    state.client_request_ids.emplace_back(requests->ColumnText(0), static_cast<uint64_t>(requests->ColumnInt(1)));
+    state.client_requests.push_back(
+        {requests->ColumnText(0), requests->ColumnText(1), static_cast<uint64_t>(requests->ColumnInt(2))});
     return absl::OkStatus();
   });
   if (!read.ok()) return read;

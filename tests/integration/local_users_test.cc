@@ -83,3 +83,29 @@ TEST_CASE("on the Unix socket users act only on their own jobs, which run with t
   struct stat gone {};
   CHECK(stat(socket.c_str(), &gone) != 0);
 }
+
+TEST_CASE("a request id is its user's own: another user sending the same one gets a job of their own",
+          "[integration]") {
+  if (geteuid() != 0) {
+    GPUSCHED_SKIP("not root: cannot run the CLI as another user");
+  }
+  const SocketDir socket_dir;
+  const std::string socket = socket_dir.socket();
+  TestCluster cluster({{"node-a", 4}}, {"--socket", socket});
+  auto submit = [&](const char* uid) {
+    return SubmittedJobId(
+        SocketCli(socket, uid,
+                  {"submit", "--hold", "--request-id", "train-1", "--gpus", "1", "--workdir", "/tmp", "--", "true"}));
+  };
+  const uint64_t roots = submit("0");
+  const uint64_t nobodys = submit(kNobody);
+  CHECK(nobodys != roots);
+  CHECK(cluster.GetJob(nobodys).spec().user() == "nobody");
+  CHECK(cluster.GetJob(roots).spec().user() == "root");
+  // Each user's retry finds their own job, not a second one.
+  CHECK(submit(kNobody) == nobodys);
+  CHECK(submit("0") == roots);
+  CommandResult all = cluster.Cli({"status", "--all", "--json"});
+  CHECK(absl::StrContains(all.out, absl::StrCat("\"id\":\"", nobodys, "\"")));
+  CHECK_FALSE(absl::StrContains(all.out, absl::StrCat("\"id\":\"", nobodys + 1, "\"")));
+}

@@ -330,7 +330,7 @@ TEST_CASE("a restart carries on an array from its record: held, the ids set asid
   const uint64_t array = outcome->job_id;
 
   CoreHarness after;
-  after.core.Restore({before.Persisted(array)}, before.core.Nodes(), array, {{"req-7", array}});
+  after.core.Restore({before.Persisted(array)}, before.core.Nodes(), array, {{spec.user(), "req-7", array}});
   REQUIRE(after.core.RestoreArrays({before.fx.arrays.at(array)}).ok());
   after.AddNode("a", 4);
   CHECK(after.Submit(GpuJob(1)) == array + 334);

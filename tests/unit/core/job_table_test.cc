@@ -86,13 +86,16 @@ TEST_CASE("a restored table goes on after the largest id and knows the jobs rest
   CHECK(table.StateOf(9) == v1::JOB_STATE_FAILED);
 }
 
-TEST_CASE("request ids find the job they submitted; an empty one finds nothing", "[job_table]") {
+TEST_CASE("request ids find the job their user submitted; an empty one finds nothing", "[job_table]") {
   JobTable table;
-  table.RememberRequest("req-a", 5);
-  table.RememberRequest("", 6);
-  CHECK(table.RequestedAs("req-a") == uint64_t{5});
-  CHECK_FALSE(table.RequestedAs("req-b").has_value());
-  CHECK_FALSE(table.RequestedAs("").has_value());
+  table.RememberRequest("alice", "req-a", 5);
+  table.RememberRequest("alice", "", 6);
+  table.RememberRequest("bob", "req-a", 7);
+  CHECK(table.RequestedAs("alice", "req-a") == uint64_t{5});
+  CHECK(table.RequestedAs("bob", "req-a") == uint64_t{7});
+  CHECK_FALSE(table.RequestedAs("carol", "req-a").has_value());
+  CHECK_FALSE(table.RequestedAs("alice", "req-b").has_value());
+  CHECK_FALSE(table.RequestedAs("alice", "").has_value());
 }
 
 TEST_CASE("an array's active tasks are found by its id, and its size is kept after they end", "[job_table]") {

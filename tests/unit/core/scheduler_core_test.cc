@@ -177,6 +177,38 @@ TEST_CASE("a retried submit with the same request id returns the first job") {
   CHECK(h.Submit(GpuJob(1), "req-2") != id);
 }
 
+TEST_CASE("a request id is its user's own: another user's same id makes a job of theirs, after a restart too") {
+  auto as = [](const std::string& user) {
+    v1::JobSpec spec = GpuJob(1);
+    spec.set_user(user);
+    return spec;
+  };
+  CoreHarness h;
+  const uint64_t alices = h.Submit(as("alice"), "train-1");
+  auto bobs = h.core.Submit(as("bob"), "train-1", h.fx);
+  REQUIRE(bobs.ok());
+  CHECK_FALSE(bobs->duplicate);
+  CHECK(bobs->job_id != alices);
+  CHECK(h.Persisted(bobs->job_id).spec().user() == "bob");
+  auto retried = h.core.SubmitArray(as("bob"), "0-3", "train-1", h.fx);
+  REQUIRE(retried.ok());
+  CHECK(retried->duplicate);
+  CHECK(retried->job_id == bobs->job_id);
+
+  // The ids come back from the store with their users.
+  CoreHarness after;
+  after.core.Restore({h.Persisted(alices), h.Persisted(bobs->job_id)}, {}, bobs->job_id,
+                     {{"alice", "train-1", alices}, {"bob", "train-1", bobs->job_id}});
+  auto alice_again = after.core.Submit(as("alice"), "train-1", after.fx);
+  REQUIRE(alice_again.ok());
+  CHECK(alice_again->duplicate);
+  CHECK(alice_again->job_id == alices);
+  auto carols = after.core.Submit(as("carol"), "train-1", after.fx);
+  REQUIRE(carols.ok());
+  CHECK_FALSE(carols->duplicate);
+  CHECK(carols->job_id == bobs->job_id + 1);
+}
+
 TEST_CASE("a request id the store could not keep is refused at submit, naming the field and the byte") {
   CoreHarness h;
   const std::string too_long(core::kMaxClientRequestIdBytes + 1, 'k');

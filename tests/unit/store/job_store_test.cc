@@ -1,7 +1,9 @@
 // What the daemon keeps behaves the same on both engines: each case runs
 // on a SQLite file and on a database of a real PostgreSQL server.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <vector>
 
 #include "common/proto_time.h"
 #include "tests/skip.h"
@@ -63,8 +65,8 @@ TEMPLATE_TEST_CASE("committed jobs, events and nodes come back after reopening t
   CHECK(recovered->max_job_id == 3);
   REQUIRE(recovered->nodes.size() == 1);
   CHECK(recovered->nodes[0].gpus_free() == 3);
-  REQUIRE(recovered->client_request_ids.size() == 1);
-  CHECK(recovered->client_request_ids[0] == std::pair<std::string, uint64_t>("r1", 1));
+  REQUIRE(recovered->client_requests.size() == 1);
+  CHECK(recovered->client_requests[0] == ClientRequest{"alice", "r1", 1});
 
   auto reader = engine.OpenReader();
   REQUIRE(reader.ok());
@@ -117,6 +119,31 @@ TEMPLATE_TEST_CASE("a batch that cannot be written leaves nothing behind", "", S
   store::StoreBatch after;
   after.jobs = {MakeJob(4, v1::JOB_STATE_PENDING)};
   CHECK((*store)->Commit(after).ok());
+}
+
+TEMPLATE_TEST_CASE("a client request id is its user's own: two users may pick the same, one user not twice", "",
+                   SqliteEngine, PostgresEngine) {
+  TestType engine;
+  if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
+  {
+    auto store = engine.OpenStore();
+    REQUIRE(store.ok());
+    store::StoreBatch both;
+    both.jobs = {MakeJob(1, v1::JOB_STATE_PENDING, "alice", "train-1"),
+                 MakeJob(2, v1::JOB_STATE_PENDING, "bob", "train-1")};
+    REQUIRE((*store)->Commit(both).ok());
+    store::StoreBatch again;
+    again.jobs = {MakeJob(3, v1::JOB_STATE_PENDING, "alice", "train-1")};
+    CHECK_FALSE((*store)->Commit(again).ok());
+  }
+  auto store = engine.OpenStore();
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  std::vector<ClientRequest> requests = recovered->client_requests;
+  std::sort(requests.begin(), requests.end(), [](const auto& a, const auto& b) { return a.job_id < b.job_id; });
+  CHECK(requests == std::vector<ClientRequest>{{"alice", "train-1", 1}, {"bob", "train-1", 2}});
+  CHECK(recovered->max_job_id == 2);
 }
 
 TEMPLATE_TEST_CASE("ListJobs filters by state, user and queue, and pages by id", "", SqliteEngine, PostgresEngine) {

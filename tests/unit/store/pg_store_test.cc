@@ -312,3 +312,31 @@ TEST_CASE("PostgreSQL: a database set to commit asynchronously still gets durabl
   REQUIRE(other.ok());
   CHECK(setting(**other) == "remote_apply");
 }
+
+TEST_CASE("PostgreSQL: a database from before request ids were each user's own keeps its ids, now per user") {
+  PostgresEngine engine;
+  if (!engine.skipped().empty()) GPUSCHED_SKIP(engine.skipped());
+  auto job = [](uint64_t id, const std::string& user) {
+    store::StoreBatch batch = OneJob(id);
+    batch.jobs[0].mutable_spec()->set_user(user);
+    batch.jobs[0].set_client_request_id("train-1");
+    return batch;
+  };
+  {
+    auto db = store::PgConnection::Connect(engine.url(), engine.url());
+    REQUIRE(db.ok());
+    REQUIRE(store::ApplyPgMigrations(**db, 3).ok());  // as gpuschedd wrote it before
+    store::PgParams row;
+    row.Int(v1::JOB_STATE_PENDING).Bytes(job(1, "alice").jobs[0].SerializeAsString());
+    REQUIRE(
+        (*db)->Query(R"sql(INSERT INTO jobs VALUES (1, $1, 'alice', 'default', 0, 0, 'train-1', $2))sql", row).ok());
+  }
+  auto store = engine.OpenStore();
+  REQUIRE(store.ok());
+  auto recovered = (*store)->Recover();
+  REQUIRE(recovered.ok());
+  REQUIRE(recovered->unfinished_jobs.size() == 1);
+  CHECK(recovered->client_requests == std::vector<ClientRequest>{{"alice", "train-1", 1}});
+  CHECK((*store)->Commit(job(2, "bob")).ok());
+  CHECK_FALSE((*store)->Commit(job(3, "alice")).ok());
+}
