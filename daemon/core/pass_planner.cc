@@ -233,8 +233,11 @@ bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request,
   // free now is worse for it than it was for the first. One that waited is
   // weighed again for a shorter run, which a slower placement costs less.
   const bool waited = !verdict->second.waits_why.empty();
+  const bool weigh = fresh || !waited || run < verdict->second.run;
+  // Past the pass's choices, a job no verdict covers starts where it fits.
+  if (weigh && spread_choices_left_ <= 0) return false;
   std::optional<BetterPlacement> better;
-  if ((fresh || !waited || run < verdict->second.run) && spread_choices_left_ > 0) {
+  if (weigh) {
     --spread_choices_left_;
     better = BetterByWaiting(in_.cluster, in_.policy, job.id(), request, free_now.allocation(),
                              SpreadCost{run, in_.spread_comm_share}, now_,

@@ -1,5 +1,6 @@
 #include "daemon/store/migrations.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -102,7 +103,7 @@ absl::Status ApplyMigrations(SqliteDb& db, int up_to) {
                                                       " but this gpuschedd knows only up to ", LatestSchemaVersion(),
                                                       "; run a newer gpuschedd or restore a backup"));
   }
-  for (int v = *version; v < up_to; ++v) {
+  for (int v = *version; v < std::min(up_to, LatestSchemaVersion()); ++v) {
     std::string sql = absl::StrCat("BEGIN IMMEDIATE;", Steps()[v], "PRAGMA user_version = ", v + 1, ";COMMIT;");
     if (absl::Status s = db.Exec(sql); !s.ok()) {
       db.Exec("ROLLBACK").IgnoreError();

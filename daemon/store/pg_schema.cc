@@ -1,5 +1,6 @@
 #include "daemon/store/pg_schema.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -114,7 +115,7 @@ absl::Status ApplyPgMigrations(PgConnection& db, int up_to) {
           absl::StrCat("the PostgreSQL database at ", db.shown(), " has gpusched schema version ", *version,
                        " but this gpuschedd knows only up to ", LatestPgSchemaVersion(), "; run a newer gpuschedd"));
     }
-    if (*version >= up_to) return db.Exec("COMMIT");
+    if (*version >= std::min(up_to, LatestPgSchemaVersion())) return db.Exec("COMMIT");
     const std::string sql = absl::StrCat(Steps()[*version], "DELETE FROM gpusched_schema; INSERT INTO gpusched_schema ",
                                          "VALUES (", *version + 1, ");");
     step = db.Exec(sql);
