@@ -299,7 +299,8 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
     }
   }
   spec.ranks = std::move(plan->processes);
-  auto shim = JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()));
+  auto shim =
+      JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()), options_.shim_reply_within);
   if (!shim.ok()) return shim.status();
   Job job;
   job.id = launch.job_id();

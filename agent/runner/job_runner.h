@@ -57,6 +57,9 @@ struct JobRunnerOptions {
   std::shared_ptr<BandwidthProbe> probe;
   // The gpusched-shim executable that holds each job's processes.
   std::string shim_program;
+  // How long a launch waits for its shim to say the ranks started before it
+  // fails (JobShim::Start's reply_base).
+  absl::Duration shim_reply_within = absl::Minutes(1);
   // How jobs in container images run here (disabled: they are refused).
   ContainerSettings containers;
 };

@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,6 +75,18 @@ void Reap(pid_t pid) {
   }
 }
 
+// Waits until `fd` is ready for `events`, or `deadline` passes (false).
+bool ReadyBy(int fd, short events, absl::Time deadline) {
+  while (true) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    pollfd p{fd, events, 0};
+    const int ready = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)))));
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return true;  // the read or send says what is wrong
+  }
+}
+
 }  // namespace
 
 JobShim::JobShim(pid_t pid, int pidfd, uint64_t start_time, std::vector<pid_t> groups)
@@ -101,7 +114,7 @@ JobShim::~JobShim() {
 }
 
 absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const ShimSpec& spec,
-                                       const std::string& exits_path) {
+                                       const std::string& exits_path, absl::Duration reply_base) {
   const int exits =
       MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (exits < 0) {
@@ -142,23 +155,47 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   }
   const pid_t pid = *spawned;
   const std::string encoded = EncodeShimSpec(spec);
+  // The shim runs each rank's cleanup first, a minute at most each.
+  absl::Duration reply_within = reply_base;
+  for (const ProcessSpec& rank : spec.ranks) {
+    if (!rank.cleanup_argv.empty()) reply_within += absl::Minutes(1);
+  }
+  const absl::Time deadline = absl::Now() + reply_within;
 
+  bool answered = true;
   for (size_t done = 0; done < encoded.size();) {
-    const ssize_t n = send(mine, encoded.data() + done, encoded.size() - done, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
+    if (!ReadyBy(mine, POLLOUT, deadline)) {
+      answered = false;
+      break;
+    }
+    const ssize_t n = send(mine, encoded.data() + done, encoded.size() - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;  // it died: its reply (or none) says why
     done += static_cast<size_t>(n);
   }
   shutdown(mine, SHUT_WR);
   std::string reply;
   char buffer[4096];
-  while (true) {
+  while (answered) {
+    if (!ReadyBy(mine, POLLIN, deadline)) {
+      answered = false;
+      break;
+    }
     const ssize_t n = read(mine, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     reply.append(buffer, static_cast<size_t>(n));
   }
   close(mine);
+  if (!answered) {
+    // Not killed: ranks it started are in sessions of their own, and would
+    // outlive it unseen. It kills them itself when its reply finds no one.
+    std::thread([pid] { Reap(pid); }).detach();
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the job shim did not say within ", absl::FormatDuration(reply_within),
+        " whether the ranks started (an executable, working directory or log file on a filesystem that hangs?); "
+        "whatever it starts it stops once it finds the agent gone"));
+  }
 
   auto groups = ParseShimReply(reply);
   if (!groups.ok()) {

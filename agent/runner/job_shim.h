@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "agent/runner/shim_protocol.h"
 
 namespace gpusched::agent {
@@ -21,8 +22,15 @@ class JobShim {
   // An error says why no rank runs: the shim's own message when a rank
   // could not start (a missing executable, a workdir), or why the shim
   // itself could not.
+  //
+  // A shim that has not answered after `reply_base` (and a minute more for
+  // each rank with a cleanup to run first) is given up, DeadlineExceeded:
+  // an exec, a working directory or a log file on a filesystem that hangs
+  // would otherwise hold this launch, and every launch and stop behind it,
+  // for as long. The shim is left to itself: once it finds its agent gone
+  // it stops whatever ranks it started (it cannot tell the agent of them).
   static absl::StatusOr<JobShim> Start(const std::string& shim_program, const ShimSpec& spec,
-                                       const std::string& exits_path);
+                                       const std::string& exits_path, absl::Duration reply_base = absl::Minutes(1));
   // A shim an earlier agent started: NotFound unless the process `pid` is
   // still the one that started at `start_time` (ProcessStartTime).
   static absl::StatusOr<JobShim> Adopt(pid_t pid, uint64_t start_time, std::vector<pid_t> groups);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -315,4 +316,25 @@ TEST_CASE("a rank's cleanup runs before it starts and after it ends, killed or n
   REQUIRE(killed_exits.exits.size() == 1);
   CHECK(WTERMSIG(killed_exits.exits[0].wait_status) == SIGKILL);
   CHECK(ReadFile(cleanups) == "job 41\njob 41\njob 42\njob 42\n");
+}
+
+TEST_CASE("a shim that does not answer fails the launch after its deadline instead of holding the runner") {
+  TempDir dir;
+  // A shim stuck as one whose rank's exec hangs on a dead filesystem would be.
+  const std::string stuck = dir / "stuck-shim";
+  // (Its stderr, the agent's, to /dev/null: ctest waits for it to close.)
+  WriteFile(stuck, "#!/bin/sh\nexec /bin/sleep 30 2>/dev/null\n");
+  REQUIRE(chmod(stuck.c_str(), 0755) == 0);
+  JobRunnerOptions options = RunnerOptions(dir);
+  options.shim_program = stuck;
+  options.shim_reply_within = absl::Seconds(1);
+  UpdateRecorder updates;
+  JobRunner runner(options, updates.Callback());
+  const auto began = std::chrono::steady_clock::now();
+  runner.Launch(MakeShellLaunch(39, "touch " + (dir / "ran")));
+  auto failed = updates.WaitFor(39, Kind::KIND_LAUNCH_FAILED);
+  REQUIRE(failed);
+  CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(20));
+  CHECK_THAT(failed->message(), Catch::Contains("the job shim did not say within 1s whether the ranks started"));
+  CHECK(runner.RunningJobIds().empty());
 }
