@@ -108,6 +108,7 @@ void SchedulerCore::PlanPower(const PassPlan& plan, const Ranked& ranked, Effect
   }
   const size_t pools = options_.pools.size();
   BootInputs in{cluster_, *policy_, options_.pools, pool_of_, {}, {}};
+  in.reservations = &plan.reservations;
   std::vector<int> suspend_budget(pools, -1);
   for (size_t p = 0; p < pools; ++p) {
     const int resumed = InWindow(resumed_[p], now);

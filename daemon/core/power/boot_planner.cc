@@ -1,9 +1,11 @@
 #include "daemon/core/power/boot_planner.h"
 
 #include <algorithm>
+#include <memory>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/core/backfill.h"
 
 namespace gpusched::core {
 namespace {
@@ -40,6 +42,11 @@ class BootTrial {
       trial_.SetState(name, v1::NODE_STATE_UP, "");
       booting_.insert(name);
     }
+    if (in.reservations != nullptr) {
+      for (const PlannedReservation& r : *in.reservations) {
+        holds_[r.reservation.job_id] = std::make_unique<ReservationHold>(trial_, r.reservation);
+      }
+    }
   }
 
   void Minimums(BootPlan& plan) {
@@ -61,6 +68,25 @@ class BootTrial {
   }
 
   void Try(const BootWaiter& waiter, BootPlan& plan) {
+    auto own = holds_.find(waiter.job_id);
+    if (own == holds_.end()) {
+      TryPlace(waiter, plan);
+      return;
+    }
+    // Its own reservation is room for it. Placed in the trial (there, or on
+    // nodes it boots), it needs the reservation no more, and others may
+    // count on the GPUs the trial did not give it.
+    own->second->Drop();
+    if (TryPlace(waiter, plan)) {
+      holds_.erase(own);
+    } else {
+      own->second->Retake();
+    }
+  }
+
+ private:
+  // Whether the trial placed it (on what runs, or on nodes it boots).
+  bool TryPlace(const BootWaiter& waiter, BootPlan& plan) {
     PlacementResult placed = in_.policy.Place(trial_, waiter.request);
     if (placed.placed()) {
       // Fits on what runs or boots already: it waits for those boots, or for
@@ -68,7 +94,7 @@ class BootTrial {
       GangBoot boot{waiter.job_id, Booting(placed.allocation()), {}};
       Take(waiter.job_id, placed.allocation());
       if (!boot.waits_for.empty()) plan.gangs.push_back(std::move(boot));
-      return;
+      return true;
     }
     std::vector<std::string> enabled;
     for (int p : preference_) {
@@ -81,7 +107,10 @@ class BootTrial {
       placed = in_.policy.Place(trial_, waiter.request);
       if (placed.placed()) break;
     }
-    if (!placed.placed()) return Disable(enabled);
+    if (!placed.placed()) {
+      Disable(enabled);
+      return false;
+    }
     std::set<std::string> used;
     for (const auto& part : placed.allocation().nodes()) used.insert(part.node());
     std::vector<std::string> resume;
@@ -105,7 +134,8 @@ class BootTrial {
       }
       if (!why.empty()) {
         plan.refused.emplace_back(waiter.job_id, why);
-        return Disable(enabled);
+        Disable(enabled);
+        return false;
       }
     }
     for (size_t p = 0; p < in_.pools.size(); ++p) {
@@ -121,9 +151,9 @@ class BootTrial {
     GangBoot boot{waiter.job_id, Booting(placed.allocation()), std::move(resume)};
     Take(waiter.job_id, placed.allocation());
     plan.gangs.push_back(std::move(boot));
+    return true;
   }
 
- private:
   std::vector<std::string> Booting(const v1::Allocation& allocation) const {
     std::vector<std::string> out;
     for (const auto& part : allocation.nodes()) {
@@ -146,6 +176,8 @@ class BootTrial {
   std::vector<int> budget_;
   const std::vector<int> preference_;  // PoolPreference
   std::set<std::string> booting_;
+  // The pass's reservations held in the trial, by the job they are for.
+  std::map<uint64_t, std::unique_ptr<ReservationHold>> holds_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "daemon/core/cluster_state.h"
 #include "daemon/core/gang_request.h"
+#include "daemon/core/pass_plan.h"
 #include "daemon/core/policy/placement_policy.h"
 #include "daemon/core/power/pool_spec.h"
 
@@ -44,6 +45,10 @@ struct BootInputs {
   std::vector<bool> resumed_none_lately;
   // How many waiters the plan tries, so that a pass stays bounded.
   size_t max_waiters = 32;
+  // The pass's reservations (null: none). Their free GPUs are no room for
+  // the other waiters, which the pass kept off them: a job behind a
+  // reservation boots a node of its own, as if they were taken.
+  const std::vector<PlannedReservation>* reservations = nullptr;
 };
 
 struct BootPlan {

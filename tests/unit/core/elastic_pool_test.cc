@@ -57,6 +57,63 @@ TEST_CASE("a job that fits the running nodes boots nothing", "[pools]") {
   CHECK(h.fx.power_requests.empty());
 }
 
+TEST_CASE("a job kept off free GPUs by a reservation boots a node of its own", "[pools]") {
+  auto limited = [](v1::JobSpec spec, int64_t seconds) {
+    spec.set_time_limit_s(seconds);
+    return spec;
+  };
+  // g1 has 4 GPUs: the 8-GPU head cannot use it, the 2-GPU job can.
+  CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1"}, 4)}));
+  h.AddNode("static", 8);
+  const uint64_t running = h.Submit(limited(GpuJob(4), 3600));
+  h.Pass();
+  h.StartOnAllNodes(running);
+  const uint64_t head = h.Submit(limited(GpuJob(8, 1, 8), 3600));
+  // Ranked after the head (more GPU-hours), and would end after its
+  // reservation begins.
+  const uint64_t behind = h.Submit(limited(GpuJob(2), 6 * 3600));
+  h.fx = {};
+  h.Pass();
+  CHECK(h.Persisted(head).wait_cause() == v1::WAIT_CAUSE_RESERVED);
+  CHECK(h.Persisted(behind).state() == v1::JOB_STATE_PENDING);
+  const auto resumes = Requests(h, PowerRequest::Kind::kResume);
+  REQUIRE(resumes.size() == 1);
+  CHECK(resumes[0].nodes == std::vector<std::string>{"g1"});
+  REQUIRE(resumes[0].jobs.size() == 1);
+  CHECK(resumes[0].jobs[0].job_id == behind);
+  CHECK_THAT(h.Persisted(behind).reason(), Contains("waiting for g1 to boot"));
+  Register(h, "g1", 4);
+  h.Pass();
+  CHECK(h.Persisted(behind).state() == v1::JOB_STATE_STARTING);
+  CHECK(h.Persisted(behind).allocation().nodes(0).node() == "g1");
+  CHECK(h.Persisted(head).wait_cause() == v1::WAIT_CAUSE_RESERVED);
+}
+
+TEST_CASE("a reserved job given a booting node frees its reservation for the job behind it", "[pools]") {
+  auto limited = [](v1::JobSpec spec, int64_t seconds) {
+    spec.set_time_limit_s(seconds);
+    return spec;
+  };
+  CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1", "g2"})}));
+  h.AddNode("static", 8);
+  const uint64_t running = h.Submit(limited(GpuJob(4), 3600));
+  h.Pass();
+  h.StartOnAllNodes(running);
+  const uint64_t head = h.Submit(limited(GpuJob(8, 1, 8), 3600));
+  const uint64_t behind = h.Submit(limited(GpuJob(2), 6 * 3600));
+  h.fx = {};
+  h.Pass();
+  // The head boots g1; the job behind it counts on the static node's free
+  // GPUs the head will not need, and boots nothing more.
+  const auto resumes = Requests(h, PowerRequest::Kind::kResume);
+  REQUIRE(resumes.size() == 1);
+  CHECK(resumes[0].nodes == std::vector<std::string>{"g1"});
+  REQUIRE(resumes[0].jobs.size() == 1);
+  CHECK(resumes[0].jobs[0].job_id == head);
+  CHECK(StateOf(h, "g2") == v1::NODE_STATE_POWERED_DOWN);
+  CHECK(h.Persisted(behind).state() == v1::JOB_STATE_PENDING);
+}
+
 TEST_CASE("resumes prefer reserved, then spot, then on-demand, then the cheaper pool", "[pools]") {
   CoreHarness h(WithPools(
       {Pool("od-dear", PoolClass::kOnDemand, 5.0, {"d1"}), Pool("od-cheap", PoolClass::kOnDemand, 2.0, {"c1"}),
