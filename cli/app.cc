@@ -158,6 +158,8 @@ CLI::App* AddSubmitOptions(CLI::App* sub, SubmitOptions& o) {
   AddText(sub, "--output,-o", &o.output, "FILE",
           "Rank 0's stdout and stderr go to FILE on its node instead of its rank log, as sbatch's --output "
           "(relative: to the workdir; %j job id, %x name, %u user)");
+  AddText(sub, "--error,-e", &o.error, "FILE",
+          "Rank 0's stderr goes to FILE instead, as sbatch's --error (its stdout to --output, else its rank log)");
   AddText(sub, "--launch", &o.launch, "MODE", "per-gpu (one process per GPU, default) or per-node");
   AddText(sub, "--request-id", &o.request_id, "ID", "Idempotency key: resubmitting with it returns the first job");
   sub->add_flag("--wait", o.wait,

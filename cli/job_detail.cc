@@ -185,8 +185,13 @@ std::string RenderJobDetail(const v1::Job& job, absl::Time now, absl::TimeZone z
   } else if (!job.details_hidden()) {
     Field(out, "Workdir", spec.workdir());
   }
-  if (!spec.output().empty() && !job.details_hidden())
-    Field(out, "Output", absl::StrCat(spec.output(), " (rank 0's stdout and stderr)"));
+  if (!spec.output().empty() && !job.details_hidden()) {
+    Field(out, "Output",
+          absl::StrCat(spec.output(), spec.error().empty() ? " (rank 0's stdout and stderr)" : " (rank 0's stdout)"));
+  }
+  if (!spec.error().empty() && !job.details_hidden()) {
+    Field(out, "Error", absl::StrCat(spec.error(), " (rank 0's stderr)"));
+  }
   if (!spec.option_sources().empty()) {
     // One option a line, each with where it came from (a script's directive or the command line).
     std::vector<std::string> lines;

@@ -19,7 +19,8 @@ bool OnlyOnCommandLine(absl::string_view option) {
 
 const char* const kHonouredSbatchOptions =
     "--gpus/-G, --nodes/-N, --gpus-per-node, --cpus-per-gpu, --mem-per-gpu, --time/-t, --job-name/-J, "
-    "--partition/-p, --account/-A, --array/-a, --dependency/-d, --hold/-H, --chdir/-D, --output/-o";
+    "--partition/-p, --account/-A, --array/-a, --dependency/-d, --hold/-H, --chdir/-D, --output/-o, "
+    "--error/-e";
 
 namespace {
 
@@ -99,6 +100,7 @@ std::optional<Translation> SbatchEquivalent(absl::string_view option) {
       {"--hold", "-H", "--hold", false},
       {"--chdir", "-D", "--workdir", true},
       {"--output", "-o", "--output", true},
+      {"--error", "-e", "--error", true},
   };
   for (const Entry& e : kTable) {
     if (option == e.long_name || (!e.short_name.empty() && option == e.short_name)) {
@@ -111,9 +113,6 @@ std::optional<Translation> SbatchEquivalent(absl::string_view option) {
 // Why an sbatch option that gpusched does not honour is refused, where
 // there is more to say than that.
 std::string WhyNot(absl::string_view option) {
-  if (option == "--error" || option == "-e") {
-    return "rank 0's stderr goes with its stdout (to --output, else its rank log: `gpusched logs JOB`)";
-  }
   if (option == "--gres") return "ask for GPUs with --gpus or --gpus-per-node";
   if (option == "--ntasks" || option == "-n" || option == "--ntasks-per-node") {
     return "gpusched starts one process per GPU (or per node with #GPUSCHED --launch per-node)";

@@ -52,6 +52,7 @@ struct SubmitOptions {
   std::vector<std::string> mounts;           // SRC:DST[:ro], with --image
   std::optional<std::string> image_workdir;  // the ranks' directory inside the image
   std::optional<std::string> output;         // rank 0's stdout and stderr: a file (sbatch --output)
+  std::optional<std::string> error;          // rank 0's stderr apart: a file (sbatch --error)
   std::optional<std::string> launch;
   std::optional<std::string> request_id;
   std::vector<std::string> env;  // K=V, or K to copy K from this environment

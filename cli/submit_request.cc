@@ -297,11 +297,17 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitOptions& opt
   }
   spec.set_workdir(AbsolutePath(ctx, options.workdir.value_or(ctx.cwd)));
   if (absl::Status s = SetContainer(options, ctx, &spec); !s.ok()) return s;
+  // Relative to where the job runs, as sbatch has them.
+  auto in_workdir = [&](const std::string& path) {
+    return path.front() == '/' ? path : absl::StrCat(spec.workdir(), "/", path);
+  };
   if (options.output.has_value()) {
     if (options.output->empty()) return FlagError("--output", "", "must not be empty");
-    // Relative to where the job runs, as sbatch has it.
-    spec.set_output(options.output->front() == '/' ? *options.output
-                                                   : absl::StrCat(spec.workdir(), "/", *options.output));
+    spec.set_output(in_workdir(*options.output));
+  }
+  if (options.error.has_value()) {
+    if (options.error->empty()) return FlagError("--error", "", "must not be empty");
+    spec.set_error(in_workdir(*options.error));
   }
   // No user: the job runs as whoever the daemon finds the caller to be (the
   // socket's uid, the certificate's name), which need not be this login.

@@ -83,6 +83,7 @@ class InteractiveSessions::Session {
     process.argv.assign(start.argv().begin(), start.argv().end());
     // The session's output is its client's, whatever rank 0's --output says.
     process.output_path.clear();
+    process.error_path.clear();
     auto executable = ResolveExecutable(process.argv[0], EnvpValue(process.env, "PATH"));
     if (!executable.ok()) return executable.status();
     process.executable = *executable;

@@ -294,6 +294,9 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     if (process.rank == 0 && !spec.output().empty()) {
       process.output_path = ExpandOutputPattern(spec.output(), launch.job_id(), spec.name(), identity->user.name);
     }
+    if (process.rank == 0 && !spec.error().empty()) {
+      process.error_path = ExpandOutputPattern(spec.error(), launch.job_id(), spec.name(), identity->user.name);
+    }
     if (absl::Status s = CreateLog(process.log_path, *identity); !s.ok()) return s;
     if (container_context) {
       if (absl::Status s = WrapInContainer(launch, *container_context, process); !s.ok()) return s;

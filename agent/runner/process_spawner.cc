@@ -22,7 +22,19 @@ namespace gpusched::agent {
 namespace {
 
 // What the child reports through the close-on-exec pipe when it cannot exec.
-enum class Stage : int { kSignals, kSetsid, kStdio, kCpuBind, kSetgroups, kSetgid, kSetuid, kChdir, kOutput, kExec };
+enum class Stage : int {
+  kSignals,
+  kSetsid,
+  kStdio,
+  kCpuBind,
+  kSetgroups,
+  kSetgid,
+  kSetuid,
+  kChdir,
+  kOutput,
+  kError,
+  kExec
+};
 
 struct ChildError {
   Stage stage;
@@ -133,6 +145,11 @@ class Fd {
     if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) fail(Stage::kOutput);
     if (out > STDERR_FILENO) close(out);
   }
+  if (!spec.error_path.empty()) {
+    const int err = open(spec.error_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOCTTY, 0644);
+    if (err < 0 || dup2(err, STDERR_FILENO) < 0) fail(Stage::kError);
+    if (err > STDERR_FILENO) close(err);
+  }
 
   // The agent's own descriptors (gRPC sockets, other jobs' logs) stay behind;
   // only the error pipe must live until exec, which closes it (O_CLOEXEC).
@@ -162,6 +179,7 @@ std::string Describe(const ProcessSpec& spec, const ChildError& e) {
       return absl::StrCat("switching to user ", spec.credentials ? spec.credentials->user : "?", ": ", error);
     case Stage::kChdir: return absl::StrCat("workdir \"", spec.workdir, "\": ", error, as_user);
     case Stage::kOutput: return absl::StrCat("output file \"", spec.output_path, "\": ", error, as_user);
+    case Stage::kError: return absl::StrCat("error file \"", spec.error_path, "\": ", error, as_user);
     case Stage::kExec:
       return absl::StrCat("exec \"", spec.argv.empty() ? spec.executable : spec.argv[0], "\": ", error, as_user);
   }

@@ -30,6 +30,8 @@ struct ProcessSpec {
   // stdout and stderr go here instead of log_path, opened (append) once the
   // process is the job's user, so that its rights decide; "" = log_path.
   std::string output_path;
+  // stderr alone goes here, opened the same way; "" = with stdout.
+  std::string error_path;
   std::optional<Credentials> credentials;
   // CPUs to bind the process to (sched_setaffinity before exec); empty: it
   // keeps the affinity of the thread that spawns it.

@@ -14,7 +14,7 @@ namespace {
 // Agent and shim are installed together but run apart: an agent that keeps
 // running through an upgrade talks to the new shim binary. The version says
 // so instead of a misread spec.
-constexpr absl::string_view kMagic = "gpusched-shim-spec 3\n";
+constexpr absl::string_view kMagic = "gpusched-shim-spec 4\n";
 
 class Writer {
  public:
@@ -113,6 +113,7 @@ std::string EncodeShimSpec(const ShimSpec& spec) {
     w.Str(rank.stdin_path);
     w.Strs(rank.cleanup_argv);
     w.Str(rank.output_path);
+    w.Str(rank.error_path);
   }
   return absl::StrCat(kMagic, w.Take());
 }
@@ -149,6 +150,7 @@ absl::StatusOr<ShimSpec> DecodeShimSpec(absl::string_view bytes) {
     rank.stdin_path = r.Str();
     rank.cleanup_argv = r.Strs();
     rank.output_path = r.Str();
+    rank.error_path = r.Str();
   }
   if (r.failed()) return absl::InvalidArgumentError("the job spec is truncated or corrupt");
   if (!r.done()) return absl::InvalidArgumentError("the job spec has bytes after its last rank");

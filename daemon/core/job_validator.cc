@@ -174,6 +174,28 @@ absl::Status ValidateResources(v1::Resources& r, const SpecLimits& limits) {
   return ValidateGpuShare(r, limits);
 }
 
+// Where rank 0's stdout or stderr goes (spec.output, spec.error): an
+// absolute path with sbatch's filename patterns; "" = its rank log.
+absl::Status ValidateOutputFile(absl::string_view field, const std::string& path, bool in_container) {
+  if (path.empty()) return absl::OkStatus();
+  if (absl::Status s = CheckDisplayText(field, path, 4096); !s.ok()) return s;
+  if (path.front() != '/') return Invalid(field, absl::StrCat("\"", path, "\" is not absolute"));
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] != '%') continue;
+    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
+    if (next != 'j' && next != 'x' && next != 'u' && next != '%') {
+      return Invalid(field, absl::StrCat("\"", path,
+                                         "\": of the filename patterns only %j (job id), "
+                                         "%x (name), %u (user) and %% are honoured"));
+    }
+    ++i;
+  }
+  if (in_container) {
+    return Invalid(field, "a job in a container keeps its output in its rank logs (gpusched logs JOB)");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, const SpecDefaults& defaults) {
@@ -182,24 +204,8 @@ absl::Status ValidateAndNormalize(v1::JobSpec& spec, const SpecLimits& limits, c
   if (spec.has_container()) {
     if (absl::Status s = ValidateContainerSpec(spec.container()); !s.ok()) return s;
   }
-  if (!spec.output().empty()) {
-    if (absl::Status s = CheckDisplayText("spec.output", spec.output(), 4096); !s.ok()) return s;
-    if (spec.output().front() != '/')
-      return Invalid("spec.output", absl::StrCat("\"", spec.output(), "\" is not absolute"));
-    for (size_t i = 0; i < spec.output().size(); ++i) {
-      if (spec.output()[i] != '%') continue;
-      const char next = i + 1 < spec.output().size() ? spec.output()[i + 1] : '\0';
-      if (next != 'j' && next != 'x' && next != 'u' && next != '%') {
-        return Invalid("spec.output", absl::StrCat("\"", spec.output(),
-                                                   "\": of the filename patterns only %j (job id), "
-                                                   "%x (name), %u (user) and %% are honoured"));
-      }
-      ++i;
-    }
-    if (spec.has_container()) {
-      return Invalid("spec.output", "a job in a container keeps its output in its rank logs (gpusched logs JOB)");
-    }
-  }
+  if (absl::Status s = ValidateOutputFile("spec.output", spec.output(), spec.has_container()); !s.ok()) return s;
+  if (absl::Status s = ValidateOutputFile("spec.error", spec.error(), spec.has_container()); !s.ok()) return s;
   // An interactive job's session does not survive its node: it never
   // goes back to the queue on its own.
   if (spec.interactive() && !spec.has_requeue()) spec.set_requeue(false);

@@ -9,7 +9,9 @@ void HideDetailsUnlessOwner(const Caller& viewer, v1::Job& job) {
   spec.clear_script();
   spec.clear_env();
   spec.clear_workdir();
-  // One namespace for all users: shown, it could be taken by someone else first.
+  spec.clear_output();  // paths that tell of the workdir
+  spec.clear_error();
+  // The owner's retry key: nobody else's business.
   job.clear_client_request_id();
   job.set_details_hidden(true);
 }

@@ -158,3 +158,25 @@ TEST_CASE("#SBATCH --output: rank 0's output goes to the file it names, its %j f
   CHECK_THAT(status, Catch::Contains("Output:") && Catch::Contains("/slurm-%j.out (rank 0's stdout and stderr)"));
   CHECK_THAT(status, Catch::Contains("--output " + cluster.dir() + "/slurm-%j.out  (script line 2: #SBATCH"));
 }
+
+TEST_CASE("#SBATCH --error: rank 0's stderr goes to its own file, its stdout to --output", "[integration]") {
+  TestCluster cluster({{"node-a", 1}});
+  const std::string script = cluster.dir() + "/train.sh";
+  {
+    std::ofstream(script) << "#!/bin/sh\n#SBATCH --gpus=1 -o out-%j.txt\n#SBATCH -e err-%j.txt\necho progress\n"
+                             "echo warning >&2\n";
+  }
+  const uint64_t id = cluster.Submit({"--script", script, "--workdir", cluster.dir()});
+  REQUIRE(cluster.WaitForEnd(id).state() == v1::JOB_STATE_COMPLETED);
+  auto read = [&](const std::string& name) {
+    std::ifstream in(cluster.dir() + "/" + name + std::to_string(id) + ".txt");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  CHECK(read("out-") == "progress\n");
+  CHECK(read("err-") == "warning\n");
+  const std::string status = cluster.Cli({"status", std::to_string(id)}).out;
+  CHECK_THAT(status,
+             Catch::Contains("/out-%j.txt (rank 0's stdout)") && Catch::Contains("/err-%j.txt (rank 0's stderr)"));
+}

@@ -276,8 +276,8 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
   // daemon (uid 1) submits a job with a secret; it runs as daemon.
   const uint64_t secret =
       SubmittedJobId(SocketCli(socket, "1",
-                               {"submit", "--gpus", "1", "--workdir", "/tmp", "--env", "HF_TOKEN=hunter2", "--", "sh",
-                                "-c", "echo uid=$(id -u); sleep 300"}));
+                               {"submit", "--gpus", "1", "--workdir", "/tmp", "--env", "HF_TOKEN=hunter2", "--error",
+                                "/tmp/private-%j.err", "--", "sh", "-c", "echo uid=$(id -u); sleep 300"}));
   v1::Job running = cluster.WaitForState(secret, v1::JOB_STATE_RUNNING);
   CHECK(running.spec().user() == "daemon");
   REQUIRE(WaitFor([&] { return cluster.Cli({"logs", std::to_string(secret)}).out == "uid=1\n"; }));
@@ -296,6 +296,7 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
     CHECK(r.exit_code == 0);
     CHECK_FALSE(absl::StrContains(r.out, "hunter2"));
     CHECK_FALSE(absl::StrContains(r.out, "sleep 300"));
+    CHECK_FALSE(absl::StrContains(r.out, "private-"));  // its files' paths
   }
   CommandResult hidden = SocketCli(socket, "65534", {"status", id, "--json"});
   CHECK_THAT(hidden.out, Contains("\"detailsHidden\":true"));

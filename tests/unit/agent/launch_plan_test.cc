@@ -250,6 +250,42 @@ TEST_CASE("rank 0's output goes to the job's --output file, its patterns filled 
   REQUIRE(plan->processes.size() == 2);
   CHECK(plan->processes[0].output_path == dir / "out-12-train-%.log");
   CHECK(plan->processes[1].output_path.empty());
+  CHECK(plan->processes[0].error_path.empty());
+
+  launch.mutable_spec()->set_error(dir / "err-%j.log");
+  auto apart = PrepareLaunch(launch, Context(dir));
+  REQUIRE(apart.ok());
+  CHECK(apart->processes[0].error_path == dir / "err-12.log");
+  CHECK(apart->processes[1].error_path.empty());
+}
+
+TEST_CASE("with an error file, rank 0's stderr goes there and its stdout where it went") {
+  TempDir dir;
+  ProcessSpec spec;
+  spec.executable = "/bin/sh";
+  spec.argv = {"/bin/sh", "-c", "echo out; echo err >&2"};
+  spec.workdir = "/";
+  spec.log_path = dir / "rank-0.log";
+  spec.error_path = dir / "err.log";
+  auto Run = [&] {
+    auto pid = SpawnProcess(spec);
+    REQUIRE(pid.ok());
+    int status = 0;
+    REQUIRE(waitpid(*pid, &status, 0) == *pid);
+  };
+  Run();
+  CHECK(ReadFile(dir / "rank-0.log") == "out\n");
+  CHECK(ReadFile(dir / "err.log") == "err\n");
+  spec.output_path = dir / "out.log";
+  Run();
+  CHECK(ReadFile(dir / "out.log") == "out\n");
+  CHECK(ReadFile(dir / "err.log") == "err\nerr\n");  // appended, as --output is
+
+  spec.error_path = dir / "no-such-dir/err.log";
+  auto refused = SpawnProcess(spec);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_THAT(std::string(refused.status().message()),
+             Catch::Contains("error file \"" + dir / "no-such-dir/err.log" + "\": No such file or directory"));
 }
 
 TEST_CASE("a process whose output file cannot be opened does not start, and says which file") {

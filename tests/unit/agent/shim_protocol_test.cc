@@ -25,6 +25,7 @@ ShimSpec TwoRanks() {
   a.stdin_path = "/var/lib/gpusched/logs/job-42/stdin";
   a.cleanup_argv = {"/usr/bin/podman", "rm", "--force", "gpusched-42-0"};
   a.output_path = "/home/ml/slurm-42.out";
+  a.error_path = "/home/ml/slurm-42.err";
   ProcessSpec b = a;
   b.rank = 1;
   b.credentials.reset();
@@ -56,6 +57,7 @@ TEST_CASE("a shim spec comes back as it was written, bytes and all") {
     CHECK(got.stdin_path == want.stdin_path);
     CHECK(got.cleanup_argv == want.cleanup_argv);
     CHECK(got.output_path == want.output_path);
+    CHECK(got.error_path == want.error_path);
     REQUIRE(got.credentials.has_value() == want.credentials.has_value());
     if (want.credentials) {
       CHECK(got.credentials->user == want.credentials->user);
@@ -77,10 +79,10 @@ TEST_CASE("a truncated or padded shim spec is refused, at every length") {
 }
 
 TEST_CASE("a spec from another version names both, instead of being misread") {
-  auto decoded = DecodeShimSpec("gpusched-shim-spec 2\n...");
+  auto decoded = DecodeShimSpec("gpusched-shim-spec 3\n...");
   CHECK(decoded.status().code() == absl::StatusCode::kInvalidArgument);
-  CHECK_THAT(std::string(decoded.status().message()), Catch::Contains("gpusched-shim-spec 3") &&
-                                                          Catch::Contains("gpusched-shim-spec 2") &&
+  CHECK_THAT(std::string(decoded.status().message()), Catch::Contains("gpusched-shim-spec 4") &&
+                                                          Catch::Contains("gpusched-shim-spec 3") &&
                                                           Catch::Contains("different versions"));
 }
 

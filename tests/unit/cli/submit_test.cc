@@ -88,6 +88,10 @@ TEST_CASE("submit options become the JobSpec the daemon receives") {
       {{"submit", "--output", "slurm-%j.out", "--", "x"}, R"(argv: "x" output: "/home/alice/proj/slurm-%j.out")"},
       {{"submit", "-o", "/logs/%x.out", "--workdir", "/w", "--", "x"},
        R"(argv: "x" workdir: "/w" output: "/logs/%x.out")"},
+      // and --error: rank 0's stderr apart, the same way.
+      {{"submit", "-o", "out.txt", "-e", "err-%j.txt", "--", "x"},
+       R"(argv: "x" output: "/home/alice/proj/out.txt" error: "/home/alice/proj/err-%j.txt")"},
+      {{"submit", "--error", "/logs/%u.err", "--", "x"}, R"(argv: "x" error: "/logs/%u.err")"},
       // A container image, its mounts (a relative source is from here) and its workdir.
       {{"submit", "--image", "nvcr.io/nvidia/pytorch:24.05-py3", "--", "python", "t.py"},
        R"(argv: ["python", "t.py"] container { image: "nvcr.io/nvidia/pytorch:24.05-py3" })"},
@@ -154,6 +158,7 @@ TEST_CASE("malformed submit input is a usage error that names the flag, and noth
       {{"submit", "--mount", "/data:/data", "--", "x"}, "--mount needs --image"},
       {{"submit", "--image-workdir", "/w", "--", "x"}, "--image-workdir needs --image"},
       {{"submit", "--image", "", "--", "x"}, "invalid --image \"\": must not be empty"},
+      {{"submit", "--error", "", "--", "x"}, "invalid --error \"\": must not be empty"},
       {{"submit", "--image", "i", "--mount", "/data", "--", "x"},
        "invalid --mount \"/data\": expected SRC:DST, SRC:DST:ro or SRC:DST:rw"},
       {{"submit", "--image", "i", "--mount", "/data:/d:rx", "--", "x"}, "invalid --mount \"/data:/d:rx\""},

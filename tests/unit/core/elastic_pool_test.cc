@@ -57,23 +57,34 @@ TEST_CASE("a job that fits the running nodes boots nothing", "[pools]") {
   CHECK(h.fx.power_requests.empty());
 }
 
-TEST_CASE("a job kept off free GPUs by a reservation boots a node of its own", "[pools]") {
+// On a static node of 8 GPUs, 4 busy for an hour: an 8-GPU head reserved
+// for their end, and a 2-GPU job behind it, ranked after it (more
+// GPU-hours), that would end after the reservation begins.
+struct HeadAndBehind {
+  uint64_t head = 0;
+  uint64_t behind = 0;
+};
+HeadAndBehind ReservedHeadAndJobBehind(CoreHarness& h) {
   auto limited = [](v1::JobSpec spec, int64_t seconds) {
     spec.set_time_limit_s(seconds);
     return spec;
   };
-  // g1 has 4 GPUs: the 8-GPU head cannot use it, the 2-GPU job can.
-  CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1"}, 4)}));
   h.AddNode("static", 8);
   const uint64_t running = h.Submit(limited(GpuJob(4), 3600));
   h.Pass();
   h.StartOnAllNodes(running);
-  const uint64_t head = h.Submit(limited(GpuJob(8, 1, 8), 3600));
-  // Ranked after the head (more GPU-hours), and would end after its
-  // reservation begins.
-  const uint64_t behind = h.Submit(limited(GpuJob(2), 6 * 3600));
+  HeadAndBehind jobs;
+  jobs.head = h.Submit(limited(GpuJob(8, 1, 8), 3600));
+  jobs.behind = h.Submit(limited(GpuJob(2), 6 * 3600));
   h.fx = {};
   h.Pass();
+  return jobs;
+}
+
+TEST_CASE("a job kept off free GPUs by a reservation boots a node of its own", "[pools]") {
+  // g1 has 4 GPUs: the 8-GPU head cannot use it, the 2-GPU job can.
+  CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1"}, 4)}));
+  const auto [head, behind] = ReservedHeadAndJobBehind(h);
   CHECK(h.Persisted(head).wait_cause() == v1::WAIT_CAUSE_RESERVED);
   CHECK(h.Persisted(behind).state() == v1::JOB_STATE_PENDING);
   const auto resumes = Requests(h, PowerRequest::Kind::kResume);
@@ -90,19 +101,8 @@ TEST_CASE("a job kept off free GPUs by a reservation boots a node of its own", "
 }
 
 TEST_CASE("a reserved job given a booting node frees its reservation for the job behind it", "[pools]") {
-  auto limited = [](v1::JobSpec spec, int64_t seconds) {
-    spec.set_time_limit_s(seconds);
-    return spec;
-  };
   CoreHarness h(WithPools({Pool("burst", PoolClass::kOnDemand, 3.0, {"g1", "g2"})}));
-  h.AddNode("static", 8);
-  const uint64_t running = h.Submit(limited(GpuJob(4), 3600));
-  h.Pass();
-  h.StartOnAllNodes(running);
-  const uint64_t head = h.Submit(limited(GpuJob(8, 1, 8), 3600));
-  const uint64_t behind = h.Submit(limited(GpuJob(2), 6 * 3600));
-  h.fx = {};
-  h.Pass();
+  const auto [head, behind] = ReservedHeadAndJobBehind(h);
   // The head boots g1; the job behind it counts on the static node's free
   // GPUs the head will not need, and boots nothing more.
   const auto resumes = Requests(h, PowerRequest::Kind::kResume);

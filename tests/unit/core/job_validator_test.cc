@@ -85,6 +85,14 @@ TEST_CASE("bad specs are rejected naming the field") {
          s.mutable_container()->set_image("localhost/x:1");
        },
        "spec.output"},
+      {"relative error file", [](v1::JobSpec& s) { s.set_error("err.log"); }, "spec.error"},
+      {"unknown error file pattern", [](v1::JobSpec& s) { s.set_error("/tmp/err-%A.log"); }, "spec.error"},
+      {"error file of a container job",
+       [](v1::JobSpec& s) {
+         s.set_error("/tmp/err.log");
+         s.mutable_container()->set_image("localhost/x:1");
+       },
+       "spec.error"},
       {"container without an image", [](v1::JobSpec& s) { s.mutable_container(); }, "spec.container.image"},
   }));
   INFO(c.what);
