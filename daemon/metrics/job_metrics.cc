@@ -32,7 +32,7 @@ JobMetrics::JobMetrics(Registry& registry)
                 .Register(registry)),
       submitted_(BuildCounter()
                      .Name("gpusched_jobs_submitted_total")
-                     .Help("Jobs accepted by SubmitJob, by queue")
+                     .Help("Jobs accepted by SubmitJob, by queue (an array: each of its tasks, at submit)")
                      .Register(registry)),
       started_(BuildCounter()
                    .Name("gpusched_jobs_started_total")
@@ -123,8 +123,12 @@ void JobMetrics::Update(const v1::Job& job) {
   }
 
   // Unknown means new: a submit, and perhaps more in the same pass (a start,
-  // even an end) that this version already shows.
-  if (!known) PerQueue(submitted_, submitted_by_queue_, queue).Increment();
+  // even an end) that this version already shows. An array is submitted
+  // whole, with its first task (which names it): its later tasks, made jobs
+  // as they come up, were counted then.
+  if (!known && (!job.has_array() || job.array().array_id() == job.id())) {
+    PerQueue(submitted_, submitted_by_queue_, queue).Increment(job.has_array() ? job.array().count() : 1);
+  }
   if (Placed(job.state()) && (!Placed(before) || requeues > 0)) {
     PerQueue(started_, started_by_queue_, queue).Increment();
     placements_.Observe(job.allocation());

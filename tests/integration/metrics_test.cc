@@ -131,6 +131,12 @@ TEST_CASE("daemon and agent /metrics show the queue, the GPUs and the NVML readi
   CHECK(FindMetric(daemon, "gpusched_submit_duration_seconds_count") == 2);
   CHECK(FindMetric(daemon, "gpusched_scheduling_pass_duration_seconds_count") > 0);
   WaitForScraped(m.agent_port, "gpusched_agent_running_jobs", {{"node", "hgx"}}, 0);
+
+  // A held array of 50 tasks: all submitted and pending at once, though
+  // only its first task is a job yet.
+  REQUIRE(m.cluster.Cli({"submit", "--array", "0-49", "--hold", "--gpus", "1", "--", "/bin/true"}).exit_code == 0);
+  WaitForScraped(d, "gpusched_jobs_submitted_total", {{"queue", "default"}}, 52);
+  CHECK(FindMetric(Scrape(d), "gpusched_jobs", {{"state", "pending"}, {"queue", "default"}}) == 50);
 }
 
 TEST_CASE("the daemon counts recovered jobs after a crash, not as new submits", "[integration][metrics]") {

@@ -185,37 +185,50 @@ TEST_CASE("latencies land in their histograms") {
   CHECK(Bucket(*m.registry(), "gpusched_scheduling_pass_duration_seconds", 0.00005) == 1);
 }
 
-TEST_CASE("the tasks an array's record stands for are pending; made jobs, they count as submitted") {
+TEST_CASE("the tasks an array's record stands for are pending, and all count as submitted at submit") {
+  auto task = [](uint64_t id) {
+    v1::Job job = JobIn(id, v1::JOB_STATE_PENDING);
+    job.mutable_array()->set_array_id(10);
+    job.mutable_array()->set_index(static_cast<int32_t>(id - 10));
+    job.mutable_array()->set_count(100);
+    return job;
+  };
   DaemonMetrics m;
   JobArrayRecord record;
-  record.prototype = JobIn(10, v1::JOB_STATE_PENDING);
-  record.prototype.mutable_array()->set_array_id(10);
-  record.prototype.mutable_array()->set_count(100);
+  record.prototype = task(10);
   record.indices = "0-99";
   record.materialized = 1;
-  core::Effects submit = Changed({JobIn(10, v1::JOB_STATE_PENDING)});
+  core::Effects submit = Changed({task(10)});
   submit.arrays[10] = record;
   m.Apply(submit);
   CHECK(Jobs(m, "pending") == 100);
-  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 1);
+  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 100);
 
-  core::Effects made = Changed({JobIn(11, v1::JOB_STATE_PENDING), JobIn(12, v1::JOB_STATE_PENDING)});
+  // Tasks made jobs later were counted then.
+  core::Effects made = Changed({task(11), task(12)});
   record.materialized = 3;
   made.arrays[10] = record;
   m.Apply(made);
   CHECK(Jobs(m, "pending") == 100);
-  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 3);
+  CHECK(Value(*m.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 100);
 
   // A restart counts what the record still stands for, once.
   DaemonMetrics after;
   after.RestoreJobs(
       {JobIn(10, v1::JOB_STATE_PENDING), JobIn(11, v1::JOB_STATE_PENDING), JobIn(12, v1::JOB_STATE_PENDING)}, {record});
   CHECK(Jobs(after, "pending") == 100);
+  // A task made after it was submitted before it, not now.
+  core::Effects later = Changed({task(13)});
+  record.materialized = 4;
+  later.arrays[10] = record;
+  after.Apply(later);
+  CHECK(Jobs(after, "pending") == 100);
+  CHECK(Value(*after.registry(), "gpusched_jobs_submitted_total", {{"queue", "default"}}) == 0);
   record.materialized = 100;
   core::Effects last;
   last.arrays[10] = record;
   after.Apply(last);
-  CHECK(Jobs(after, "pending") == 3);
+  CHECK(Jobs(after, "pending") == 4);
 }
 
 }  // namespace
