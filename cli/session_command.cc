@@ -253,8 +253,10 @@ absl::Status CheckSessionOptions(const SubmitOptions& o, absl::string_view comma
   if (o.array) return UsageError(absl::StrCat("gpusched ", command, " runs one session: no --array"));
   if (o.hold) return UsageError(absl::StrCat("gpusched ", command, " waits for its GPUs at once: no --hold"));
   if (o.script_path) return UsageError(absl::StrCat("gpusched ", command, " runs a command: no --script"));
-  if (o.output)
-    return UsageError(absl::StrCat("gpusched ", command, ": a session's output is this terminal (no --output)"));
+  if (o.output || o.error) {
+    return UsageError(
+        absl::StrCat("gpusched ", command, ": a session's output is this terminal (no --output, --error)"));
+  }
   if (o.image) {
     return UsageError(
         absl::StrCat("gpusched ", command, ": sessions run on the node itself, not in an image (--image)"));

@@ -299,6 +299,10 @@ absl::StatusOr<LaunchPlan> PrepareLaunch(const v1::LaunchJob& launch, const Laun
     }
     if (absl::Status s = CreateLog(process.log_path, *identity); !s.ok()) return s;
     if (container_context) {
+      // Its output stays in its rank logs (the daemon refuses such files
+      // for it): never a file the runtime, not the user, would open.
+      process.output_path.clear();
+      process.error_path.clear();
       if (absl::Status s = WrapInContainer(launch, *container_context, process); !s.ok()) return s;
     }
     plan.processes.push_back(std::move(process));

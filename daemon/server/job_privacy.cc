@@ -11,6 +11,9 @@ void HideDetailsUnlessOwner(const Caller& viewer, v1::Job& job) {
   spec.clear_workdir();
   spec.clear_output();  // paths that tell of the workdir
   spec.clear_error();
+  // Where each option came from, with its value: a script's --env and
+  // --workdir as much as the command line's.
+  spec.clear_option_sources();
   // The owner's retry key: nobody else's business.
   job.clear_client_request_id();
   job.set_details_hidden(true);

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -278,6 +279,12 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
       SubmittedJobId(SocketCli(socket, "1",
                                {"submit", "--gpus", "1", "--workdir", "/tmp", "--env", "HF_TOKEN=hunter2", "--error",
                                 "/tmp/private-%j.err", "--", "sh", "-c", "echo uid=$(id -u); sleep 300"}));
+  // And one from a script, whose directives carry a secret too.
+  const std::string script = cluster.dir() + "/job.sh";
+  std::ofstream(script) << "#!/bin/sh\n#GPUSCHED --env API_KEY=swordfish --hold\ntrue\n";
+  REQUIRE(chmod(script.c_str(), 0644) == 0);
+  const uint64_t scripted =
+      SubmittedJobId(SocketCli(socket, "1", {"submit", "--gpus", "1", "--workdir", "/tmp", "--script", script}));
   v1::Job running = cluster.WaitForState(secret, v1::JOB_STATE_RUNNING);
   CHECK(running.spec().user() == "daemon");
   REQUIRE(WaitFor([&] { return cluster.Cli({"logs", std::to_string(secret)}).out == "uid=1\n"; }));
@@ -296,8 +303,11 @@ TEST_CASE("jobs run as who submitted them, never as root unless allowed; others 
     CHECK(r.exit_code == 0);
     CHECK_FALSE(absl::StrContains(r.out, "hunter2"));
     CHECK_FALSE(absl::StrContains(r.out, "sleep 300"));
-    CHECK_FALSE(absl::StrContains(r.out, "private-"));  // its files' paths
+    CHECK_FALSE(absl::StrContains(r.out, "private-"));   // its files' paths
+    CHECK_FALSE(absl::StrContains(r.out, "swordfish"));  // the script's directives
   }
+  CHECK_FALSE(absl::StrContains(SocketCli(socket, "65534", {"status", std::to_string(scripted)}).out, "swordfish"));
+  CHECK_THAT(SocketCli(socket, "1", {"status", std::to_string(scripted)}).out, Contains("swordfish"));
   CommandResult hidden = SocketCli(socket, "65534", {"status", id, "--json"});
   CHECK_THAT(hidden.out, Contains("\"detailsHidden\":true"));
   CHECK_THAT(hidden.out, !Contains("clientRequestId"));  // another could take it first

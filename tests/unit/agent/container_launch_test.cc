@@ -126,6 +126,22 @@ TEST_CASE("the driver's libraries are those next to libnvidia-ml.so.1") {
                                               "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1"});
 }
 
+TEST_CASE("a container rank never gets an output or error file, which the runtime would open, not the user") {
+  TempDir dir;
+  const ContainerSettings settings = Podman(dir);
+  const topology::NodeTopology topo = GpusWithBusIds();
+  v1::LaunchJob launch = ContainerLaunch(22, {"true"}, {0});
+  // The daemon refuses these for a container job; one from an older daemon
+  // must not reach the runtime either.
+  launch.mutable_spec()->set_output(dir / "out.log");
+  launch.mutable_spec()->set_error(dir / "err.log");
+  auto plan = PrepareLaunch(launch, Context(dir, &settings, &topo));
+  REQUIRE(plan.ok());
+  REQUIRE(plan->processes.size() == 1);
+  CHECK(plan->processes[0].output_path.empty());
+  CHECK(plan->processes[0].error_path.empty());
+}
+
 TEST_CASE("a rank in a container runs under podman run, with the job's environment in a file only the agent reads") {
   TempDir dir;
   const ContainerSettings settings = Podman(dir);

@@ -249,6 +249,20 @@ TEST_CASE("a refused submit prints the daemon's message and exits 1") {
   CHECK(run.err == "gpusched: resources.gpus: 1000 GPUs requested, the cluster has 64\n");
 }
 
+TEST_CASE("a session's output is its terminal: run and alloc refuse --output and --error, sending nothing") {
+  for (const char* command : {"run", "alloc"}) {
+    for (const char* flag : {"--output", "--error"}) {
+      FakeHost host;
+      FakeSchedulerClient client;
+      Invocation run = RunGpusched({command, flag, "x.log", "--gpus", "1", "--", "x"}, client, host);
+      INFO(command << " " << flag);
+      CHECK(run.exit_code == 2);
+      CHECK_THAT(run.err, Catch::Contains("a session's output is this terminal"));
+      CHECK(client.submits.empty());
+    }
+  }
+}
+
 TEST_CASE("submit --wait blocks until the job ends and exits 0 only for COMPLETED") {
   struct Case {
     v1::JobState final_state;
