@@ -7,11 +7,13 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/runner/container_launch.h"
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
+#include "agent/runner/process_start_time.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/small_file.h"
 #include "common/io/logging/logging.h"
@@ -216,8 +218,16 @@ void JobRunner::StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcom
   if (!started.ok()) {
     const std::string log_dir = JobLogDir(options_.log_dir, id);
     log_->warn("job {}: launch failed: {}", id, std::string(started.status().message()));
-    EndAdmitted(MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()),
-                           log_dir));
+    v1::JobUpdate failed =
+        MakeUpdate(id, attempt, v1::JobUpdate::KIND_LAUNCH_FAILED, 0, std::string(started.status().message()), log_dir);
+    // Its shim given up on may still start ranks: the daemon places nothing
+    // here until that attempt's end is reported (PollLocked), and the job
+    // goes back to the queue, the node being at fault.
+    {
+      MutexLock lock(&mu_);
+      failed.set_earlier_attempt_running(absl::c_any_of(abandoned_, [&](const Abandoned& a) { return a.id == id; }));
+    }
+    EndAdmitted(failed);
     return;
   }
 
@@ -299,8 +309,10 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
     }
   }
   spec.ranks = std::move(plan->processes);
-  auto shim =
-      JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()), options_.shim_reply_within);
+  pid_t abandoned = 0;
+  auto shim = JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()),
+                             options_.shim_reply_within, &abandoned);
+  if (abandoned > 0) WatchAbandoned(launch, abandoned);
   if (!shim.ok()) return shim.status();
   Job job;
   job.id = launch.job_id();
@@ -446,8 +458,36 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
   return report;
 }
 
+void JobRunner::WatchAbandoned(const v1::LaunchJob& launch, pid_t pid) {
+  auto watched = JobShim::Adopt(pid, ProcessStartTime(pid), {});
+  if (!watched.ok()) {
+    // Ended already: our child, reaped here.
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return;
+  }
+  log_->warn(
+      "job {} (attempt {}): its shim (pid {}) did not answer; the launch fails, and the node takes no job "
+      "until the shim has ended",
+      launch.job_id(), launch.attempt(), pid);
+  MutexLock lock(&mu_);
+  abandoned_.push_back({launch.job_id(), launch.attempt(), *std::move(watched)});
+}
+
 std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {
   std::vector<v1::JobUpdate> finished;
+  for (auto it = abandoned_.begin(); it != abandoned_.end();) {
+    if (!it->shim.Exited()) {
+      ++it;
+      continue;
+    }
+    log_->info("job {} (attempt {}): the shim given up on at launch has ended", it->id, it->attempt);
+    finished.push_back(MakeUpdate(
+        it->id, it->attempt, v1::JobUpdate::KIND_EXITED, 0,
+        absl::StrCat("the shim given up on at launch has ended on ", options_.node_name, ": nothing of it runs"), ""));
+    it = abandoned_.erase(it);
+  }
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     Job& job = it->second;
     if (!job.shim->Exited()) {

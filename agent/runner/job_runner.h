@@ -58,8 +58,9 @@ struct JobRunnerOptions {
   // The gpusched-shim executable that holds each job's processes.
   std::string shim_program;
   // How long a launch waits for its shim to say the ranks started before it
-  // fails (JobShim::Start's reply_base).
-  absl::Duration shim_reply_within = absl::Minutes(1);
+  // fails (JobShim::Start's reply_base): well inside the lease, since a
+  // launch holds up the stream that renews it.
+  absl::Duration shim_reply_within = absl::Seconds(30);
   // How jobs in container images run here (disabled: they are refused).
   ContainerSettings containers;
 };
@@ -173,6 +174,9 @@ class JobRunner {
   // processes and report. `preflight`: the one it passed, for the report.
   void StartAdmitted(const v1::LaunchJob& launch, const PreflightOutcome* preflight);
   absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
+  // A shim that did not answer its launch (JobShim::Start's `abandoned`):
+  // watched until it ends, when that attempt's end is reported.
+  void WatchAbandoned(const v1::LaunchJob& launch, pid_t pid);
   static v1::JobUpdate MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code,
                                   std::string message, std::string log_dir);
   // Final report of an admitted launch that never started; it leaves launching_.
@@ -207,6 +211,12 @@ class JobRunner {
   mutable Mutex mu_;
   CondVar cv_;
   std::map<uint64_t, Job> jobs_ ABSL_GUARDED_BY(mu_);
+  struct Abandoned {
+    uint64_t id = 0;
+    int attempt = 0;
+    JobShim shim;
+  };
+  std::vector<Abandoned> abandoned_ ABSL_GUARDED_BY(mu_);
   std::set<uint64_t> launching_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, KillRequest> kills_before_start_ ABSL_GUARDED_BY(mu_);  // of jobs in launching_
   std::deque<v1::LaunchJob> preflights_ ABSL_GUARDED_BY(mu_);                // waiting for the worker

@@ -114,7 +114,7 @@ JobShim::~JobShim() {
 }
 
 absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const ShimSpec& spec,
-                                       const std::string& exits_path, absl::Duration reply_base) {
+                                       const std::string& exits_path, absl::Duration reply_base, pid_t* abandoned) {
   const int exits =
       MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (exits < 0) {
@@ -155,10 +155,11 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   }
   const pid_t pid = *spawned;
   const std::string encoded = EncodeShimSpec(spec);
-  // The shim runs each rank's cleanup first, a minute at most each.
+  // The shim runs each rank's cleanup first, and again if a later rank
+  // fails to start, a minute at most each time.
   absl::Duration reply_within = reply_base;
   for (const ProcessSpec& rank : spec.ranks) {
-    if (!rank.cleanup_argv.empty()) reply_within += absl::Minutes(1);
+    if (!rank.cleanup_argv.empty()) reply_within += absl::Minutes(2);
   }
   const absl::Time deadline = absl::Now() + reply_within;
 
@@ -190,7 +191,11 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   if (!answered) {
     // Not killed: ranks it started are in sessions of their own, and would
     // outlive it unseen. It kills them itself when its reply finds no one.
-    std::thread([pid] { Reap(pid); }).detach();
+    if (abandoned != nullptr) {
+      *abandoned = pid;
+    } else {
+      std::thread([pid] { Reap(pid); }).detach();
+    }
     return absl::DeadlineExceededError(absl::StrCat(
         "the job shim did not say within ", absl::FormatDuration(reply_within),
         " whether the ranks started (an executable, working directory or log file on a filesystem that hangs?); "

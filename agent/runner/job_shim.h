@@ -23,14 +23,18 @@ class JobShim {
   // could not start (a missing executable, a workdir), or why the shim
   // itself could not.
   //
-  // A shim that has not answered after `reply_base` (and a minute more for
-  // each rank with a cleanup to run first) is given up, DeadlineExceeded:
-  // an exec, a working directory or a log file on a filesystem that hangs
-  // would otherwise hold this launch, and every launch and stop behind it,
-  // for as long. The shim is left to itself: once it finds its agent gone
-  // it stops whatever ranks it started (it cannot tell the agent of them).
+  // A shim that has not answered after `reply_base` (and two minutes more
+  // for each rank with a cleanup to run, before it and, on a failure, after
+  // it) is given up, DeadlineExceeded: a rank's exec, working directory or
+  // log file on a filesystem that hangs would otherwise hold this launch,
+  // and every launch and stop behind it, for as long. The shim is not
+  // killed: ranks it started are in sessions of their own, and it stops
+  // them itself once it finds its agent gone. Its pid goes to `abandoned`,
+  // whose owner reaps it and knows that until then ranks of it may run;
+  // null: a thread of its own reaps it.
   static absl::StatusOr<JobShim> Start(const std::string& shim_program, const ShimSpec& spec,
-                                       const std::string& exits_path, absl::Duration reply_base = absl::Minutes(1));
+                                       const std::string& exits_path, absl::Duration reply_base = absl::Seconds(30),
+                                       pid_t* abandoned = nullptr);
   // A shim an earlier agent started: NotFound unless the process `pid` is
   // still the one that started at `start_time` (ProcessStartTime).
   static absl::StatusOr<JobShim> Adopt(pid_t pid, uint64_t start_time, std::vector<pid_t> groups);

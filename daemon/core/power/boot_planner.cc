@@ -1,6 +1,7 @@
 #include "daemon/core/power/boot_planner.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -30,7 +31,7 @@ std::vector<int> PoolPreference(const std::vector<PoolSpec>& pools) {
 
 class BootTrial {
  public:
-  explicit BootTrial(const BootInputs& in)
+  BootTrial(const BootInputs& in, const std::vector<BootWaiter>& waiting)
       : in_(in), trial_(in.cluster), on_(in.pools.size(), 0), preference_(PoolPreference(in.pools)) {
     for (size_t p = 0; p < in.pools.size(); ++p) on_[p] = NodesOn(in.cluster, in.pools[p]);
     budget_ = in.resume_budget;
@@ -42,9 +43,18 @@ class BootTrial {
       trial_.SetState(name, v1::NODE_STATE_UP, "");
       booting_.insert(name);
     }
+    // A reservation binds the jobs ranked after its owner: held from the
+    // owner's turn on (Try), or from the start when its owner is not among
+    // the waiters (a preempting job).
     if (in.reservations != nullptr) {
+      std::set<uint64_t> waiters;
+      for (const BootWaiter& w : waiting) waiters.insert(w.job_id);
       for (const PlannedReservation& r : *in.reservations) {
-        holds_[r.reservation.job_id] = std::make_unique<ReservationHold>(trial_, r.reservation);
+        if (waiters.contains(r.reservation.job_id)) {
+          held_at_turn_.emplace(r.reservation.job_id, &r.reservation);
+        } else {
+          holds_.push_back(std::make_unique<ReservationHold>(trial_, r.reservation));
+        }
       }
     }
   }
@@ -68,20 +78,13 @@ class BootTrial {
   }
 
   void Try(const BootWaiter& waiter, BootPlan& plan) {
-    auto own = holds_.find(waiter.job_id);
-    if (own == holds_.end()) {
-      TryPlace(waiter, plan);
-      return;
-    }
-    // Its own reservation is room for it. Placed in the trial (there, or on
-    // nodes it boots), it needs the reservation no more, and others may
-    // count on the GPUs the trial did not give it.
-    own->second->Drop();
-    if (TryPlace(waiter, plan)) {
-      holds_.erase(own);
-    } else {
-      own->second->Retake();
-    }
+    const bool placed = TryPlace(waiter, plan);
+    auto own = held_at_turn_.find(waiter.job_id);
+    if (own == held_at_turn_.end()) return;
+    // Placed in the trial (on its reserved GPUs or on nodes it boots), it
+    // needs the reservation no more. Else the jobs behind it keep off it.
+    if (!placed) holds_.push_back(std::make_unique<ReservationHold>(trial_, *own->second));
+    held_at_turn_.erase(own);
   }
 
  private:
@@ -176,8 +179,10 @@ class BootTrial {
   std::vector<int> budget_;
   const std::vector<int> preference_;  // PoolPreference
   std::set<std::string> booting_;
-  // The pass's reservations held in the trial, by the job they are for.
-  std::map<uint64_t, std::unique_ptr<ReservationHold>> holds_;
+  // The pass's reservations: held in the trial, or to be held once their
+  // owner has had its turn.
+  std::vector<std::unique_ptr<ReservationHold>> holds_;
+  std::map<uint64_t, const Reservation*> held_at_turn_;
 };
 
 }  // namespace
@@ -197,7 +202,7 @@ BootPlan PlanBoots(const BootInputs& in, const std::vector<BootWaiter>& waiting)
   for (const PoolSpec& pool : in.pools) below_minimum |= pool.elastic() && NodesOn(in.cluster, pool) < pool.min_nodes;
   // The trial copies the cluster: not made when it has nothing to decide.
   if (waiting.empty() && !below_minimum) return plan;
-  BootTrial trial(in);
+  BootTrial trial(in, waiting);
   trial.Minimums(plan);
   size_t tried = 0;
   for (const BootWaiter& waiter : waiting) {

@@ -46,8 +46,8 @@ struct BootInputs {
   // How many waiters the plan tries, so that a pass stays bounded.
   size_t max_waiters = 32;
   // The pass's reservations (null: none). Their free GPUs are no room for
-  // the other waiters, which the pass kept off them: a job behind a
-  // reservation boots a node of its own, as if they were taken.
+  // the waiters ranked after their owners, which the pass kept off them: a
+  // job behind a reservation boots a node of its own, as if they were taken.
   const std::vector<PlannedReservation>* reservations = nullptr;
 };
 

@@ -318,12 +318,13 @@ TEST_CASE("a rank's cleanup runs before it starts and after it ends, killed or n
   CHECK(ReadFile(cleanups) == "job 41\njob 41\njob 42\njob 42\n");
 }
 
-TEST_CASE("a shim that does not answer fails the launch after its deadline instead of holding the runner") {
+TEST_CASE("a shim that does not answer fails the launch after its deadline; its end is reported once it ends") {
   TempDir dir;
-  // A shim stuck as one whose rank's exec hangs on a dead filesystem would be.
+  // A shim stuck for 3 s, as one whose rank's exec hangs on a dead
+  // filesystem would be.
   const std::string stuck = dir / "stuck-shim";
   // (Its stderr, the agent's, to /dev/null: ctest waits for it to close.)
-  WriteFile(stuck, "#!/bin/sh\nexec /bin/sleep 30 2>/dev/null\n");
+  WriteFile(stuck, "#!/bin/sh\nexec /bin/sleep 3 2>/dev/null\n");
   REQUIRE(chmod(stuck.c_str(), 0755) == 0);
   JobRunnerOptions options = RunnerOptions(dir);
   options.shim_program = stuck;
@@ -336,5 +337,12 @@ TEST_CASE("a shim that does not answer fails the launch after its deadline inste
   REQUIRE(failed);
   CHECK(std::chrono::steady_clock::now() - began < std::chrono::seconds(20));
   CHECK_THAT(failed->message(), Catch::Contains("the job shim did not say within 1s whether the ranks started"));
+  // Not the job's fault, and the daemon keeps the node for this attempt
+  // until it is reported gone.
+  CHECK(failed->earlier_attempt_running());
   CHECK(runner.RunningJobIds().empty());
+  auto gone = updates.WaitFor(39, Kind::KIND_EXITED, absl::Seconds(10));
+  REQUIRE(gone);
+  CHECK(gone->attempt() == failed->attempt());
+  CHECK_THAT(gone->message(), Catch::Contains("the shim given up on at launch has ended"));
 }
