@@ -17,6 +17,9 @@ arrival and end (and at least every `--rerank-h`):
            --history of them): what the trace tells an online scheduler when it
            carries no user or job name, as ITP's does not. Gangs weighed as in
            srpt.
+  limits   shortest remaining time limit first, as if users gave limits: each
+           job's limit is its run time times a factor drawn log-uniformly from
+           [1, --limit-factor-max] (seeded by --seed). Gangs weighed as in srpt.
 
 Every job runs its trace duration (no runtime model). Without node boundaries,
 checkpoint costs or preemption churn, a rule does better here than in
@@ -31,6 +34,8 @@ Prints the mean job completion time and the means by size class, in hours.
 import argparse
 import bisect
 import csv
+import math
+import random
 import sys
 
 
@@ -73,6 +78,8 @@ def gittins_index(tail, attained):
 
 def replay(jobs, args):
     n = len(jobs)
+    draw = random.Random(args.seed)
+    limit = [run * math.exp(draw.uniform(0, math.log(args.limit_factor_max))) for _, _, run in jobs]
     remaining = [run for _, _, run in jobs]
     attained = [0.0] * n
     end = [0.0] * n
@@ -97,6 +104,8 @@ def replay(jobs, args):
             return (remaining[j] * weight(j), submit)
         if args.rule == "las":
             return (attained[j] >= args.demote_after_h * 3600 * gpus, submit)
+        if args.rule == "limits":
+            return (max(limit[j] - attained[j], 0.0) * weight(j), submit)
         return (-gittins(j) / gpus / weight(j), submit)
 
     now, arrived, active = 0.0, 0, set()
@@ -136,12 +145,16 @@ def main():
     p.add_argument("--trace", required=True)
     p.add_argument("--queue", required=True)
     p.add_argument("--gpus", type=int, required=True, help="GPUs in the pool")
-    p.add_argument("--rule", choices=["srpt", "las", "gittins"], required=True)
+    p.add_argument("--rule", choices=["srpt", "las", "gittins", "limits"], required=True)
     p.add_argument("--gang-weight", type=float, default=1.0)
     p.add_argument("--demote-after-h", type=float, default=8.0)
     p.add_argument("--history", type=int, default=256)
     p.add_argument("--rerank-h", type=float, default=1.0)
+    p.add_argument("--limit-factor-max", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=7)
     args = p.parse_args()
+    if args.limit_factor_max < 1:
+        sys.exit(f"--limit-factor-max {args.limit_factor_max}: a limit is at least the run time (1 or more)")
     jobs = read_trace(args.trace, args.queue)
     if not jobs:
         sys.exit(f"{args.trace}: no jobs of queue {args.queue}")

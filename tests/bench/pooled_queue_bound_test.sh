@@ -43,6 +43,10 @@ A,0,1,36000,,q,
 C,7200,1,72000,,q,
 CSV
 expect "mean JCT 19.00 h" --trace "$dir/one.csv" --queue q --gpus 1 --rule srpt
+# Limits equal to the run times order as shortest remaining first.
+expect "q limits: 3 jobs, mean JCT 48.33 h" --trace "$dir/two.csv" --queue q --gpus 2 --rule limits
+expect "a limit is at least the run time" --trace "$dir/one.csv" --queue q --gpus 1 --rule limits \
+  --limit-factor-max 0.5
 expect "mean JCT 19.50 h" --trace "$dir/one.csv" --queue q --gpus 1 --rule las --demote-after-h 1
 
 # Mistakes are named.
