@@ -13,7 +13,6 @@
 #include "agent/runner/container_launch.h"
 #include "agent/runner/launch_plan.h"
 #include "agent/runner/preempt_notice.h"
-#include "agent/runner/process_start_time.h"
 #include "agent/runner/rank_environment.h"
 #include "agent/runner/small_file.h"
 #include "common/io/logging/logging.h"
@@ -309,10 +308,10 @@ absl::StatusOr<JobRunner::Job> JobRunner::StartProcesses(const v1::LaunchJob& la
     }
   }
   spec.ranks = std::move(plan->processes);
-  pid_t abandoned = 0;
+  std::optional<JobShim> abandoned;
   auto shim = JobShim::Start(options_.shim_program, spec, ledger_.ExitsPathOf(launch.job_id()),
                              options_.shim_reply_within, &abandoned);
-  if (abandoned > 0) WatchAbandoned(launch, abandoned);
+  if (abandoned.has_value()) WatchAbandoned(launch, *std::move(abandoned));
   if (!shim.ok()) return shim.status();
   Job job;
   job.id = launch.job_id();
@@ -458,21 +457,13 @@ v1::JobUpdate JobRunner::FinalReport(const Job& job, const ShimExits& exits) con
   return report;
 }
 
-void JobRunner::WatchAbandoned(const v1::LaunchJob& launch, pid_t pid) {
-  auto watched = JobShim::Adopt(pid, ProcessStartTime(pid), {});
-  if (!watched.ok()) {
-    // Ended already: our child, reaped here.
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return;
-  }
+void JobRunner::WatchAbandoned(const v1::LaunchJob& launch, JobShim shim) {
   log_->warn(
       "job {} (attempt {}): its shim (pid {}) did not answer; the launch fails, and the node takes no job "
       "until the shim has ended",
-      launch.job_id(), launch.attempt(), pid);
+      launch.job_id(), launch.attempt(), shim.pid());
   MutexLock lock(&mu_);
-  abandoned_.push_back({launch.job_id(), launch.attempt(), *std::move(watched)});
+  abandoned_.push_back({launch.job_id(), launch.attempt(), std::move(shim)});
 }
 
 std::vector<v1::JobUpdate> JobRunner::PollLocked(SteadyTime now) {

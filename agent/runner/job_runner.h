@@ -176,7 +176,7 @@ class JobRunner {
   absl::StatusOr<Job> StartProcesses(const v1::LaunchJob& launch);
   // A shim that did not answer its launch (JobShim::Start's `abandoned`):
   // watched until it ends, when that attempt's end is reported.
-  void WatchAbandoned(const v1::LaunchJob& launch, pid_t pid);
+  void WatchAbandoned(const v1::LaunchJob& launch, JobShim shim);
   static v1::JobUpdate MakeUpdate(uint64_t job_id, int attempt, v1::JobUpdate::Kind kind, int exit_code,
                                   std::string message, std::string log_dir);
   // Final report of an admitted launch that never started; it leaves launching_.

@@ -114,7 +114,8 @@ JobShim::~JobShim() {
 }
 
 absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const ShimSpec& spec,
-                                       const std::string& exits_path, absl::Duration reply_base, pid_t* abandoned) {
+                                       const std::string& exits_path, absl::Duration reply_base,
+                                       std::optional<JobShim>* abandoned) {
   const int exits =
       MoveUp(open(exits_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (exits < 0) {
@@ -191,8 +192,10 @@ absl::StatusOr<JobShim> JobShim::Start(const std::string& shim_program, const Sh
   if (!answered) {
     // Not killed: ranks it started are in sessions of their own, and would
     // outlive it unseen. It kills them itself when its reply finds no one.
-    if (abandoned != nullptr) {
-      *abandoned = pid;
+    // Our unreaped child: the pid is still its own, dead or alive.
+    const int pidfd = abandoned != nullptr ? PidfdOpen(pid) : -1;
+    if (pidfd >= 0) {
+      abandoned->emplace(JobShim(pid, pidfd, ProcessStartTime(pid), {}));
     } else {
       std::thread([pid] { Reap(pid); }).detach();
     }

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,12 +30,13 @@ class JobShim {
   // log file on a filesystem that hangs would otherwise hold this launch,
   // and every launch and stop behind it, for as long. The shim is not
   // killed: ranks it started are in sessions of their own, and it stops
-  // them itself once it finds its agent gone. Its pid goes to `abandoned`,
-  // whose owner reaps it and knows that until then ranks of it may run;
-  // null: a thread of its own reaps it.
+  // them itself once it finds its agent gone. It goes to `abandoned`, a
+  // shim of no known ranks whose owner reaps it (Exited) and knows that
+  // until then ranks of it may run; with `abandoned` null, or no pidfd to
+  // be had, a thread of its own reaps it.
   static absl::StatusOr<JobShim> Start(const std::string& shim_program, const ShimSpec& spec,
                                        const std::string& exits_path, absl::Duration reply_base = absl::Seconds(30),
-                                       pid_t* abandoned = nullptr);
+                                       std::optional<JobShim>* abandoned = nullptr);
   // A shim an earlier agent started: NotFound unless the process `pid` is
   // still the one that started at `start_time` (ProcessStartTime).
   static absl::StatusOr<JobShim> Adopt(pid_t pid, uint64_t start_time, std::vector<pid_t> groups);

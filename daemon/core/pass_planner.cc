@@ -227,13 +227,13 @@ bool PassPlanner::WaitsForBetter(const v1::Job& job, const GangRequest& request,
       request.wants_mig() || in_.forecast.head_blocks_after() <= absl::ZeroDuration()) {
     return false;
   }
-  auto [verdict, fresh] = waits_for_better_.try_emplace(request);
+  auto verdict = waits_for_better_.try_emplace(request).first;
   const absl::Duration run = in_.forecast.Run(job.spec(), /*mean=*/true);
   // A shape that spread is weighed again for the next job of it: what is
   // free now is worse for it than it was for the first. One that waited is
   // weighed again for a shorter run, which a slower placement costs less.
   const bool waited = !verdict->second.waits_why.empty();
-  const bool weigh = fresh || !waited || run < verdict->second.run;
+  const bool weigh = !waited || run < verdict->second.run;
   // Past the pass's choices, a job no verdict covers starts where it fits.
   if (weigh && spread_choices_left_ <= 0) return false;
   std::optional<BetterPlacement> better;
